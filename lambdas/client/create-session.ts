@@ -1,0 +1,43 @@
+// POST /api/client/session: find or create the user by external_id and hand out a session token.
+import * as v from 'valibot';
+import { httpHandler } from '../core/http';
+import { parse, text } from '../core/validate';
+import { assertClientApiOpen, getBotByClientKey } from '../core/bots';
+import { ForbiddenError } from '../core/errors';
+import { findOrCreateUser } from '../core/users';
+import { signToken } from '../core/tokens';
+import { config } from '../core/config';
+import { newUuid } from '../core/ids';
+import { LIMITS } from '../core/limits';
+
+const Body = v.object({
+  client_key: v.pipe(v.string('client_key is required and must be a string'), v.regex(/^cli_[A-Za-z0-9]{1,128}$/, 'must look like cli_...')),
+  external_id: v.nullish(text(1, LIMITS.externalIdLength)),
+  first_name: v.nullish(text(0, LIMITS.personNameLength)),
+  last_name: v.nullish(text(0, LIMITS.personNameLength)),
+});
+
+export const handler = httpHandler(async (req) => {
+  const body = parse(Body, req.json());
+  const bot = assertClientApiOpen(await getBotByClientKey(body.client_key));
+  if (bot.allowed_origins.length > 0) {
+    const origin = req.header('origin');
+    if (!origin) throw new ForbiddenError('This bot only accepts sessions from its allowed origins; the request has no Origin');
+    if (!bot.allowed_origins.includes(origin)) throw new ForbiddenError(`Origin ${origin} is not allowed for this bot`);
+  }
+  const user = await findOrCreateUser(bot.id, body.external_id ?? `visitor_${newUuid()}`, {
+    first_name: body.first_name ?? undefined,
+    last_name: body.last_name ?? undefined,
+  });
+  const expiresAt = new Date(Date.now() + config().sessionTtlSeconds * 1000);
+  const claims = { userId: user.id, botId: bot.id };
+  return {
+    status: 200,
+    body: {
+      session_token: await signToken('session', claims, expiresAt),
+      expires_at: expiresAt.toISOString(),
+      user,
+      widget: bot.widget,
+    },
+  };
+});

@@ -1,0 +1,15 @@
+// POST /api/client/files: multipart upload of one file → 201 with id, type, url (presigned), status, metadata.
+import { httpHandler } from '../core/http';
+import { authenticate } from '../core/auth';
+import { parseUpload } from '../core/multipart';
+import { saveUpload, toFileJson, toStoredFile } from '../core/files';
+
+export const handler = httpHandler(async (req) => {
+  const { userId, botId } = await authenticate(req);
+  const upload = await parseUpload(req.header('content-type'), req.rawBody());
+  const record = await saveUpload(userId, botId, upload);
+  return {
+    status: 201,
+    body: { ...(await toFileJson(toStoredFile(record))), status: record.status, created_at: record.created_at },
+  };
+});

@@ -1,0 +1,171 @@
+// Bots: settings read by every request (cached per TTL) and the admin operations the bot CLI uses.
+import { createHash, randomBytes } from 'node:crypto';
+import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo, tableName } from './aws';
+import { config } from './config';
+import { ForbiddenError, NotFoundError } from './errors';
+import { keys } from './keys';
+import { TtlCache } from './cache';
+import { newUuid } from './ids';
+
+export interface Widget {
+  primary_color: string;
+  multiple_chats: boolean;
+  attachments: boolean;
+}
+
+export interface Bot {
+  id: string;
+  name: string;
+  client_key: string;
+  /** SHA-256 (hex) of the secret key; the key itself is shown once and never stored. */
+  secret_hash: string;
+  enabled: boolean;
+  client_api_enabled: boolean;
+  allowed_origins: string[];
+  widget: Widget;
+  created_at: string;
+  updated_at: string;
+}
+
+export const DEFAULT_WIDGET: Widget = { primary_color: '#2563eb', multiple_chats: false, attachments: true };
+
+const botCache = new TtlCache<Bot | undefined>(() => config().botCacheTtlMs);
+const clientKeyCache = new TtlCache<string | undefined>(() => config().botCacheTtlMs);
+
+function stripKeys(item: Record<string, unknown> | undefined): Bot | undefined {
+  if (!item) return undefined;
+  const { pk: _pk, sk: _sk, entity: _e, gsi1pk: _g1, gsi1sk: _g2, ...bot } = item;
+  return bot as unknown as Bot;
+}
+
+export function getBot(botId: string): Promise<Bot | undefined> {
+  return botCache.get(botId, async () => {
+    const out = await dynamo().send(new GetCommand({ TableName: tableName(), Key: keys.bot(botId) }));
+    return stripKeys(out.Item);
+  });
+}
+
+export async function getBotByClientKey(clientKey: string): Promise<Bot | undefined> {
+  const botId = await clientKeyCache.get(clientKey, async () => {
+    const out = await dynamo().send(new GetCommand({ TableName: tableName(), Key: keys.clientKey(clientKey) }));
+    return out.Item?.bot_id as string | undefined;
+  });
+  return botId ? getBot(botId) : undefined;
+}
+
+/** The checks every client request makes on its bot (contract: turned off / client interface disabled → 403). */
+export function assertClientApiOpen(bot: Bot | undefined): Bot {
+  if (!bot) throw new NotFoundError('Bot not found');
+  if (!bot.enabled) throw new ForbiddenError('The bot is turned off');
+  if (!bot.client_api_enabled) throw new ForbiddenError('The client interface is disabled for this bot');
+  return bot;
+}
+
+export const hashSecret = (secret: string): string => createHash('sha256').update(secret).digest('hex');
+const randomToken = (prefix: string, bytes: number): string => prefix + randomBytes(bytes).toString('hex');
+
+export interface BotSettings {
+  name?: string;
+  enabled?: boolean;
+  client_api_enabled?: boolean;
+  allowed_origins?: string[];
+  widget?: Partial<Widget>;
+}
+
+/** Creates a bot with a fresh client key and secret key; the secret key is returned once and stored hashed. */
+export async function createBot(settings: BotSettings & { name: string }): Promise<{ bot: Bot; secretKey: string }> {
+  const now = new Date().toISOString();
+  const secretKey = randomToken('sk_', 24);
+  const bot: Bot = {
+    id: newUuid(),
+    name: settings.name,
+    client_key: randomToken('cli_', 16),
+    secret_hash: hashSecret(secretKey),
+    enabled: settings.enabled ?? true,
+    client_api_enabled: settings.client_api_enabled ?? true,
+    allowed_origins: settings.allowed_origins ?? [],
+    widget: { ...DEFAULT_WIDGET, ...settings.widget },
+    created_at: now,
+    updated_at: now,
+  };
+  await dynamo().send(
+    new TransactWriteCommand({
+      TransactItems: [
+        {
+          Put: {
+            TableName: tableName(),
+            Item: { ...keys.bot(bot.id), entity: 'bot', gsi1pk: keys.botsIndex, gsi1sk: bot.created_at, ...bot },
+            ConditionExpression: 'attribute_not_exists(pk)',
+          },
+        },
+        {
+          Put: {
+            TableName: tableName(),
+            Item: { ...keys.clientKey(bot.client_key), entity: 'client_key', bot_id: bot.id },
+            ConditionExpression: 'attribute_not_exists(pk)',
+          },
+        },
+      ],
+    }),
+  );
+  return { bot, secretKey };
+}
+
+/** Reads a bot without the cache (admin use). */
+export async function readBot(botId: string): Promise<Bot | undefined> {
+  const out = await dynamo().send(
+    new GetCommand({ TableName: tableName(), Key: keys.bot(botId), ConsistentRead: true }),
+  );
+  return stripKeys(out.Item);
+}
+
+export async function updateBot(botId: string, settings: BotSettings): Promise<Bot> {
+  const current = await readBot(botId);
+  if (!current) throw new NotFoundError(`Bot ${botId} not found`);
+  const next: Bot = {
+    ...current,
+    ...(settings.name !== undefined && { name: settings.name }),
+    ...(settings.enabled !== undefined && { enabled: settings.enabled }),
+    ...(settings.client_api_enabled !== undefined && { client_api_enabled: settings.client_api_enabled }),
+    ...(settings.allowed_origins !== undefined && { allowed_origins: settings.allowed_origins }),
+    widget: { ...current.widget, ...settings.widget },
+    updated_at: new Date().toISOString(),
+  };
+  // Optimistic concurrency: the put only lands on the version we read.
+  await dynamo().send(
+    new PutCommand({
+      TableName: tableName(),
+      Item: { ...keys.bot(botId), entity: 'bot', gsi1pk: keys.botsIndex, gsi1sk: next.created_at, ...next },
+      ConditionExpression: 'updated_at = :read',
+      ExpressionAttributeValues: { ':read': current.updated_at },
+    }),
+  );
+  return next;
+}
+
+export async function listBots(): Promise<Bot[]> {
+  const bots: Bot[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const out = await dynamo().send(
+      new QueryCommand({
+        TableName: tableName(),
+        IndexName: 'gsi1',
+        KeyConditionExpression: 'gsi1pk = :p',
+        ExpressionAttributeValues: { ':p': keys.botsIndex },
+        ExclusiveStartKey: start,
+      }),
+    );
+    for (const item of out.Items ?? []) bots.push(stripKeys(item) as Bot);
+    start = out.LastEvaluatedKey;
+  } while (start);
+  return bots;
+}
+
+/** Test and CLI helper: forget cached settings in this process. */
+export function clearBotCache(): void {
+  botCache.clear();
+  clientKeyCache.clear();
+}
+

@@ -1,0 +1,52 @@
+// Configuration from the environment, read once per cold start; the only place in lambdas/ that reads process.env.
+
+export function requireEnv(name: string): string {
+  const value = process.env[name];
+  if (value === undefined || value === '') throw new Error(`Missing required environment variable ${name}`);
+  return value;
+}
+
+function intEnv(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`Environment variable ${name} must be a non-negative integer`);
+  return n;
+}
+
+export interface Config {
+  tableName: string;
+  bucketName: string;
+  region: string;
+  /** Set locally (DynamoDB Local / S3 emulator); absent on AWS. */
+  dynamodbEndpoint?: string;
+  s3Endpoint?: string;
+  /** Where the JWT signing key comes from: Secrets Manager on AWS, a file locally. */
+  jwtSecretArn?: string;
+  jwtSecretFile?: string;
+  botCacheTtlMs: number;
+  sessionTtlSeconds: number;
+  fileUrlTtlSeconds: number;
+}
+
+let cached: Config | undefined;
+
+export function config(): Config {
+  if (cached) return cached;
+  const jwtSecretArn = process.env.JWT_SECRET_ARN || undefined;
+  const jwtSecretFile = process.env.JWT_SECRET_FILE || undefined;
+  if (!jwtSecretArn && !jwtSecretFile) throw new Error('Set JWT_SECRET_ARN (AWS) or JWT_SECRET_FILE (local)');
+  cached = {
+    tableName: requireEnv('TABLE_NAME'),
+    bucketName: requireEnv('BUCKET_NAME'),
+    region: process.env.AWS_REGION || 'us-east-1',
+    dynamodbEndpoint: process.env.DYNAMODB_ENDPOINT || undefined,
+    s3Endpoint: process.env.S3_ENDPOINT || undefined,
+    jwtSecretArn,
+    jwtSecretFile,
+    botCacheTtlMs: intEnv('BOT_CACHE_TTL_MS', 30_000),
+    sessionTtlSeconds: intEnv('SESSION_TTL_SECONDS', 24 * 3600),
+    fileUrlTtlSeconds: intEnv('FILE_URL_TTL_SECONDS', 3600),
+  };
+  return cached;
+}

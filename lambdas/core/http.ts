@@ -1,0 +1,89 @@
+// HTTP glue for every API Gateway (payload v2) handler: request parsing, the ONE error mapper, JSON replies, logs.
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { BadRequestError, HttpError } from './errors';
+
+export interface HttpRequest {
+  event: APIGatewayProxyEventV2;
+  /** Header names in lower case (API Gateway v2 already sends them so). */
+  header(name: string): string | undefined;
+  query(name: string): string | undefined;
+  pathParam(name: string): string | undefined;
+  /** Raw body bytes (API Gateway base64-encodes binary bodies). */
+  rawBody(): Buffer;
+  /** The body parsed as a JSON object; anything else is a 400. */
+  json(): Record<string, unknown>;
+}
+
+export interface HttpReply {
+  status: number;
+  body: unknown;
+}
+
+export type Handler = (event: APIGatewayProxyEventV2) => Promise<APIGatewayProxyStructuredResultV2>;
+
+const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' };
+
+export function jsonReply(status: number, body: unknown): APIGatewayProxyStructuredResultV2 {
+  return { statusCode: status, headers: JSON_HEADERS, body: JSON.stringify(body) };
+}
+
+/** The ONE error mapper: HttpError → its status and message; anything else → 500 logged with its cause. */
+export function errorReply(err: unknown, event: APIGatewayProxyEventV2): APIGatewayProxyStructuredResultV2 {
+  if (err instanceof HttpError) return jsonReply(err.statusCode, { error: err.message });
+  log('error', 'unhandled error', event, {
+    error: err instanceof Error ? { name: err.name, message: err.message, stack: err.stack } : String(err),
+  });
+  return jsonReply(500, { error: 'Internal server error' });
+}
+
+/** One JSON line; never includes headers or bodies, so tokens and secrets cannot leak into logs. */
+export function log(level: 'info' | 'error', message: string, event: APIGatewayProxyEventV2, extra = {}): void {
+  const line = JSON.stringify({
+    level,
+    message,
+    request_id: event.requestContext?.requestId,
+    route: event.routeKey,
+    ...extra,
+  });
+  if (level === 'error') console.error(line);
+  else console.log(line);
+}
+
+export function toRequest(event: APIGatewayProxyEventV2): HttpRequest {
+  let raw: Buffer | undefined;
+  const rawBody = (): Buffer =>
+    (raw ??= Buffer.from(event.body ?? '', event.isBase64Encoded ? 'base64' : 'utf8'));
+  return {
+    event,
+    header: (name) => event.headers?.[name.toLowerCase()],
+    query: (name) => event.queryStringParameters?.[name],
+    pathParam: (name) => event.pathParameters?.[name],
+    rawBody,
+    json: () => {
+      const text = rawBody().toString('utf8');
+      if (text.trim() === '') throw new BadRequestError('Request body must be a JSON object');
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        throw new BadRequestError('Request body is not valid JSON');
+      }
+      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+        throw new BadRequestError('Request body must be a JSON object');
+      }
+      return parsed as Record<string, unknown>;
+    },
+  };
+}
+
+/** Wraps a thin handler: it parses, calls the domain, and returns a status and body; errors go to errorReply. */
+export function httpHandler(fn: (req: HttpRequest) => Promise<HttpReply>): Handler {
+  return async (event) => {
+    try {
+      const reply = await fn(toRequest(event));
+      return jsonReply(reply.status, reply.body);
+    } catch (err) {
+      return errorReply(err, event);
+    }
+  };
+}

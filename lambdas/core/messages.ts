@@ -1,0 +1,161 @@
+// Messages: one transaction per send (chat activity + message), one Query per history page.
+import { QueryCommand, GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { dynamo, tableName } from './aws';
+import { activityKey, rejectChatAccess } from './chats';
+import { keys } from './keys';
+import { newMessageId } from './ids';
+import { toFileJson, type FileJson, type StoredFile } from './files';
+
+export type SenderType = 'incoming' | 'outcoming';
+export type Sender = 'user' | 'bot' | 'operator';
+
+export interface Message {
+  id: string;
+  chat_id: string;
+  content: string;
+  content_type: string;
+  sender_type: SenderType;
+  sender: Sender;
+  files: FileJson[] | null;
+  is_edited: boolean;
+  created_at: string;
+}
+
+export interface NewMessage {
+  userId: string;
+  botId: string;
+  chatId: string;
+  content: string;
+  content_type: string;
+  files: StoredFile[];
+  sender: Sender;
+}
+
+/** The stored item, as the table (and the stream publisher) sees it. */
+export interface MessageItem extends Omit<Message, 'files'> {
+  user_id: string;
+  bot_id: string;
+  files: StoredFile[] | null;
+}
+
+export async function toMessage(item: MessageItem | Record<string, unknown>): Promise<Message> {
+  const m = item as MessageItem;
+  return {
+    id: m.id,
+    chat_id: m.chat_id,
+    content: m.content,
+    content_type: m.content_type,
+    sender_type: m.sender_type,
+    sender: m.sender,
+    files: m.files?.length ? await Promise.all(m.files.map(toFileJson)) : null,
+    is_edited: Boolean(m.is_edited),
+    created_at: m.created_at,
+  };
+}
+
+/**
+ * One TransactWriteItems: the chat must be the owner's (its existence under the owner's key proves it),
+ * its activity and the other side's unread counter move, and the message is put. A message-id collision
+ * (two writers in one millisecond drawing the same random digits) is retried with a new id.
+ */
+export async function createMessage(input: NewMessage): Promise<MessageItem> {
+  const incoming = input.sender === 'user';
+  for (let attempt = 0; ; attempt++) {
+    const now = Date.now();
+    const createdAt = new Date(now).toISOString();
+    const item: MessageItem = {
+      id: newMessageId(now),
+      chat_id: input.chatId,
+      user_id: input.userId,
+      bot_id: input.botId,
+      content: input.content,
+      content_type: input.content_type,
+      sender_type: incoming ? 'incoming' : 'outcoming',
+      sender: input.sender,
+      files: input.files.length ? input.files : null,
+      is_edited: false,
+      created_at: createdAt,
+    };
+    try {
+      await dynamo().send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Update: {
+                TableName: tableName(),
+                Key: keys.chat(input.userId, input.chatId),
+                UpdateExpression: 'SET updated_at = :now, gsi1sk = :act ADD #unread :one',
+                ConditionExpression: 'attribute_exists(pk)',
+                ExpressionAttributeNames: { '#unread': incoming ? 'unread_msg_by_operator' : 'unread_msg_by_user' },
+                ExpressionAttributeValues: { ':now': createdAt, ':act': activityKey(createdAt, input.chatId), ':one': 1 },
+              },
+            },
+            {
+              Put: {
+                TableName: tableName(),
+                Item: { ...keys.message(input.userId, input.chatId, item.id), entity: 'message', ...item },
+                ConditionExpression: 'attribute_not_exists(pk)',
+              },
+            },
+          ],
+        }),
+      );
+      return item;
+    } catch (err) {
+      if (!(err instanceof TransactionCanceledException)) throw err;
+      const [chat, message] = err.CancellationReasons ?? [];
+      if (chat?.Code === 'ConditionalCheckFailed') return rejectChatAccess(input.userId, input.chatId);
+      if (message?.Code === 'ConditionalCheckFailed' && attempt < 3) continue;
+      throw err;
+    }
+  }
+}
+
+export interface HistoryPage {
+  limit: number;
+  /** Only messages newer than this id (catch-up after a reconnect), oldest first. */
+  after?: string;
+  /** Only messages older than this id (paging back). */
+  before?: string;
+}
+
+/**
+ * One strongly consistent Query of the owner's partition. The chat's start/end markers sit at both ends
+ * of its message range, so an owned chat always returns an item; an empty result means "not yours".
+ */
+export async function listMessages(userId: string, chatId: string, page: HistoryPage): Promise<MessageItem[]> {
+  const prefix = `MSG#${chatId}#`;
+  const low = page.after ? prefix + page.after : keys.chatStart(userId, chatId).sk;
+  const high = page.before ? prefix + page.before : keys.chatEnd(userId, chatId).sk;
+  // Without `after` we want the newest page, so read downwards; with it, upwards from `after`.
+  const newestFirst = !page.after;
+  const out = await dynamo().send(
+    new QueryCommand({
+      TableName: tableName(),
+      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :low AND :high',
+      ExpressionAttributeValues: { ':pk': `USER#${userId}`, ':low': low, ':high': high },
+      ScanIndexForward: !newestFirst,
+      ConsistentRead: true,
+      // The page, a marker, and the bound ids themselves (BETWEEN is inclusive).
+      Limit: page.limit + 3,
+    }),
+  );
+  const items = out.Items ?? [];
+  if (items.length === 0) {
+    // Both bounds given and nothing between them: the one case the markers cannot answer.
+    if (page.after && page.before && (await chatExists(userId, chatId))) return [];
+    return rejectChatAccess(userId, chatId);
+  }
+  const messages = items
+    .filter((i) => i.entity === 'message' && i.id !== page.after && i.id !== page.before)
+    .slice(0, page.limit) as MessageItem[];
+  return messages.sort((a, b) => a.id.localeCompare(b.id));
+}
+
+async function chatExists(userId: string, chatId: string): Promise<boolean> {
+  const out = await dynamo().send(
+    new GetCommand({ TableName: tableName(), Key: keys.chat(userId, chatId), ProjectionExpression: 'pk', ConsistentRead: true }),
+  );
+  return Boolean(out.Item);
+}

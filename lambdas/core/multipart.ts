@@ -1,0 +1,71 @@
+// multipart/form-data parsing with busboy 1.x (not lambda-multipart-parser: it pins busboy 0.3 → dicer 0.3,
+// whose malformed-body crash is GHSA-wm7h-9275-46v2). Limits are enforced while parsing.
+import busboy from 'busboy';
+import { BadRequestError, PayloadTooLargeError } from './errors';
+import { FILE_TYPES, LIMITS, type FileType } from './limits';
+import { guessFileType, type Upload } from './files';
+
+const MIME_RE = /^[a-z0-9][\w.+-]*\/[\w.+-]+$/i;
+
+function cleanFileName(raw: string | undefined): string {
+  const base = (raw ?? '').split(/[\\/]/).pop() ?? '';
+  // eslint-disable-next-line no-control-regex
+  const name = base.replace(/[\u0000-\u001f\u007f]/g, '').trim().slice(0, LIMITS.fileNameLength);
+  return name || 'file';
+}
+
+/** Reads exactly one `file` part and an optional `type` field from a multipart body. */
+export function parseUpload(contentType: string | undefined, body: Buffer): Promise<Upload> {
+  if (!contentType || !/^multipart\/form-data\s*;/i.test(contentType)) {
+    return Promise.reject(new BadRequestError('Expected a multipart/form-data body with a file part'));
+  }
+  return new Promise<Upload>((resolve, reject) => {
+    let bb: busboy.Busboy;
+    try {
+      bb = busboy({
+        headers: { 'content-type': contentType },
+        limits: { files: 1, fileSize: LIMITS.fileBytes, fields: 10, parts: 20, fieldSize: 1024 },
+      });
+    } catch (err) {
+      reject(new BadRequestError(`Invalid multipart/form-data: ${(err as Error).message}`));
+      return;
+    }
+    let failure: Error | undefined;
+    const fail = (err: Error) => (failure ??= err);
+    const chunks: Buffer[] = [];
+    let file: { name: string; mime: string } | undefined;
+    let tooLarge = false;
+    let type: string | undefined;
+
+    bb.on('file', (field, stream, info) => {
+      if (field !== 'file' || file) {
+        fail(new BadRequestError(`Unexpected file part "${field}": send exactly one part named "file"`));
+        stream.resume();
+        return;
+      }
+      file = { name: cleanFileName(info.filename), mime: (info.mimeType || '').toLowerCase() };
+      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+      stream.on('limit', () => (tooLarge = true));
+    });
+    bb.on('field', (field, value) => {
+      if (field === 'type') type = value;
+    });
+    bb.on('filesLimit', () => fail(new BadRequestError('Send exactly one part named "file"')));
+    bb.on('partsLimit', () => fail(new BadRequestError('Too many parts in the multipart body')));
+    bb.on('fieldsLimit', () => fail(new BadRequestError('Too many fields in the multipart body')));
+    bb.on('error', (err: Error) => reject(new BadRequestError(`Invalid multipart/form-data: ${err.message}`)));
+    bb.on('close', () => {
+      if (failure) return reject(failure);
+      if (tooLarge) return reject(new PayloadTooLargeError(`File is larger than ${LIMITS.fileBytes} bytes`));
+      if (!file) return reject(new BadRequestError('The multipart body has no "file" part'));
+      const bytes = Buffer.concat(chunks);
+      if (bytes.length === 0) return reject(new BadRequestError('The file is empty'));
+      if (type !== undefined && !(FILE_TYPES as readonly string[]).includes(type)) {
+        return reject(new BadRequestError(`type must be one of ${FILE_TYPES.join(', ')}`));
+      }
+      const mime = MIME_RE.test(file.mime) ? file.mime : 'application/octet-stream';
+      resolve({ bytes, name: file.name, mime_type: mime, type: (type as FileType) ?? guessFileType(mime) });
+    });
+    bb.end(body);
+  });
+}

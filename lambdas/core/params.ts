@@ -1,0 +1,91 @@
+// Request parameters shared by the client and bot handlers: chat id, history paging, message body.
+import * as v from 'valibot';
+import type { HttpRequest } from './http';
+import { BadRequestError } from './errors';
+import { isMessageId, isUuid } from './ids';
+import { CONTENT_TYPES, FILE_TYPES, LIMITS } from './limits';
+import { httpUrl, parse } from './validate';
+import type { HistoryPage } from './messages';
+import type { StoredFile } from './files';
+
+export function chatIdParam(req: HttpRequest): string {
+  const chatId = req.pathParam('chat_id');
+  if (!isUuid(chatId)) throw new BadRequestError('Invalid chat_id: expected a UUID');
+  return chatId;
+}
+
+function messageIdQuery(req: HttpRequest, name: string): string | undefined {
+  const value = req.query(name);
+  if (value === undefined) return undefined;
+  if (!isMessageId(value)) throw new BadRequestError(`${name} must be a message id (19 digits)`);
+  return value;
+}
+
+export function historyPage(req: HttpRequest): HistoryPage {
+  const rawLimit = req.query('limit');
+  let limit: number = LIMITS.historyDefault;
+  if (rawLimit !== undefined) {
+    limit = /^[0-9]{1,4}$/.test(rawLimit) ? Number(rawLimit) : NaN;
+    if (!(limit >= 1 && limit <= LIMITS.historyMax)) {
+      throw new BadRequestError(`limit must be an integer from 1 to ${LIMITS.historyMax}`);
+    }
+  }
+  const after = messageIdQuery(req, 'after');
+  const before = messageIdQuery(req, 'before');
+  if (after && before && after >= before) throw new BadRequestError('after must be older than before');
+  return { limit, after, before };
+}
+
+const contentTypeList = CONTENT_TYPES.join(', ');
+const fileTypeList = FILE_TYPES.join(', ');
+
+const MessageBody = v.object({
+  content: v.optional(
+    v.pipe(
+      v.string('must be a string'),
+      v.maxLength(LIMITS.contentLength, `must be at most ${LIMITS.contentLength} characters`),
+    ),
+    '',
+  ),
+  content_type: v.optional(v.picklist(CONTENT_TYPES, `must be one of ${contentTypeList}`), 'text'),
+  files: v.nullish(
+    v.pipe(
+      v.array(v.custom<string>(isUuid, 'must be a file id (UUID)'), 'must be an array of file ids'),
+      v.check((ids) => new Set(ids).size === ids.length, 'must not repeat a file id'),
+    ),
+  ),
+  complete_files: v.nullish(
+    v.array(
+      v.object(
+        { url: httpUrl, type: v.picklist(FILE_TYPES, `must be one of ${fileTypeList}`) },
+        'must be an object {url, type}',
+      ),
+      'must be an array of {url, type}',
+    ),
+  ),
+});
+
+export interface MessageInput {
+  content: string;
+  content_type: string;
+  files: string[];
+  complete_files: StoredFile[];
+}
+
+export function messageBody(req: HttpRequest): MessageInput {
+  const body = parse(MessageBody, req.json());
+  const files = body.files ?? [];
+  const linked = body.complete_files ?? [];
+  if (files.length + linked.length > LIMITS.filesPerMessage) {
+    throw new BadRequestError(`A message carries at most ${LIMITS.filesPerMessage} files`);
+  }
+  if (body.content.trim() === '' && files.length + linked.length === 0) {
+    throw new BadRequestError('content must not be empty unless files or complete_files are attached');
+  }
+  return {
+    content: body.content,
+    content_type: body.content_type,
+    files,
+    complete_files: linked.map((f) => ({ id: null, type: f.type, url: f.url, name: null, size: null, mime_type: null })),
+  };
+}

@@ -1,0 +1,78 @@
+// Session tokens: HS256 JWTs signed with a key from Secrets Manager (AWS) or a file (local), strictly verified.
+import { readFile } from 'node:fs/promises';
+import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
+import { config } from './config';
+import { isUuid } from './ids';
+import { UnauthorizedError } from './errors';
+
+/** Each token kind has its own `typ` header and audience, so one kind is never accepted as another. */
+export const TOKEN_KINDS = {
+  session: { typ: 'nexus-session+jwt', audience: 'nexus:client' },
+} as const;
+export type TokenKind = keyof typeof TOKEN_KINDS;
+
+const ISSUER = 'nexus';
+
+export interface TokenClaims {
+  userId: string;
+  botId: string;
+}
+
+let keyPromise: Promise<Uint8Array> | undefined;
+
+async function loadKey(): Promise<Uint8Array> {
+  const { jwtSecretArn, jwtSecretFile, region } = config();
+  let secret: string;
+  if (jwtSecretArn) {
+    // Loaded lazily so local runs never pull the Secrets Manager client in.
+    const { SecretsManagerClient, GetSecretValueCommand } = await import('@aws-sdk/client-secrets-manager');
+    const out = await new SecretsManagerClient({ region }).send(new GetSecretValueCommand({ SecretId: jwtSecretArn }));
+    secret = out.SecretString ?? '';
+  } else {
+    secret = (await readFile(jwtSecretFile as string, 'utf8')).trim();
+  }
+  if (secret.length < 32) throw new Error('JWT signing secret is missing or shorter than 32 characters');
+  return new TextEncoder().encode(secret);
+}
+
+function signingKey(): Promise<Uint8Array> {
+  keyPromise ??= loadKey().catch((err) => {
+    keyPromise = undefined; // a failed fetch is retried by the next request
+    throw err;
+  });
+  return keyPromise;
+}
+
+export async function signToken(kind: TokenKind, claims: TokenClaims, expiresAt: Date): Promise<string> {
+  const { typ, audience } = TOKEN_KINDS[kind];
+  return new SignJWT({ bot: claims.botId })
+    .setProtectedHeader({ alg: 'HS256', typ })
+    .setIssuer(ISSUER)
+    .setAudience(audience)
+    .setSubject(claims.userId)
+    .setIssuedAt()
+    .setExpirationTime(Math.floor(expiresAt.getTime() / 1000))
+    .sign(await signingKey());
+}
+
+/** Verifies algorithm, type, issuer, audience, expiry and the claims' shapes; anything else is a 401. */
+export async function verifyToken(kind: TokenKind, token: string): Promise<TokenClaims> {
+  const { typ, audience } = TOKEN_KINDS[kind];
+  const key = await signingKey();
+  try {
+    const { payload } = await jwtVerify(token, key, {
+      algorithms: ['HS256'],
+      typ,
+      issuer: ISSUER,
+      audience,
+      requiredClaims: ['exp', 'iat', 'sub', 'bot'],
+    });
+    if (!isUuid(payload.sub) || !isUuid(payload.bot)) throw new UnauthorizedError(`Invalid ${kind} token`);
+    return { userId: payload.sub, botId: payload.bot };
+  } catch (err) {
+    if (err instanceof joseErrors.JWTExpired) throw new UnauthorizedError(`The ${kind} token has expired`);
+    if (err instanceof UnauthorizedError) throw err;
+    if (err instanceof joseErrors.JOSEError) throw new UnauthorizedError(`Invalid ${kind} token`);
+    throw err;
+  }
+}

