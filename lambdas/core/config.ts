@@ -16,7 +16,8 @@ function intEnv(name: string, fallback: number): number {
 
 export interface Config {
   tableName: string;
-  bucketName: string;
+  /** Required by the handlers that touch files; the bot CLI runs without it. */
+  bucketName?: string;
   region: string;
   /** Set locally (DynamoDB Local / S3 emulator); absent on AWS. */
   dynamodbEndpoint?: string;
@@ -33,17 +34,14 @@ let cached: Config | undefined;
 
 export function config(): Config {
   if (cached) return cached;
-  const jwtSecretArn = process.env.JWT_SECRET_ARN || undefined;
-  const jwtSecretFile = process.env.JWT_SECRET_FILE || undefined;
-  if (!jwtSecretArn && !jwtSecretFile) throw new Error('Set JWT_SECRET_ARN (AWS) or JWT_SECRET_FILE (local)');
   cached = {
     tableName: requireEnv('TABLE_NAME'),
-    bucketName: requireEnv('BUCKET_NAME'),
+    bucketName: process.env.BUCKET_NAME || undefined,
     region: process.env.AWS_REGION || 'us-east-1',
     dynamodbEndpoint: process.env.DYNAMODB_ENDPOINT || undefined,
     s3Endpoint: process.env.S3_ENDPOINT || undefined,
-    jwtSecretArn,
-    jwtSecretFile,
+    jwtSecretArn: process.env.JWT_SECRET_ARN || undefined,
+    jwtSecretFile: process.env.JWT_SECRET_FILE || undefined,
     botCacheTtlMs: intEnv('BOT_CACHE_TTL_MS', 30_000),
     sessionTtlSeconds: intEnv('SESSION_TTL_SECONDS', 24 * 3600),
     fileUrlTtlSeconds: intEnv('FILE_URL_TTL_SECONDS', 3600),

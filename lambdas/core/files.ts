@@ -3,7 +3,7 @@ import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { BatchGetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, s3Client, tableName } from './aws';
-import { config } from './config';
+import { config, requireEnv } from './config';
 import { BadRequestError, ForbiddenError } from './errors';
 import { keys } from './keys';
 import { newUuid } from './ids';
@@ -43,6 +43,8 @@ export interface FileJson {
   mime_type: string | null;
 }
 
+const bucket = (): string => config().bucketName ?? requireEnv('BUCKET_NAME');
+
 export function guessFileType(mime: string): FileType {
   if (mime.startsWith('image/')) return 'photo';
   if (mime.startsWith('video/')) return 'video';
@@ -78,7 +80,7 @@ export async function saveUpload(userId: string, botId: string, upload: Upload):
   const disposition = INLINE_MIME.test(upload.mime_type) ? 'inline' : 'attachment';
   await s3Client().send(
     new PutObjectCommand({
-      Bucket: config().bucketName,
+      Bucket: bucket(),
       Key: record.s3_key,
       Body: upload.bytes,
       ContentType: upload.mime_type,
@@ -130,7 +132,7 @@ export const toStoredFile = (f: FileRecord): StoredFile => ({
 
 /** A presigned GET: computed locally (no network), valid FILE_URL_TTL_SECONDS. */
 export function presignedUrl(s3Key: string): Promise<string> {
-  return getSignedUrl(s3Client(), new GetObjectCommand({ Bucket: config().bucketName, Key: s3Key }), {
+  return getSignedUrl(s3Client(), new GetObjectCommand({ Bucket: bucket(), Key: s3Key }), {
     expiresIn: config().fileUrlTtlSeconds,
   });
 }

@@ -28,8 +28,10 @@ async function loadKey(): Promise<Uint8Array> {
     const { SecretsManagerClient, GetSecretValueCommand } = await import('@aws-sdk/client-secrets-manager');
     const out = await new SecretsManagerClient({ region }).send(new GetSecretValueCommand({ SecretId: jwtSecretArn }));
     secret = out.SecretString ?? '';
+  } else if (jwtSecretFile) {
+    secret = (await readFile(jwtSecretFile, 'utf8')).trim();
   } else {
-    secret = (await readFile(jwtSecretFile as string, 'utf8')).trim();
+    throw new Error('Set JWT_SECRET_ARN (AWS) or JWT_SECRET_FILE (local)');
   }
   if (secret.length < 32) throw new Error('JWT signing secret is missing or shorter than 32 characters');
   return new TextEncoder().encode(secret);

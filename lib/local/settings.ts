@@ -48,6 +48,8 @@ export function applyLocalEnv(s: LocalSettings): void {
     // The S3 emulator verifies signatures with its fixed key; DynamoDB Local accepts any.
     AWS_ACCESS_KEY_ID: 'S3RVER',
     AWS_SECRET_ACCESS_KEY: 'S3RVER',
+    // This machine runs Node 20; the SDK's notice about Node 22 would drown the stack's own output.
+    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
   });
   delete process.env.AWS_SESSION_TOKEN;
   delete process.env.AWS_PROFILE;

@@ -1,0 +1,171 @@
+// `npm run bot -- <create|update|list> ...`: manage bots in the local stack's table, or a deployed one with --aws.
+import { parseArgs } from 'node:util';
+import { applyLocalEnv, dynamoEndpoint, localSettings } from '../lib/local/settings';
+
+const USAGE = `Usage:
+  npm run bot -- create --name <name> [--allowed-origin <origin>]... [--primary-color <#hex>]
+                        [--multiple-chats true|false] [--attachments true|false] [--json] [--aws]
+  npm run bot -- update <bot_id> [--name <name>] [--enabled true|false] [--client-api true|false]
+                        [--allowed-origin <origin>]... [--clear-allowed-origins] [--primary-color <#hex>]
+                        [--multiple-chats true|false] [--attachments true|false] [--json] [--aws]
+  npm run bot -- list [--json] [--aws]
+
+By default it talks to the local stack (npm start; same DATA_DIR/DYNAMODB_PORT/TABLE_NAME env).
+With --aws it uses the table named by TABLE_NAME and the usual AWS credentials and region.`;
+
+class UsageError extends Error {}
+
+const { values: flags, positionals } = (() => {
+  try {
+    return parseArgs({
+      allowPositionals: true,
+      options: {
+        name: { type: 'string' },
+        enabled: { type: 'string' },
+        'client-api': { type: 'string' },
+        'allowed-origin': { type: 'string', multiple: true },
+        'clear-allowed-origins': { type: 'boolean' },
+        'primary-color': { type: 'string' },
+        'multiple-chats': { type: 'string' },
+        attachments: { type: 'string' },
+        json: { type: 'boolean' },
+        aws: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (err) {
+    console.error(`${(err as Error).message}\n\n${USAGE}`);
+    process.exit(2);
+  }
+})();
+
+function bool(name: string): boolean | undefined {
+  const raw = flags[name as keyof typeof flags] as string | undefined;
+  if (raw === undefined) return undefined;
+  if (raw !== 'true' && raw !== 'false') throw new UsageError(`--${name} must be true or false`);
+  return raw === 'true';
+}
+
+function origins(): string[] | undefined {
+  const list = flags['allowed-origin'];
+  if (flags['clear-allowed-origins']) {
+    if (list?.length) throw new UsageError('--clear-allowed-origins cannot be combined with --allowed-origin');
+    return [];
+  }
+  if (!list) return undefined;
+  return list.map((o) => {
+    let origin: string | undefined;
+    try {
+      origin = new URL(o).origin;
+    } catch {
+      origin = undefined;
+    }
+    // An Origin header is exactly scheme://host[:port]: no path, no trailing slash.
+    if (!origin || origin === 'null' || origin !== o) {
+      throw new UsageError(`--allowed-origin "${o}" must be an origin like https://example.com (no path or trailing slash)`);
+    }
+    return origin;
+  });
+}
+
+function settingsFromFlags() {
+  const color = flags['primary-color'];
+  if (color !== undefined && !/^#[0-9a-fA-F]{6}$/.test(color)) throw new UsageError('--primary-color must look like #1a2b3c');
+  const widget = {
+    ...(color !== undefined && { primary_color: color }),
+    ...(bool('multiple-chats') !== undefined && { multiple_chats: bool('multiple-chats') }),
+    ...(bool('attachments') !== undefined && { attachments: bool('attachments') }),
+  };
+  if (flags.name !== undefined && (flags.name.trim() === '' || flags.name.length > 200)) {
+    throw new UsageError('--name must be 1 to 200 characters');
+  }
+  return {
+    name: flags.name,
+    enabled: bool('enabled'),
+    client_api_enabled: bool('client-api'),
+    allowed_origins: origins(),
+    widget,
+  };
+}
+
+type BotView = Record<string, unknown>;
+
+function view(bot: import('../lambdas/core/bots').Bot, secretKey?: string): BotView {
+  return {
+    bot_id: bot.id,
+    client_key: bot.client_key,
+    ...(secretKey && { secret_key: secretKey }),
+    name: bot.name,
+    enabled: bot.enabled,
+    client_api_enabled: bot.client_api_enabled,
+    allowed_origins: bot.allowed_origins,
+    widget: bot.widget,
+    created_at: bot.created_at,
+    updated_at: bot.updated_at,
+  };
+}
+
+function print(v: BotView): void {
+  if (flags.json) return console.log(JSON.stringify(v));
+  for (const [k, val] of Object.entries(v)) console.log(`${k.padEnd(18)} ${typeof val === 'object' ? JSON.stringify(val) : val}`);
+  if (v.secret_key) console.log('\nThe secret key is shown only now; it is stored hashed.');
+}
+
+async function main(): Promise<void> {
+  const [command, ...rest] = positionals;
+  if (flags.help || !command) {
+    console.log(USAGE);
+    return;
+  }
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+  if (flags.aws) {
+    if (!process.env.TABLE_NAME) throw new UsageError('--aws needs TABLE_NAME (the stack output TableName)');
+  } else {
+    applyLocalEnv(localSettings());
+  }
+  // Imported after the environment is set: the core reads its configuration once.
+  const bots = await import('../lambdas/core/bots');
+  switch (command) {
+    case 'create': {
+      const settings = settingsFromFlags();
+      if (!settings.name) throw new UsageError('create needs --name <name>');
+      if (settings.enabled !== undefined || settings.client_api_enabled !== undefined) {
+        throw new UsageError('create makes an enabled bot; use update to switch it off');
+      }
+      const { bot, secretKey } = await bots.createBot({ ...settings, name: settings.name });
+      return print(view(bot, secretKey));
+    }
+    case 'update': {
+      const [botId] = rest;
+      if (!botId) throw new UsageError('update needs <bot_id>');
+      return print(view(await bots.updateBot(botId, settingsFromFlags())));
+    }
+    case 'list': {
+      const list = (await bots.listBots()).map((b) => view(b));
+      if (flags.json) return console.log(JSON.stringify({ bots: list }));
+      if (list.length === 0) return console.log('No bots.');
+      for (const b of list) console.log(`${b.bot_id}  ${b.client_key}  enabled=${b.enabled}  client_api=${b.client_api_enabled}  ${b.name}`);
+      return;
+    }
+    default:
+      throw new UsageError(`Unknown command "${command}"`);
+  }
+}
+
+main().catch((err: Error & { code?: string; name?: string }) => {
+  if (err instanceof UsageError) {
+    console.error(`${err.message}\n\n${USAGE}`);
+    process.exit(2);
+  }
+  const refused = err.code === 'ECONNREFUSED' || /ECONNREFUSED/.test(String(err.message) + String((err as { cause?: unknown }).cause));
+  if (refused && !flags.aws) {
+    console.error(`The local stack is not running (nothing answers at ${dynamoEndpoint(localSettings())}): start it with \`npm start\`.`);
+  } else if (err.name === 'ResourceNotFoundException') {
+    console.error(`The table ${process.env.TABLE_NAME} does not exist${flags.aws ? '' : ' yet: start the local stack once with `npm start`'}.`);
+  } else if (err.name === 'NotFoundError') {
+    console.error(err.message);
+  } else {
+    console.error(`bot: ${err.message}`);
+  }
+  process.exit(1);
+});
