@@ -50,7 +50,7 @@ export async function createChat(userId: string, botId: string, input: NewChat):
     updated_at: now,
   };
   const table = tableName();
-  const marker = { entity: 'chat_marker', chat_id: id };
+  const marker = { entity: 'chat_marker', chat_id: id, bot_id: botId };
   await dynamo().send(
     new TransactWriteCommand({
       TransactItems: [

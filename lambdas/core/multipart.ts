@@ -24,7 +24,7 @@ export function parseUpload(contentType: string | undefined, body: Buffer): Prom
     try {
       bb = busboy({
         headers: { 'content-type': contentType },
-        limits: { files: 1, fileSize: LIMITS.fileBytes, fields: 10, parts: 20, fieldSize: 1024 },
+        limits: { files: 1, fileSize: LIMITS.fileBytes + 1, fields: 10, parts: 20, fieldSize: 1024 },
       });
     } catch (err) {
       reject(new BadRequestError(`Invalid multipart/form-data: ${(err as Error).message}`));
@@ -38,6 +38,8 @@ export function parseUpload(contentType: string | undefined, body: Buffer): Prom
     let type: string | undefined;
 
     bb.on('file', (field, stream, info) => {
+      // A truncated body errors the part's stream too; unhandled, that would crash the process.
+      stream.on('error', (err: Error) => fail(new BadRequestError(`Invalid multipart/form-data: ${err.message}`)));
       if (field !== 'file' || file) {
         fail(new BadRequestError(`Unexpected file part "${field}": send exactly one part named "file"`));
         stream.resume();
@@ -53,12 +55,16 @@ export function parseUpload(contentType: string | undefined, body: Buffer): Prom
     bb.on('filesLimit', () => fail(new BadRequestError('Send exactly one part named "file"')));
     bb.on('partsLimit', () => fail(new BadRequestError('Too many parts in the multipart body')));
     bb.on('fieldsLimit', () => fail(new BadRequestError('Too many fields in the multipart body')));
-    bb.on('error', (err: Error) => reject(new BadRequestError(`Invalid multipart/form-data: ${err.message}`)));
+    bb.on('error', (err: Error) => {
+      fail(new BadRequestError(`Invalid multipart/form-data: ${err.message}`));
+      reject(failure);
+    });
     bb.on('close', () => {
       if (failure) return reject(failure);
-      if (tooLarge) return reject(new PayloadTooLargeError(`File is larger than ${LIMITS.fileBytes} bytes`));
-      if (!file) return reject(new BadRequestError('The multipart body has no "file" part'));
       const bytes = Buffer.concat(chunks);
+      // busboy stops one byte past the limit, so "exactly the limit" is allowed.
+      if (tooLarge || bytes.length > LIMITS.fileBytes) return reject(new PayloadTooLargeError(`File is larger than ${LIMITS.fileBytes} bytes`));
+      if (!file) return reject(new BadRequestError('The multipart body has no "file" part'));
       if (bytes.length === 0) return reject(new BadRequestError('The file is empty'));
       if (type !== undefined && !(FILE_TYPES as readonly string[]).includes(type)) {
         return reject(new BadRequestError(`type must be one of ${FILE_TYPES.join(', ')}`));

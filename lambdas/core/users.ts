@@ -49,7 +49,7 @@ export async function findOrCreateUser(botId: string, externalId: string, names:
         ':id': newUuid(),
         ':ext': externalId,
         ':bot': botId,
-        ':empty': '',
+        ...((names.first_name === undefined || names.last_name === undefined) && { ':empty': '' }),
         ':null': null,
         ':active': 'active',
         ':now': now,

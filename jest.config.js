@@ -1,0 +1,12 @@
+// Jest: TypeScript through @swc/jest; one local stack (DynamoDB Local, S3 emulator, HTTP gateway) per run.
+/** @type {import('jest').Config} */
+module.exports = {
+  testEnvironment: 'node',
+  roots: ['<rootDir>/test'],
+  testMatch: ['**/*.test.ts'],
+  transform: { '^.+\\.[tj]s$': ['@swc/jest', { jsc: { target: 'es2022' } }] },
+  globalSetup: '<rootDir>/test/support/global-setup.ts',
+  globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+  testTimeout: 30000,
+  maxWorkers: 2,
+};

@@ -1,0 +1,18 @@
+// Starts one local stack for the whole test run (in a temporary data folder, on free ports, bot cache off).
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ROOT, stackEnv, startLocalProcess } from './local-process';
+import { applyLocalEnv, localSettings } from '../../lib/local/settings';
+
+export default async function globalSetup(): Promise<void> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'chat-test-'));
+  // Bot cache off: tests switch bots off and expect the next request to see it.
+  const env = await stackEnv(dataDir, { BOT_CACHE_TTL_MS: '0' });
+  // Its output goes to test-output/local-stack.log for anyone debugging a failure.
+  const stack = await startLocalProcess(env, join(ROOT, 'test-output', 'local-stack.log'));
+  Object.assign(process.env, env, { TEST_API_URL: stack.apiUrl });
+  // Test workers inherit this environment, so they can use lambdas/core against the same emulators.
+  applyLocalEnv(localSettings());
+  (globalThis as Record<string, unknown>).__LOCAL_STACK__ = { stack, dataDir };
+}
