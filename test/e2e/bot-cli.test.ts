@@ -1,0 +1,75 @@
+// `npm run bot -- ...` against the running local stack: create, update, list, JSON output, clear errors.
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { ROOT } from '../support/local-process';
+import { freePort } from '../support/ports';
+import { call } from '../support/api';
+
+function bot(args: string[], env: Record<string, string> = {}) {
+  const r = spawnSync(process.execPath, [join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'), join(ROOT, 'bin', 'bot.ts'), ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    encoding: 'utf8',
+  });
+  return { code: r.status, out: r.stdout, err: r.stderr };
+}
+
+test('create --json prints one object with client and secret keys; the bot serves sessions at once', async () => {
+  const r = bot(['create', '--name', 'CLI bot', '--allowed-origin', 'https://shop.example', '--primary-color', '#ff0000', '--multiple-chats', 'true', '--json']);
+  expect(r.code).toBe(0);
+  const lines = r.out.trim().split('\n');
+  expect(lines).toHaveLength(1);
+  const created = JSON.parse(lines[0]);
+  expect(created).toMatchObject({
+    bot_id: expect.any(String),
+    client_key: expect.stringMatching(/^cli_[0-9a-f]{32}$/),
+    secret_key: expect.stringMatching(/^sk_[0-9a-f]{48}$/),
+    name: 'CLI bot',
+    enabled: true,
+    client_api_enabled: true,
+    allowed_origins: ['https://shop.example'],
+    widget: { primary_color: '#ff0000', multiple_chats: true, attachments: true },
+  });
+  const session = await call('POST', '/api/client/session', { json: { client_key: created.client_key }, headers: { origin: 'https://shop.example' } });
+  expect(session.status).toBe(200);
+  expect(session.body.widget).toEqual(created.widget);
+});
+
+test('update switches settings; list shows the bot; the secret is never shown again', async () => {
+  const created = JSON.parse(bot(['create', '--name', 'to update', '--json']).out);
+  const updated = bot(['update', created.bot_id, '--enabled', 'false', '--allowed-origin', 'http://localhost:5173', '--attachments', 'false', '--json']);
+  expect(updated.code).toBe(0);
+  const u = JSON.parse(updated.out);
+  expect(u).toMatchObject({ enabled: false, allowed_origins: ['http://localhost:5173'], widget: { attachments: false } });
+  expect(u.secret_key).toBeUndefined();
+  const session = await call('POST', '/api/client/session', { json: { client_key: created.client_key }, headers: { origin: 'http://localhost:5173' } });
+  expect(session.status).toBe(403);
+
+  const cleared = JSON.parse(bot(['update', created.bot_id, '--enabled', 'true', '--clear-allowed-origins', '--json']).out);
+  expect(cleared.allowed_origins).toEqual([]);
+  expect((await call('POST', '/api/client/session', { json: { client_key: created.client_key } })).status).toBe(200);
+
+  const list = JSON.parse(bot(['list', '--json']).out);
+  const listed = list.bots.find((b: any) => b.bot_id === created.bot_id);
+  expect(listed).toMatchObject({ name: 'to update', client_key: created.client_key });
+  expect(listed.secret_key).toBeUndefined();
+  expect(JSON.stringify(list)).not.toContain('secret_hash');
+});
+
+test('bad arguments exit 2 with the reason and usage; unknown bot exits 1', () => {
+  for (const args of [['create'], ['create', '--name', 'x', '--allowed-origin', 'https://a.example/'], ['create', '--name', 'x', '--multiple-chats', 'yes'], ['update'], ['frobnicate'], ['create', '--name', 'x', '--primary-color', 'red']]) {
+    const r = bot(args);
+    expect({ args, code: r.code }).toEqual({ args, code: 2 });
+    expect(r.err).toMatch(/Usage:/);
+  }
+  const missing = bot(['update', '00000000-0000-4000-8000-000000000000', '--enabled', 'false']);
+  expect(missing.code).toBe(1);
+  expect(missing.err.trim()).toMatch(/not found/);
+});
+
+test('when the local stack is not running it says so in one line', async () => {
+  const r = bot(['list'], { DYNAMODB_PORT: String(await freePort()) });
+  expect(r.code).toBe(1);
+  expect(r.err.trim().split('\n')).toHaveLength(1);
+  expect(r.err).toMatch(/local stack is not running.*npm start/);
+});

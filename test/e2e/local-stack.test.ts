@@ -1,0 +1,87 @@
+// `npm start` itself: ready line, demo bot file, clear start-up errors, clean stop, data kept across restarts.
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stackEnv, startLocalProcess } from '../support/local-process';
+
+const tmp = () => mkdtempSync(join(tmpdir(), 'chat-stack-'));
+const portFree = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const s = createServer();
+    s.once('error', () => resolve(false));
+    s.listen(port, '0.0.0.0', () => s.close(() => resolve(true)));
+  });
+
+async function post(url: string, json: unknown, token?: string) {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(token && { authorization: `Bearer ${token}` }) },
+    body: JSON.stringify(json),
+  });
+  return { status: res.status, body: (await res.json()) as any };
+}
+
+test('start, use, refuse a second start on the same ports, stop on SIGTERM, restart with all data kept', async () => {
+  const dir = tmp();
+  try {
+    const env = await stackEnv(dir);
+    const first = await startLocalProcess(env);
+    const demo = JSON.parse(readFileSync(join(dir, 'demo-bot.json'), 'utf8'));
+    expect(demo).toEqual({ bot_id: expect.any(String), client_key: expect.stringMatching(/^cli_/), secret_key: expect.stringMatching(/^sk_/) });
+    expect(first.output()).toContain(demo.client_key);
+    expect(first.output()).toContain(`http://localhost:${env.PORT}`);
+
+    const api = `${first.apiUrl}/api/client`;
+    const s = await post(`${api}/session`, { client_key: demo.client_key, external_id: 'keeper' });
+    const chat = await post(`${api}/chats`, { name: 'kept' }, s.body.session_token);
+    const msg = await post(`${api}/chats/${chat.body.id}/messages`, { content: 'still here?' }, s.body.session_token);
+    const fd = new FormData();
+    fd.append('file', new Blob([Buffer.from('file bytes')], { type: 'text/plain' }), 'note.txt');
+    const file = await fetch(`${api}/files`, { method: 'POST', headers: { authorization: `Bearer ${s.body.session_token}` }, body: fd });
+    expect(file.status).toBe(201);
+    const fileId = ((await file.json()) as any).id;
+    await post(`${api}/chats/${chat.body.id}/messages`, { content: '', content_type: 'document', files: [fileId] }, s.body.session_token);
+
+    // A second stack on the same ports says which port is taken.
+    await expect(startLocalProcess(env, undefined, 20_000)).rejects.toThrow(/Port \d+ \(PORT\) is already in use/);
+
+    expect(await first.stop('SIGTERM')).toBe(0);
+    expect(await portFree(Number(env.DYNAMODB_PORT))).toBe(true); // DynamoDB Local stopped with it
+
+    const second = await startLocalProcess(env);
+    try {
+      expect(JSON.parse(readFileSync(join(dir, 'demo-bot.json'), 'utf8'))).toEqual(demo);
+      const again = await post(`${second.apiUrl}/api/client/session`, { client_key: demo.client_key, external_id: 'keeper' });
+      expect(again.body.user.id).toBe(s.body.user.id);
+      const res = await fetch(`${second.apiUrl}/api/client/chats/${chat.body.id}/messages`, {
+        headers: { authorization: `Bearer ${again.body.session_token}` },
+      });
+      const history = (await res.json()) as any[];
+      expect(history.map((m) => m.id)).toContain(msg.body.id);
+      const withFile = history.find((m) => m.files);
+      expect(await (await fetch(withFile.files[0].url)).text()).toBe('file bytes');
+      // The old session token still verifies: the signing key is kept in the data folder.
+      const old = await fetch(`${second.apiUrl}/api/client/chats`, { headers: { authorization: `Bearer ${s.body.session_token}` } });
+      expect(old.status).toBe(200);
+    } finally {
+      await second.stop();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}, 90_000);
+
+test('without Java it says so and how to install it, in one clear message', async () => {
+  const dir = tmp();
+  try {
+    const env = await stackEnv(dir, { PATH: join(dir, 'empty-path') });
+    const err = await startLocalProcess(env, undefined, 20_000).catch((e: Error) => e);
+    expect(String(err)).toMatch(/Java 17 or newer is needed/);
+    expect(String(err)).toMatch(/apt-get install -y openjdk-17-jre-headless/);
+    expect(String(err)).not.toMatch(/\n\s+at /); // no stack trace
+    expect(existsSync(join(dir, 'demo-bot.json'))).toBe(false);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
