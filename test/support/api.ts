@@ -18,7 +18,7 @@ export interface Reply<T = any> {
 export interface CallOptions {
   token?: string;
   json?: unknown;
-  body?: BodyInit;
+  body?: string | FormData | Buffer;
   headers?: Record<string, string>;
 }
 
@@ -52,7 +52,7 @@ export async function newBot(settings: Omit<BotSettings, 'name'> & { name?: stri
 export async function newSession(clientKey: string, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
   const res = await call('POST', '/api/client/session', { json: { client_key: clientKey, ...extra }, headers });
   if (res.status !== 200) throw new Error(`session failed: ${res.status} ${JSON.stringify(res.body)}`);
-  return res.body as { session_token: string; expires_at: string; user: { id: string; external_id: string }; widget: unknown };
+  return res.body as { session_token: string; expires_at: string; user: { id: string; external_id: string; bot_id: string; first_name: string; last_name: string }; widget: unknown };
 }
 
 /** A fresh bot, a user session and one chat: the starting point of most tests. */
