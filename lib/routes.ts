@@ -7,21 +7,32 @@ export type DynamoAction =
   | 'Query'
   | 'PutItem'
   | 'UpdateItem'
+  | 'DeleteItem'
   | 'ConditionCheckItem';
 export type S3Action = 's3:GetObject' | 's3:PutObject';
 
-export interface RouteDef {
+/** One Lambda: its handler module and exactly the actions it may use. */
+export interface FunctionDef {
   /** Stable id: names the Lambda construct and the benchmark key. */
   id: string;
-  method: 'GET' | 'POST';
-  /** API Gateway path template, e.g. /api/client/chats/{chat_id}/messages */
-  path: string;
   /** Handler module, relative to the project root; it exports `handler`. */
   entry: string;
   dynamodb: DynamoAction[];
   /** Whether the handler queries the gsi1 index (grants the index ARN too). */
   index?: boolean;
   s3?: S3Action[];
+  /** Signs or verifies tokens (reads the JWT secret). */
+  jwt?: boolean;
+  /** Posts to or closes sockets through the WebSocket API's @connections management API. */
+  manageConnections?: boolean;
+  /** Needs the realtime URL (session creation hands it out). */
+  realtimeUrl?: boolean;
+}
+
+export interface RouteDef extends FunctionDef {
+  method: 'GET' | 'POST';
+  /** API Gateway path template, e.g. /api/client/chats/{chat_id}/messages */
+  path: string;
 }
 
 const CLIENT = '/api/client';
@@ -32,6 +43,8 @@ export const ROUTES: RouteDef[] = [
     method: 'POST',
     path: `${CLIENT}/session`,
     entry: 'lambdas/client/create-session.ts',
+    jwt: true,
+    realtimeUrl: true,
     dynamodb: ['GetItem', 'UpdateItem'],
   },
   {
@@ -39,6 +52,7 @@ export const ROUTES: RouteDef[] = [
     method: 'GET',
     path: `${CLIENT}/chats`,
     entry: 'lambdas/client/list-chats.ts',
+    jwt: true,
     dynamodb: ['GetItem', 'Query'],
   },
   {
@@ -46,6 +60,7 @@ export const ROUTES: RouteDef[] = [
     method: 'POST',
     path: `${CLIENT}/chats`,
     entry: 'lambdas/client/create-chat.ts',
+    jwt: true,
     dynamodb: ['GetItem', 'PutItem'],
   },
   {
@@ -53,6 +68,7 @@ export const ROUTES: RouteDef[] = [
     method: 'GET',
     path: `${CLIENT}/chats/{chat_id}/messages`,
     entry: 'lambdas/client/list-messages.ts',
+    jwt: true,
     dynamodb: ['GetItem', 'Query'],
     s3: ['s3:GetObject'],
   },
@@ -61,6 +77,7 @@ export const ROUTES: RouteDef[] = [
     method: 'POST',
     path: `${CLIENT}/chats/{chat_id}/messages`,
     entry: 'lambdas/client/create-message.ts',
+    jwt: true,
     dynamodb: ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem'],
     s3: ['s3:GetObject'],
   },
@@ -69,6 +86,7 @@ export const ROUTES: RouteDef[] = [
     method: 'POST',
     path: `${CLIENT}/chats/{chat_id}/read`,
     entry: 'lambdas/client/mark-read.ts',
+    jwt: true,
     dynamodb: ['GetItem', 'UpdateItem'],
   },
   {
@@ -76,10 +94,71 @@ export const ROUTES: RouteDef[] = [
     method: 'POST',
     path: `${CLIENT}/files`,
     entry: 'lambdas/client/upload-file.ts',
+    jwt: true,
     dynamodb: ['GetItem', 'PutItem'],
     s3: ['s3:PutObject', 's3:GetObject'],
   },
 ];
+
+export interface WsRouteDef extends FunctionDef {
+  routeKey: '$connect' | '$default' | '$disconnect';
+  /** Replies to the client through the route response (no @connections call). */
+  returnResponse?: boolean;
+}
+
+export const WS_ROUTES: WsRouteDef[] = [
+  {
+    id: 'ws_connect',
+    routeKey: '$connect',
+    entry: 'lambdas/realtime/connect.ts',
+    dynamodb: ['PutItem'],
+    jwt: true,
+  },
+  {
+    id: 'ws_default',
+    routeKey: '$default',
+    entry: 'lambdas/realtime/default.ts',
+    dynamodb: ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'ConditionCheckItem'],
+    jwt: true,
+    returnResponse: true,
+  },
+  {
+    id: 'ws_disconnect',
+    routeKey: '$disconnect',
+    entry: 'lambdas/realtime/disconnect.ts',
+    dynamodb: ['DeleteItem'],
+  },
+];
+
+/**
+ * Stream consumers and the events they take. The filter is the Lambda event-source filter pattern on AWS,
+ * and the local stream poller applies the same patterns before calling the handler.
+ */
+export interface StreamConsumerDef extends FunctionDef {
+  filters: Record<string, unknown>[];
+}
+
+/** Delivery settings of every stream consumer: the event source mapping on AWS, the local poller here. */
+export const STREAM_DELIVERY = {
+  batchSize: 100,
+  /** Retries of a failing batch suffix before its records go to the dead-letter destination. */
+  retryAttempts: 5,
+  maxRecordAgeSeconds: 3600,
+};
+
+export const PUBLISHER: StreamConsumerDef = {
+  id: 'publisher',
+  entry: 'lambdas/realtime/publish.ts',
+  dynamodb: ['Query', 'DeleteItem'],
+  s3: ['s3:GetObject'],
+  manageConnections: true,
+  filters: [
+    // A new message, incoming or outcoming.
+    { eventName: ['INSERT'], dynamodb: { NewImage: { entity: { S: ['message'] } } } },
+    // A chat marked read (mark-read sets last_event = "read"; a new message sets it to "message").
+    { eventName: ['MODIFY'], dynamodb: { NewImage: { entity: { S: ['chat'] }, last_event: { S: ['read'] } } } },
+  ],
+};
 
 /** CORS of the HTTP API: any origin (the bot's allowed_origins is checked by session creation itself). */
 export const CORS = {

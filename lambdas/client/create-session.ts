@@ -6,6 +6,7 @@ import { assertClientApiOpen, getBotByClientKey } from '../core/bots';
 import { ForbiddenError } from '../core/errors';
 import { findOrCreateUser } from '../core/users';
 import { signToken } from '../core/tokens';
+import { realtimeBlock } from '../core/channels';
 import { config } from '../core/config';
 import { newUuid } from '../core/ids';
 import { LIMITS } from '../core/limits';
@@ -37,6 +38,7 @@ export const handler = httpHandler(async (req) => {
       session_token: await signToken('session', claims, expiresAt),
       expires_at: expiresAt.toISOString(),
       user,
+      realtime: await realtimeBlock(claims, expiresAt),
       widget: bot.widget,
     },
   };

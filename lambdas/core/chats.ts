@@ -124,9 +124,10 @@ export async function markChatRead(userId: string, chatId: string): Promise<void
       new UpdateCommand({
         TableName: tableName(),
         Key: keys.chat(userId, chatId),
-        UpdateExpression: 'SET unread_msg_by_user = :zero, last_read_at = :now',
+        // last_event = read is what the stream filter passes to the publisher (a read action).
+        UpdateExpression: 'SET unread_msg_by_user = :zero, last_read_at = :now, last_event = :read',
         ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeValues: { ':zero': 0, ':now': new Date().toISOString() },
+        ExpressionAttributeValues: { ':zero': 0, ':now': new Date().toISOString(), ':read': 'read' },
       }),
     );
   } catch (err) {

@@ -25,6 +25,10 @@ export interface Config {
   /** Where the JWT signing key comes from: Secrets Manager on AWS, a file locally. */
   jwtSecretArn?: string;
   jwtSecretFile?: string;
+  /** WebSocket URL handed out in the session's realtime block; absent when realtime is off. */
+  realtimeUrl?: string;
+  /** Endpoint of the WebSocket API's @connections management API (the publisher posts through it). */
+  wsManagementEndpoint?: string;
   botCacheTtlMs: number;
   sessionTtlSeconds: number;
   fileUrlTtlSeconds: number;
@@ -42,6 +46,8 @@ export function config(): Config {
     s3Endpoint: process.env.S3_ENDPOINT || undefined,
     jwtSecretArn: process.env.JWT_SECRET_ARN || undefined,
     jwtSecretFile: process.env.JWT_SECRET_FILE || undefined,
+    realtimeUrl: process.env.REALTIME_URL || undefined,
+    wsManagementEndpoint: process.env.WS_MANAGEMENT_ENDPOINT || undefined,
     botCacheTtlMs: intEnv('BOT_CACHE_TTL_MS', 30_000),
     sessionTtlSeconds: intEnv('SESSION_TTL_SECONDS', 24 * 3600),
     fileUrlTtlSeconds: intEnv('FILE_URL_TTL_SECONDS', 3600),

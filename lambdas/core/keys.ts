@@ -27,9 +27,23 @@ export const keys = {
   chatStart: (userId: string, chatId: string): Key => ({ pk: `USER#${userId}`, sk: `MSG#${chatId}#!` }),
   chatEnd: (userId: string, chatId: string): Key => ({ pk: `USER#${userId}`, sk: `MSG#${chatId}#~` }),
   file: (fileId: string): Key => ({ pk: `FILE#${fileId}`, sk: 'FILE' }),
+  /** An open WebSocket connection and the user bound to it. */
+  connection: (connectionId: string): Key => ({ pk: `CONN#${connectionId}`, sk: 'CONN' }),
+  /** A connection subscribed to a channel: fan-out is one Query of `SUB#<channel>`. */
+  subscription: (channel: string, connectionId: string): Key => ({ pk: `SUB#${channel}`, sk: `CONN#${connectionId}` }),
   /** gsi1 partition that lists every bot (CLI). */
   botsIndex: 'BOTS',
 };
 
 /** `entity` attribute on every item: stream filters and the publisher select items by it. */
-export type Entity = 'bot' | 'client_key' | 'user' | 'chat' | 'chat_pointer' | 'chat_marker' | 'message' | 'file';
+export type Entity =
+  | 'bot'
+  | 'client_key'
+  | 'user'
+  | 'chat'
+  | 'chat_pointer'
+  | 'chat_marker'
+  | 'message'
+  | 'file'
+  | 'connection'
+  | 'subscription';

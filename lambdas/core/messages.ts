@@ -85,10 +85,15 @@ export async function createMessage(input: NewMessage): Promise<MessageItem> {
               Update: {
                 TableName: tableName(),
                 Key: keys.chat(input.userId, input.chatId),
-                UpdateExpression: 'SET updated_at = :now, gsi1sk = :act ADD #unread :one',
+                UpdateExpression: 'SET updated_at = :now, gsi1sk = :act, last_event = :message ADD #unread :one',
                 ConditionExpression: 'attribute_exists(pk)',
                 ExpressionAttributeNames: { '#unread': incoming ? 'unread_msg_by_operator' : 'unread_msg_by_user' },
-                ExpressionAttributeValues: { ':now': createdAt, ':act': activityKey(createdAt, input.chatId), ':one': 1 },
+                ExpressionAttributeValues: {
+                  ':now': createdAt,
+                  ':act': activityKey(createdAt, input.chatId),
+                  ':message': 'message',
+                  ':one': 1,
+                },
               },
             },
             {

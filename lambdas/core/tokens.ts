@@ -8,6 +8,7 @@ import { UnauthorizedError } from './errors';
 /** Each token kind has its own `typ` header and audience, so one kind is never accepted as another. */
 export const TOKEN_KINDS = {
   session: { typ: 'nexus-session+jwt', audience: 'nexus:client' },
+  realtime: { typ: 'nexus-realtime+jwt', audience: 'nexus:realtime' },
 } as const;
 export type TokenKind = keyof typeof TOKEN_KINDS;
 

@@ -6,6 +6,9 @@ export interface LocalSettings {
   dataDir: string;
   host: string;
   port: number;
+  /** WebSocket gateway (and its @connections API); unused when realtime is off. */
+  wsPort: number;
+  realtime: boolean;
   dynamodbPort: number;
   s3Port: number;
   tableName: string;
@@ -19,6 +22,12 @@ function port(name: string, fallback: number): number {
   return n;
 }
 
+function realtimeSwitch(): boolean {
+  const raw = (process.env.REALTIME ?? 'on').toLowerCase();
+  if (!['on', 'off', 'true', 'false', '1', '0'].includes(raw)) throw new Error(`REALTIME must be on or off, got "${raw}"`);
+  return ['on', 'true', '1'].includes(raw);
+}
+
 export function localSettings(): LocalSettings {
   const root = resolve(__dirname, '..', '..');
   return {
@@ -26,6 +35,8 @@ export function localSettings(): LocalSettings {
     dataDir: resolve(root, process.env.DATA_DIR || '.data'),
     host: process.env.HOST || '127.0.0.1',
     port: port('PORT', 3000),
+    wsPort: port('WS_PORT', 3001),
+    realtime: realtimeSwitch(),
     dynamodbPort: port('DYNAMODB_PORT', 8000),
     s3Port: port('S3_PORT', 4569),
     tableName: process.env.TABLE_NAME || 'chat-local',
@@ -51,6 +62,13 @@ export function applyLocalEnv(s: LocalSettings): void {
     // This machine runs Node 20; the SDK's notice about Node 22 would drown the stack's own output.
     AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
   });
+  if (s.realtime) {
+    process.env.REALTIME_URL = `ws://localhost:${s.wsPort}`;
+    process.env.WS_MANAGEMENT_ENDPOINT = `http://localhost:${s.wsPort}`;
+  } else {
+    delete process.env.REALTIME_URL;
+    delete process.env.WS_MANAGEMENT_ENDPOINT;
+  }
   delete process.env.AWS_SESSION_TOKEN;
   delete process.env.AWS_PROFILE;
 }

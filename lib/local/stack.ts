@@ -8,6 +8,9 @@ import { LocalStackError, startDynamoLocal, type LocalDynamo } from './dynamodb'
 import { startS3, type LocalS3 } from './s3';
 import { ensureTable } from './resources';
 import { startHttpGateway } from './http-gateway';
+import { startWsGateway } from './ws-gateway';
+import { startStreamPoller } from './stream-poller';
+import { PUBLISHER } from '../routes';
 import { applyLocalEnv, jwtSecretFile, type LocalSettings } from './settings';
 
 export interface DemoBot {
@@ -18,6 +21,8 @@ export interface DemoBot {
 
 export interface RunningStack {
   apiUrl: string;
+  /** The WebSocket URL, or undefined when realtime is off. */
+  realtimeUrl?: string;
   demoBot: DemoBot;
   stop(): Promise<void>;
 }
@@ -61,6 +66,7 @@ export async function startLocalStack(s: LocalSettings, log: (line: string) => v
   await assertPortFree(s.host, s.port, 'PORT');
   await assertPortFree('0.0.0.0', s.dynamodbPort, 'DYNAMODB_PORT');
   await assertPortFree(s.host, s.s3Port, 'S3_PORT');
+  if (s.realtime) await assertPortFree(s.host, s.wsPort, 'WS_PORT');
   mkdirSync(s.dataDir, { recursive: true });
   applyLocalEnv(s);
   ensureJwtSecret(jwtSecretFile(s));
@@ -82,9 +88,28 @@ export async function startLocalStack(s: LocalSettings, log: (line: string) => v
     log(`S3 emulator on ${s3.endpoint} (bucket ${s.bucketName})`);
 
     const demoBot = await ensureDemoBot(s.dataDir);
+    let realtimeUrl: string | undefined;
+    if (s.realtime) {
+      const ws = await startWsGateway({ host: s.host, port: s.wsPort, root: s.root });
+      stops.push(ws.close);
+      const poller = await startStreamPoller({
+        endpoint: dynamo.endpoint,
+        region: process.env.AWS_REGION as string,
+        tableName: s.tableName,
+        root: s.root,
+        consumers: [PUBLISHER],
+        deadLetterDir: resolve(s.dataDir, 'dead-letter'),
+        log,
+      });
+      stops.push(poller.stop);
+      realtimeUrl = process.env.REALTIME_URL;
+      log(`WebSocket gateway on ${realtimeUrl} (@connections API at ${process.env.WS_MANAGEMENT_ENDPOINT}); stream publisher running`);
+    } else {
+      log('realtime is off (REALTIME=off): no WebSocket gateway, no publisher');
+    }
     const http = await startHttpGateway({ host: s.host, port: s.port, root: s.root });
     stops.push(() => new Promise((r) => http.close(() => r())));
-    return { apiUrl: `http://localhost:${s.port}`, demoBot, stop };
+    return { apiUrl: `http://localhost:${s.port}`, realtimeUrl, demoBot, stop };
   } catch (err) {
     await stop();
     throw err;

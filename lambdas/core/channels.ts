@@ -1,0 +1,28 @@
+// Channels and the session's realtime block (kept apart from the socket code so session creation stays small).
+import { config } from './config';
+import { isUuid } from './ids';
+import { signToken, type TokenClaims } from './tokens';
+
+const CHANNEL_PREFIX = 'nexus:user#';
+export const userChannel = (userId: string): string => CHANNEL_PREFIX + userId;
+
+/** The user a channel belongs to, or undefined for anything that is not a user channel. */
+export function channelUser(channel: unknown): string | undefined {
+  if (typeof channel !== 'string' || !channel.startsWith(CHANNEL_PREFIX)) return undefined;
+  const userId = channel.slice(CHANNEL_PREFIX.length);
+  return isUuid(userId) ? userId : undefined;
+}
+
+export interface RealtimeBlock {
+  provider: 'centrifugo';
+  url: string;
+  token: string;
+  channel: string;
+}
+
+/** The session's realtime block, or undefined when realtime is off for this environment. */
+export async function realtimeBlock(claims: TokenClaims, expiresAt: Date): Promise<RealtimeBlock | undefined> {
+  const url = config().realtimeUrl;
+  if (!url) return undefined;
+  return { provider: 'centrifugo', url, token: await signToken('realtime', claims, expiresAt), channel: userChannel(claims.userId) };
+}

@@ -1,0 +1,183 @@
+// Realtime: connections and subscriptions, and fan-out to sockets through the @connections API.
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { ApiGatewayManagementApiClient, GoneException, PostToConnectionCommand } from '@aws-sdk/client-apigatewaymanagementapi';
+import { dynamo, tableName } from './aws';
+import { config, requireEnv } from './config';
+import { keys } from './keys';
+import type { TokenClaims } from './tokens';
+import { channelUser, userChannel } from './channels';
+
+/** API Gateway closes a WebSocket after 2 hours at most; records of older connections are dead. */
+export const CONNECTION_TTL_SECONDS = 2 * 3600;
+
+const ttl = () => Math.floor(Date.now() / 1000) + CONNECTION_TTL_SECONDS;
+
+/** $connect: remembers the connection, bound to a user when the URL carried a valid token. */
+export async function recordConnection(connectionId: string, claims?: TokenClaims): Promise<void> {
+  await dynamo().send(
+    new PutCommand({
+      TableName: tableName(),
+      Item: {
+        ...keys.connection(connectionId),
+        entity: 'connection',
+        connection_id: connectionId,
+        user_id: claims?.userId,
+        bot_id: claims?.botId,
+        connected: false,
+        created_at: new Date().toISOString(),
+        ttl: ttl(),
+      },
+    }),
+  );
+}
+
+/**
+ * The protocol's connect command: binds the connection to the token's user, unless $connect already
+ * bound it to another user. Returns false when refused.
+ */
+export async function bindConnection(connectionId: string, claims: TokenClaims): Promise<boolean> {
+  try {
+    await dynamo().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.connection(connectionId),
+        UpdateExpression:
+          'SET entity = :entity, connection_id = :id, user_id = :user, bot_id = :bot, connected = :true, #ttl = :ttl',
+        ConditionExpression: 'attribute_not_exists(user_id) OR user_id = :user',
+        ExpressionAttributeNames: { '#ttl': 'ttl' },
+        ExpressionAttributeValues: {
+          ':entity': 'connection',
+          ':id': connectionId,
+          ':user': claims.userId,
+          ':bot': claims.botId,
+          ':true': true,
+          ':ttl': ttl(),
+        },
+      }),
+    );
+    return true;
+  } catch (err) {
+    if (err instanceof ConditionalCheckFailedException) return false;
+    throw err;
+  }
+}
+
+export type SubscribeResult = 'ok' | 'not_connected' | 'forbidden';
+
+/**
+ * Subscribes a connection to a user's channel. `knownUser` is the user bound by a connect command in the
+ * same frame (no check needed); otherwise one transaction checks the connection's user and writes.
+ */
+export async function subscribe(connectionId: string, channel: string, knownUser?: string): Promise<SubscribeResult> {
+  const owner = channelUser(channel);
+  if (!owner || (knownUser && knownUser !== owner)) return 'forbidden';
+  const put = {
+    TableName: tableName(),
+    Item: { ...keys.subscription(channel, connectionId), entity: 'subscription', connection_id: connectionId, ttl: ttl() },
+  };
+  if (knownUser) {
+    await dynamo().send(new PutCommand(put));
+    return 'ok';
+  }
+  try {
+    await dynamo().send(
+      new TransactWriteCommand({
+        TransactItems: [
+          {
+            ConditionCheck: {
+              TableName: tableName(),
+              Key: keys.connection(connectionId),
+              ConditionExpression: 'connected = :true AND user_id = :user',
+              ExpressionAttributeValues: { ':true': true, ':user': owner },
+            },
+          },
+          { Put: put },
+        ],
+      }),
+    );
+    return 'ok';
+  } catch (err) {
+    if (!(err instanceof TransactionCanceledException)) throw err;
+    // Error path only: tell "connect first" from "not your channel".
+    const conn = await dynamo().send(new GetCommand({ TableName: tableName(), Key: keys.connection(connectionId) }));
+    return conn.Item?.connected ? 'forbidden' : 'not_connected';
+  }
+}
+
+export async function unsubscribe(connectionId: string, channel: string): Promise<void> {
+  await dynamo().send(new DeleteCommand({ TableName: tableName(), Key: keys.subscription(channel, connectionId) }));
+}
+
+/** $disconnect, and a post that found the socket gone: forget the connection and its subscription. */
+export async function removeConnection(connectionId: string, userId?: string): Promise<void> {
+  const out = await dynamo().send(
+    new DeleteCommand({ TableName: tableName(), Key: keys.connection(connectionId), ReturnValues: 'ALL_OLD' }),
+  );
+  const owner = userId ?? (out.Attributes?.user_id as string | undefined);
+  // A connection can only ever subscribe to its own user's channel, so this is its one subscription.
+  if (owner) await unsubscribe(connectionId, userChannel(owner));
+}
+
+/** Every connection subscribed to a channel: one Query (pages only past 1 MB of subscribers). */
+export async function channelSubscribers(channel: string): Promise<string[]> {
+  const ids: string[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const out = await dynamo().send(
+      new QueryCommand({
+        TableName: tableName(),
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': `SUB#${channel}` },
+        ProjectionExpression: 'connection_id',
+        ExclusiveStartKey: start,
+      }),
+    );
+    for (const item of out.Items ?? []) ids.push(item.connection_id as string);
+    start = out.LastEvaluatedKey;
+  } while (start);
+  return ids;
+}
+
+let management: ApiGatewayManagementApiClient | undefined;
+const connectionsApi = () =>
+  (management ??= new ApiGatewayManagementApiClient({
+    region: config().region,
+    endpoint: config().wsManagementEndpoint ?? requireEnv('WS_MANAGEMENT_ENDPOINT'),
+  }));
+
+/** A Centrifuge publication frame for a channel. */
+export const publicationFrame = (channel: string, data: unknown): string =>
+  JSON.stringify({ push: { channel, pub: { data } } });
+
+export interface FanOutResult {
+  delivered: number;
+  gone: number;
+}
+
+/**
+ * Posts a publication to every subscriber of the channel in parallel. A gone socket (410) is removed and
+ * is not an error; any other failure is thrown after all posts settle, so the record is retried.
+ */
+export async function publish(channel: string, data: unknown): Promise<FanOutResult> {
+  const frame = Buffer.from(publicationFrame(channel, data));
+  const owner = channelUser(channel);
+  const results = await Promise.allSettled(
+    (await channelSubscribers(channel)).map(async (connectionId) => {
+      try {
+        await connectionsApi().send(new PostToConnectionCommand({ ConnectionId: connectionId, Data: frame }));
+        return 'delivered' as const;
+      } catch (err) {
+        if (!(err instanceof GoneException)) throw err;
+        await removeConnection(connectionId, owner);
+        return 'gone' as const;
+      }
+    }),
+  );
+  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) throw failed.reason;
+  return {
+    delivered: results.filter((r) => r.status === 'fulfilled' && r.value === 'delivered').length,
+    gone: results.filter((r) => r.status === 'fulfilled' && r.value === 'gone').length,
+  };
+}

@@ -1,0 +1,73 @@
+// DynamoDB stream → every new message and every read action, published to the chat owner's channel.
+// Records of one channel go out in order; a failure is reported per record so only the rest is retried.
+import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { toMessage } from '../core/messages';
+import { publish } from '../core/realtime';
+import { userChannel } from '../core/channels';
+
+interface Publication {
+  channel: string;
+  data: unknown;
+}
+
+/** What a record publishes, or undefined for records the publisher does not handle. */
+export async function publicationOf(record: DynamoDBRecord): Promise<Publication | undefined> {
+  const image = record.dynamodb?.NewImage;
+  if (!image) return undefined;
+  const item = unmarshall(image as Record<string, AttributeValue>);
+  if (record.eventName === 'INSERT' && item.entity === 'message') {
+    return { channel: userChannel(item.user_id), data: { type: 'message', data: await toMessage(item) } };
+  }
+  if (record.eventName === 'MODIFY' && item.entity === 'chat' && item.last_event === 'read') {
+    return { channel: userChannel(item.user_id), data: { type: 'action', data: { action: 'read', chat_id: item.id } } };
+  }
+  return undefined;
+}
+
+export async function handler(event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> {
+  // Group by channel, keeping stream order within each; channels go out in parallel.
+  const byChannel = new Map<string, { record: DynamoDBRecord; pub: Publication }[]>();
+  const failures: string[] = [];
+  for (const record of event.Records) {
+    let pub: Publication | undefined;
+    try {
+      pub = await publicationOf(record);
+    } catch (err) {
+      logFailure(record, err);
+      failures.push(record.dynamodb?.SequenceNumber ?? '');
+      break;
+    }
+    if (!pub) continue;
+    const list = byChannel.get(pub.channel) ?? [];
+    list.push({ record, pub });
+    byChannel.set(pub.channel, list);
+  }
+  await Promise.all(
+    [...byChannel.values()].map(async (items) => {
+      for (const { record, pub } of items) {
+        try {
+          await publish(pub.channel, pub.data);
+        } catch (err) {
+          logFailure(record, err);
+          failures.push(record.dynamodb?.SequenceNumber ?? '');
+          return; // later records of this channel wait for the retry, keeping order
+        }
+      }
+    }),
+  );
+  return { batchItemFailures: failures.map((itemIdentifier) => ({ itemIdentifier })) };
+}
+
+function logFailure(record: DynamoDBRecord, err: unknown): void {
+  console.error(
+    JSON.stringify({
+      level: 'error',
+      message: 'publish failed; the record will be retried',
+      sequence_number: record.dynamodb?.SequenceNumber,
+      event_id: record.eventID,
+      error: err instanceof Error ? { name: err.name, message: err.message } : String(err),
+    }),
+  );
+}
