@@ -1,4 +1,5 @@
-// The CDK stack: one table, one files bucket, the JWT secret, and the HTTP API with one Lambda per route.
+// The CDK stack: one table, one files bucket, the JWT secret, the HTTP API (one Lambda per route), and
+// the realtime part (WebSocket API, stream publisher with its dead-letter queue) unless switched off.
 import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
@@ -8,16 +9,20 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
-import { CorsHttpMethod, HttpApi, HttpMethod } from 'aws-cdk-lib/aws-apigatewayv2';
-import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { CorsHttpMethod, HttpApi, HttpMethod, WebSocketApi, WebSocketStage } from 'aws-cdk-lib/aws-apigatewayv2';
+import { HttpLambdaIntegration, WebSocketLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import { join } from 'node:path';
-import { CORS, ROUTES, type RouteDef } from './routes';
+import { CORS, PUBLISHER, ROUTES, STREAM_DELIVERY, WS_ROUTES, type FunctionDef } from './routes';
 import { TABLE_SCHEMA } from './table-schema';
 import { BUNDLING } from './bundling';
 
 export interface ChatStackProps extends StackProps {
   /** How long handlers cache bot settings (ms); 0 turns the cache off. */
   botCacheTtlMs?: number;
+  /** WebSocket API + stream publisher (default on). Off: no realtime block, HTTP only. */
+  realtime?: boolean;
 }
 
 const ROOT = join(__dirname, '..');
@@ -28,6 +33,11 @@ export class ChatStack extends Stack {
   readonly bucket: s3.Bucket;
   readonly api: HttpApi;
   readonly functions: Record<string, NodejsFunction> = {};
+  readonly wsApi?: WebSocketApi;
+  readonly wsStage?: WebSocketStage;
+  readonly publisherDlq?: sqs.Queue;
+  private readonly jwtSecret: secretsmanager.Secret;
+  private readonly baseEnv: Record<string, string>;
 
   constructor(scope: Construct, id: string, props: ChatStackProps = {}) {
     super(scope, id, props);
@@ -60,7 +70,7 @@ export class ChatStack extends Stack {
       cors: [{ allowedMethods: [s3.HttpMethods.GET, s3.HttpMethods.HEAD], allowedOrigins: ['*'], maxAge: 3600 }],
     });
 
-    const jwtSecret = new secretsmanager.Secret(this, 'JwtSecret', {
+    this.jwtSecret = new secretsmanager.Secret(this, 'JwtSecret', {
       description: 'HS256 key that signs session tokens',
       generateSecretString: { passwordLength: 64, excludePunctuation: true },
     });
@@ -75,18 +85,47 @@ export class ChatStack extends Stack {
       },
     });
 
-    const environment = {
+    this.baseEnv = {
       TABLE_NAME: this.table.tableName,
       BUCKET_NAME: this.bucket.bucketName,
-      JWT_SECRET_ARN: jwtSecret.secretArn,
       BOT_CACHE_TTL_MS: String(props.botCacheTtlMs ?? 30_000),
       NODE_OPTIONS: '--enable-source-maps',
     };
 
+    if (props.realtime ?? true) {
+      // Realtime first: session creation hands out its URL.
+      this.wsApi = new WebSocketApi(this, 'RealtimeApi', { description: 'Realtime (Centrifuge client protocol)' });
+      this.wsStage = new WebSocketStage(this, 'RealtimeStage', { webSocketApi: this.wsApi, stageName: 'live', autoDeploy: true });
+      for (const route of WS_ROUTES) {
+        const fn = this.makeFunction(route);
+        this.wsApi.addRoute(route.routeKey, {
+          integration: new WebSocketLambdaIntegration(`${route.id}-integration`, fn),
+          returnResponse: route.returnResponse,
+        });
+      }
+      const publisher = this.makeFunction(PUBLISHER);
+      this.publisherDlq = new sqs.Queue(this, 'PublisherDlq', {
+        retentionPeriod: Duration.days(14),
+        enforceSSL: true,
+        encryption: sqs.QueueEncryption.SQS_MANAGED,
+      });
+      publisher.addEventSource(
+        new DynamoEventSource(this.table, {
+          startingPosition: lambda.StartingPosition.LATEST,
+          batchSize: STREAM_DELIVERY.batchSize,
+          bisectBatchOnError: true,
+          retryAttempts: STREAM_DELIVERY.retryAttempts,
+          maxRecordAge: Duration.seconds(STREAM_DELIVERY.maxRecordAgeSeconds),
+          reportBatchItemFailures: true,
+          onFailure: new SqsDlq(this.publisherDlq),
+          filters: PUBLISHER.filters.map((f) => lambda.FilterCriteria.filter(f)),
+        }),
+      );
+      new CfnOutput(this, 'RealtimeUrl', { value: this.wsStage.url, description: 'WebSocket URL (also in every session response)' });
+    }
+
     for (const route of ROUTES) {
-      const fn = this.routeFunction(route, environment);
-      jwtSecret.grantRead(fn);
-      this.functions[route.id] = fn;
+      const fn = this.makeFunction(route);
       this.api.addRoutes({
         path: route.path,
         methods: [HttpMethod[route.method]],
@@ -99,11 +138,15 @@ export class ChatStack extends Stack {
     new CfnOutput(this, 'BucketName', { value: this.bucket.bucketName });
   }
 
-  /** One function per route, granted exactly the actions its route entry lists. */
-  private routeFunction(route: RouteDef, environment: Record<string, string>): NodejsFunction {
-    const name = route.id.replace(/(^|_)(\w)/g, (_m, _s, c: string) => c.toUpperCase());
+  /** One function per definition, granted exactly what the definition lists and nothing else. */
+  private makeFunction(def: FunctionDef): NodejsFunction {
+    const name = def.id.replace(/(^|_)(\w)/g, (_m, _s, c: string) => c.toUpperCase());
+    const environment: Record<string, string> = { ...this.baseEnv };
+    if (def.jwt) environment.JWT_SECRET_ARN = this.jwtSecret.secretArn;
+    if (def.realtimeUrl && this.wsStage) environment.REALTIME_URL = this.wsStage.url;
+    if (def.manageConnections && this.wsStage) environment.WS_MANAGEMENT_ENDPOINT = this.wsStage.callbackUrl;
     const fn = new NodejsFunction(this, `${name}Fn`, {
-      entry: join(ROOT, route.entry),
+      entry: join(ROOT, def.entry),
       handler: 'handler',
       runtime: lambda.Runtime.NODEJS_22_X,
       architecture: lambda.Architecture.ARM_64,
@@ -120,15 +163,16 @@ export class ChatStack extends Stack {
     });
     fn.addToRolePolicy(
       new iam.PolicyStatement({
-        actions: route.dynamodb.map((a) => `dynamodb:${a}`),
-        resources: [this.table.tableArn, ...(route.index ? [`${this.table.tableArn}/index/*`] : [])],
+        actions: def.dynamodb.map((a) => `dynamodb:${a}`),
+        resources: [this.table.tableArn, ...(def.index ? [`${this.table.tableArn}/index/*`] : [])],
       }),
     );
-    if (route.s3?.length) {
-      fn.addToRolePolicy(
-        new iam.PolicyStatement({ actions: route.s3, resources: [this.bucket.arnForObjects('bots/*')] }),
-      );
+    if (def.s3?.length) {
+      fn.addToRolePolicy(new iam.PolicyStatement({ actions: def.s3, resources: [this.bucket.arnForObjects('bots/*')] }));
     }
+    if (def.jwt) this.jwtSecret.grantRead(fn);
+    if (def.manageConnections && this.wsStage) this.wsStage.grantManagementApiAccess(fn);
+    this.functions[def.id] = fn;
     return fn;
   }
 }

@@ -11,7 +11,7 @@ test('session → list chats (empty) → create chat → history → send → hi
   expect(session.status).toBe(200);
   expect(session.headers.get('content-type')).toMatch(/^application\/json/);
   const s = session.body;
-  expect(Object.keys(s).sort()).toEqual(['expires_at', 'session_token', 'user', 'widget']);
+  expect(Object.keys(s).sort()).toEqual(['expires_at', 'realtime', 'session_token', 'user', 'widget']);
   expect(s.session_token.split('.')).toHaveLength(3);
   expect(s.expires_at).toMatch(ISO_UTC);
   const ttl = Date.parse(s.expires_at) - Date.now();
@@ -27,7 +27,12 @@ test('session → list chats (empty) → create chat → history → send → hi
     status: 'active',
   });
   expect(s.widget).toEqual({ primary_color: '#112233', multiple_chats: true, attachments: false });
-  expect(s.realtime).toBeUndefined();
+  expect(s.realtime).toEqual({
+    provider: 'centrifugo',
+    url: expect.stringMatching(/^ws:\/\//),
+    token: expect.any(String),
+    channel: `nexus:user#${s.user.id}`,
+  });
   const token = s.session_token;
 
   // 3. GET /chats: empty, then POST /chats

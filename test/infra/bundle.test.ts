@@ -5,16 +5,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { ChatStack } from '../../lib/stack';
-import { ROUTES } from '../../lib/routes';
+import { PUBLISHER, ROUTES, WS_ROUTES } from '../../lib/routes';
 
-test('cdk synth bundles each route handler into its own asset', () => {
+test('cdk synth bundles each handler (HTTP routes, WebSocket routes, publisher) into its own asset', () => {
+  expect(PUBLISHER.entry).toMatch(/publish/);
   const outdir = mkdtempSync(join(tmpdir(), 'cdk-out-'));
   try {
     const app = new App({ outdir });
     new ChatStack(app, 'Bundled');
     app.synth();
     const assets = readdirSync(outdir).filter((d) => d.startsWith('asset.') && statSync(join(outdir, d)).isDirectory());
-    expect(assets).toHaveLength(ROUTES.length);
+    expect(assets).toHaveLength(ROUTES.length + WS_ROUTES.length + 1); // + the publisher
     for (const a of assets) {
       const code = readFileSync(join(outdir, a, 'index.js'), 'utf8');
       const lines = code.split('\n').length;

@@ -2,7 +2,7 @@
 import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { ChatStack } from '../../lib/stack';
-import { ROUTES } from '../../lib/routes';
+import { PUBLISHER, ROUTES, STREAM_DELIVERY, WS_ROUTES, type FunctionDef } from '../../lib/routes';
 
 // Bundling is skipped here (fast); test/infra/bundle.test.ts bundles every function for real once.
 const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
@@ -12,6 +12,16 @@ const resources = template.toJSON().Resources as Record<string, any>;
 
 const logicalId = (construct: { node: { defaultChild?: unknown } }) =>
   stack.getLogicalId((construct.node.defaultChild ?? construct) as never);
+
+const STREAM_CONSUMER_ACTIONS = [
+  'dynamodb:DescribeStream',
+  'dynamodb:GetRecords',
+  'dynamodb:GetShardIterator',
+  'dynamodb:ListStreams',
+  'sqs:GetQueueAttributes',
+  'sqs:GetQueueUrl',
+  'sqs:SendMessage',
+];
 
 /** Every action granted to a function's role, across its policies. */
 function actionsOf(fnLogicalId: string): { actions: string[]; statements: any[] } {
@@ -68,7 +78,7 @@ test('HTTP API: CORS for any origin with Authorization and Content-Type; one rou
     }),
   });
   const routeKeys = Object.values(resources)
-    .filter((r) => r.Type === 'AWS::ApiGatewayV2::Route')
+    .filter((r) => r.Type === 'AWS::ApiGatewayV2::Route' && !r.Properties.RouteKey.startsWith('$'))
     .map((r) => r.Properties.RouteKey)
     .sort();
   expect(routeKeys).toEqual(ROUTES.map((r) => `${r.method} ${r.path}`).sort());
@@ -78,31 +88,45 @@ test('HTTP API: CORS for any origin with Authorization and Content-Type; one rou
 test('each route has its own function: Node 22 on arm64, with the table, bucket and secret configured', () => {
   const fnIds = ROUTES.map((r) => logicalId(stack.functions[r.id]));
   expect(new Set(fnIds).size).toBe(ROUTES.length);
-  for (const id of fnIds) {
-    const props = resources[id].Properties;
+  for (const route of ROUTES) {
+    const props = resources[logicalId(stack.functions[route.id])].Properties;
     expect(props.Runtime).toBe('nodejs22.x');
     expect(props.Architectures).toEqual(['arm64']);
-    expect(Object.keys(props.Environment.Variables).sort()).toEqual(
-      ['BOT_CACHE_TTL_MS', 'BUCKET_NAME', 'JWT_SECRET_ARN', 'NODE_OPTIONS', 'TABLE_NAME'].sort(),
-    );
+    const expected = ['BOT_CACHE_TTL_MS', 'BUCKET_NAME', 'JWT_SECRET_ARN', 'NODE_OPTIONS', 'TABLE_NAME'];
+    if (route.id === 'create_session') expected.push('REALTIME_URL'); // only session creation hands out the URL
+    expect({ route: route.id, env: Object.keys(props.Environment.Variables).sort() }).toEqual({ route: route.id, env: expected.sort() });
   }
   // Every integration points at a different function.
   const integrationTargets = Object.values(resources)
-    .filter((r) => r.Type === 'AWS::ApiGatewayV2::Integration')
+    .filter((r) => r.Type === 'AWS::ApiGatewayV2::Integration' && r.Properties.IntegrationType === 'AWS_PROXY' && r.Properties.PayloadFormatVersion === '2.0')
     .map((r) => JSON.stringify(r.Properties.IntegrationUri));
   expect(new Set(integrationTargets).size).toBe(7);
   template.hasResourceProperties('AWS::ApiGatewayV2::Integration', { PayloadFormatVersion: '2.0' });
 });
 
-test('grants are narrow: each function gets exactly its route entry actions plus reading the JWT secret', () => {
+test('grants are narrow: each function gets exactly the actions its definition lists', () => {
   const secretActions = ['secretsmanager:DescribeSecret', 'secretsmanager:GetSecretValue'];
-  for (const route of ROUTES) {
-    const { actions, statements } = actionsOf(logicalId(stack.functions[route.id]));
-    const expected = [...route.dynamodb.map((a) => `dynamodb:${a}`), ...(route.s3 ?? []), ...secretActions].sort();
-    expect({ route: route.id, actions }).toEqual({ route: route.id, actions: expected });
-    // No wildcard resources anywhere.
-    for (const s of statements) expect(JSON.stringify(s.Resource)).not.toMatch(/"\*"/);
+  const defs: FunctionDef[] = [...ROUTES, ...WS_ROUTES, PUBLISHER];
+  for (const def of defs) {
+    const { actions, statements } = actionsOf(logicalId(stack.functions[def.id]));
+    const expected = [
+      ...def.dynamodb.map((a) => `dynamodb:${a}`),
+      ...(def.s3 ?? []),
+      ...(def.jwt ? secretActions : []),
+      ...(def.manageConnections ? ['execute-api:ManageConnections'] : []),
+      // The event source mapping reads the stream and sends failures to the DLQ with the function's role.
+      ...(def === PUBLISHER ? STREAM_CONSUMER_ACTIONS : []),
+    ].sort();
+    expect({ fn: def.id, actions }).toEqual({ fn: def.id, actions: expected });
+    // No wildcard resources, except dynamodb:ListStreams, which IAM cannot scope to a resource.
+    for (const st of statements.filter((x: any) => x.Action !== 'dynamodb:ListStreams')) {
+      expect(JSON.stringify(st.Resource)).not.toMatch(/"\*"/);
+    }
   }
+  // Only the publisher posts to sockets, and only on this API's stage.
+  const { statements } = actionsOf(logicalId(stack.functions.publisher));
+  const manage = statements.find((st: any) => st.Action === 'execute-api:ManageConnections');
+  expect(JSON.stringify(manage.Resource)).toMatch(/\/live\/\*\/@connections\/\*/);
   const listChats = actionsOf(logicalId(stack.functions.list_chats)).actions;
   for (const write of ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 's3:PutObject']) {
     expect(listChats).not.toContain(write);
@@ -115,5 +139,48 @@ test('a Secrets Manager secret holds the JWT key; outputs name the API URL, tabl
     GenerateSecretString: Match.objectLike({ PasswordLength: 64, ExcludePunctuation: true }),
   });
   const outputs = template.toJSON().Outputs;
-  expect(Object.keys(outputs).sort()).toEqual(['ApiUrl', 'BucketName', 'TableName']);
+  expect(Object.keys(outputs).sort()).toEqual(['ApiUrl', 'BucketName', 'RealtimeUrl', 'TableName']);
+});
+
+describe('realtime', () => {
+  test('WebSocket API with $connect, $default (route response) and $disconnect, each its own function', () => {
+    template.hasResourceProperties('AWS::ApiGatewayV2::Api', { ProtocolType: 'WEBSOCKET' });
+    const routes = Object.values(resources).filter((r) => r.Type === 'AWS::ApiGatewayV2::Route' && r.Properties.RouteKey.startsWith('$'));
+    expect(routes.map((r) => r.Properties.RouteKey).sort()).toEqual(['$connect', '$default', '$disconnect']);
+    const def = routes.find((r) => r.Properties.RouteKey === '$default');
+    expect(def.Properties.RouteResponseSelectionExpression).toBe('$default');
+    template.hasResourceProperties('AWS::ApiGatewayV2::RouteResponse', { RouteResponseKey: '$default' });
+    template.hasResourceProperties('AWS::ApiGatewayV2::Stage', { StageName: 'live', AutoDeploy: true });
+    expect(new Set(WS_ROUTES.map((r) => logicalId(stack.functions[r.id]))).size).toBe(3);
+  });
+
+  test('publisher: the table stream, filtered, per-record failures, bisect, bounded retries and age, SQS on failure', () => {
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      EventSourceArn: { 'Fn::GetAtt': [logicalId(stack.table), 'StreamArn'] },
+      FunctionName: { Ref: logicalId(stack.functions.publisher) },
+      StartingPosition: 'LATEST',
+      BatchSize: STREAM_DELIVERY.batchSize,
+      BisectBatchOnFunctionError: true,
+      MaximumRetryAttempts: STREAM_DELIVERY.retryAttempts,
+      MaximumRecordAgeInSeconds: STREAM_DELIVERY.maxRecordAgeSeconds,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [logicalId(stack.publisherDlq!), 'Arn'] } } },
+      FilterCriteria: { Filters: PUBLISHER.filters.map((f) => ({ Pattern: JSON.stringify(f) })) },
+    });
+    const env = resources[logicalId(stack.functions.publisher)].Properties.Environment.Variables;
+    expect(env.WS_MANAGEMENT_ENDPOINT).toBeDefined();
+    expect(env.JWT_SECRET_ARN).toBeUndefined();
+  });
+
+  test('realtime off: no WebSocket API, no publisher, no realtime URL; the HTTP API is whole', () => {
+    const offApp = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    const off = Template.fromStack(new ChatStack(offApp, 'Off', { realtime: false }));
+    off.resourceCountIs('AWS::ApiGatewayV2::Api', 1);
+    off.resourceCountIs('AWS::Lambda::EventSourceMapping', 0);
+    off.resourceCountIs('AWS::SQS::Queue', 0);
+    off.resourceCountIs('AWS::Lambda::Function', ROUTES.length);
+    off.resourceCountIs('AWS::ApiGatewayV2::Route', ROUTES.length);
+    expect(JSON.stringify(off.toJSON())).not.toContain('REALTIME_URL');
+    expect(Object.keys(off.toJSON().Outputs)).not.toContain('RealtimeUrl');
+  });
 });

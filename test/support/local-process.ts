@@ -18,6 +18,7 @@ export async function stackEnv(dataDir: string, extra: Record<string, string> = 
   return {
     DATA_DIR: dataDir,
     PORT: String(await freePort()),
+    WS_PORT: String(await freePort()),
     DYNAMODB_PORT: String(await freePort()),
     S3_PORT: String(await freePort()),
     ...extra,

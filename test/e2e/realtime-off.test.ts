@@ -1,0 +1,34 @@
+// REALTIME=off: no realtime block, no WebSocket gateway, and the whole HTTP flow still works.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stackEnv, startLocalProcess } from '../support/local-process';
+
+test('with realtime off the session has no realtime block and HTTP works end to end', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'chat-rt-off-'));
+  const env = await stackEnv(dir, { REALTIME: 'off' });
+  const stack = await startLocalProcess(env);
+  try {
+    expect(stack.output()).toMatch(/realtime is off/);
+    const { client_key } = JSON.parse(readFileSync(join(dir, 'demo-bot.json'), 'utf8'));
+    const api = `${stack.apiUrl}/api/client`;
+    const post = async (path: string, body: unknown, token?: string) => {
+      const res = await fetch(api + path, { method: 'POST', headers: { 'content-type': 'application/json', ...(token && { authorization: `Bearer ${token}` }) }, body: JSON.stringify(body) });
+      return { status: res.status, body: (await res.json()) as any };
+    };
+    const s = await post('/session', { client_key });
+    expect(s.status).toBe(200);
+    expect(s.body.realtime).toBeUndefined();
+    expect(Object.keys(s.body).sort()).toEqual(['expires_at', 'session_token', 'user', 'widget']);
+    const chat = await post('/chats', { name: 'http only' }, s.body.session_token);
+    const msg = await post(`/chats/${chat.body.id}/messages`, { content: 'hi' }, s.body.session_token);
+    expect(msg.status).toBe(201);
+    const read = await post(`/chats/${chat.body.id}/read`, {}, s.body.session_token);
+    expect(read.body).toEqual({ status: 'ok' });
+    const history = await (await fetch(`${api}/chats/${chat.body.id}/messages`, { headers: { authorization: `Bearer ${s.body.session_token}` } })).json();
+    expect((history as any[]).map((m) => m.id)).toEqual([msg.body.id]);
+  } finally {
+    await stack.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}, 60_000);

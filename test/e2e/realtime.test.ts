@@ -1,0 +1,270 @@
+// Realtime with the real `centrifuge` client over the local WebSocket gateway: delivery, isolation, tokens,
+// protocol errors, reconnects, gone connections.
+import WebSocket from 'ws';
+import { Centrifuge } from 'centrifuge';
+import { readFileSync } from 'node:fs';
+import { SignJWT } from 'jose';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { call, newSession, userWithChat } from '../support/api';
+import { liveClient, until, type LiveClient } from '../support/realtime';
+import { createMessage } from '../../lambdas/core/messages';
+import { dynamo, tableName } from '../../lambdas/core/aws';
+import { keys } from '../../lambdas/core/keys';
+
+const clients: LiveClient[] = [];
+const live = async (...args: Parameters<typeof liveClient>) => {
+  const c = await liveClient(...args);
+  clients.push(c);
+  return c;
+};
+afterEach(() => {
+  for (const c of clients.splice(0)) c.close();
+});
+
+const send = (token: string, chatId: string, content: string) =>
+  call('POST', `/api/client/chats/${chatId}/messages`, { token, json: { content } });
+
+const jwtKey = () => new TextEncoder().encode(readFileSync(process.env.JWT_SECRET_FILE as string, 'utf8').trim());
+async function realtimeToken(userId: string, botId: string, exp: number) {
+  return new SignJWT({ bot: botId })
+    .setProtectedHeader({ alg: 'HS256', typ: 'nexus-realtime+jwt' })
+    .setIssuer('nexus')
+    .setAudience('nexus:realtime')
+    .setSubject(userId)
+    .setIssuedAt(Math.min(exp, Math.floor(Date.now() / 1000)) - 10)
+    .setExpirationTime(exp)
+    .sign(jwtKey());
+}
+
+/** Opens a raw socket and sends frames: for protocol cases the client library never produces. */
+async function raw(url: string): Promise<{ ws: WebSocket; request(frame: string): Promise<any[]> }> {
+  const ws = new WebSocket(url);
+  await new Promise((resolve, reject) => {
+    ws.once('open', resolve);
+    ws.once('error', reject);
+  });
+  return {
+    ws,
+    request: (frame) =>
+      new Promise((resolve) => {
+        ws.once('message', (data) => resolve(data.toString().split('\n').map((l) => JSON.parse(l))));
+        ws.send(frame);
+      }),
+  };
+}
+
+test('the session carries a realtime block; the client receives its own message once, with the HTTP id', async () => {
+  const { session, token, chatId } = await userWithChat();
+  const rt = (session as any).realtime;
+  expect(rt).toEqual({
+    provider: 'centrifugo',
+    url: expect.stringMatching(/^ws:\/\/localhost:\d+$/),
+    token: expect.stringMatching(/^[\w-]+\.[\w-]+\.[\w-]+$/),
+    channel: `nexus:user#${session.user.id}`,
+  });
+  const a = await live(rt);
+  const sent = await send(token, chatId, 'hello realtime');
+  const pub = await a.waitFor((d) => d.type === 'message' && d.data.id === sent.body.id);
+  expect(pub).toEqual({ type: 'message', data: sent.body });
+  await new Promise((r) => setTimeout(r, 200));
+  expect(a.publications.filter((d) => d.data.id === sent.body.id)).toHaveLength(1);
+});
+
+test('every connection of the user gets it (tabs, devices); another user does not', async () => {
+  const { session, token, chatId, bot } = await userWithChat();
+  const rt = (session as any).realtime;
+  const [tab1, tab2] = [await live(rt), await live(rt)];
+  const other = await newSession(bot.client_key);
+  const stranger = await live((other as any).realtime);
+  const sent = await send(token, chatId, 'to both tabs');
+  await tab1.waitFor((d) => d.data?.id === sent.body.id);
+  await tab2.waitFor((d) => d.data?.id === sent.body.id);
+  // A bot reply (outcoming) arrives the same way.
+  const reply = await createMessage({ userId: session.user.id, botId: bot.id, chatId, content: 'bot says hi', content_type: 'text', files: [], sender: 'bot' });
+  const pub = await tab1.waitFor((d) => d.data?.id === reply.id);
+  expect(pub.data).toMatchObject({ sender_type: 'outcoming', sender: 'bot', content: 'bot says hi' });
+  await new Promise((r) => setTimeout(r, 200));
+  expect(stranger.publications).toEqual([]);
+});
+
+test('POST /read publishes a read action', async () => {
+  const { session, token, chatId } = await userWithChat();
+  const c = await live((session as any).realtime);
+  await call('POST', `/api/client/chats/${chatId}/read`, { token });
+  expect(await c.waitFor((d) => d.type === 'action')).toEqual({ type: 'action', data: { action: 'read', chat_id: chatId } });
+});
+
+test('photo messages arrive with presigned file URLs that download', async () => {
+  const { session, token, chatId } = await userWithChat();
+  const c = await live((session as any).realtime);
+  const fd = new FormData();
+  fd.append('file', new Blob([Buffer.from('PNGDATA')], { type: 'image/png' }), 'p.png');
+  const file = await call('POST', '/api/client/files', { token, body: fd });
+  const sent = await call('POST', `/api/client/chats/${chatId}/messages`, { token, json: { content: '', content_type: 'photo', files: [file.body.id] } });
+  const pub = await c.waitFor((d) => d.data?.id === sent.body.id);
+  expect(await (await fetch(pub.data.files[0].url)).text()).toBe('PNGDATA');
+});
+
+test('token types do not mix: a realtime token is not a session token, nor the reverse', async () => {
+  const { session } = await userWithChat();
+  const rt = (session as any).realtime;
+  expect((await call('GET', '/api/client/chats', { token: rt.token })).status).toBe(401);
+  const r = await raw(rt.url);
+  const [reply] = await r.request(JSON.stringify({ id: 1, connect: { token: session.session_token } }));
+  expect(reply).toEqual({ id: 1, error: { code: 101, message: expect.any(String) } });
+  r.ws.close();
+  // And in the URL: the handshake itself is refused.
+  const status = await handshakeStatus(`${rt.url}?token=${session.session_token}`);
+  expect(status).toBe(401);
+});
+
+async function handshakeStatus(url: string): Promise<number> {
+  return new Promise((resolve) => {
+    const ws = new WebSocket(url);
+    ws.once('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
+    ws.once('open', () => {
+      ws.close();
+      resolve(101);
+    });
+    ws.once('error', () => undefined);
+  });
+}
+
+test('?token= in the URL: a bad or expired token is refused before the socket opens; a good one connects', async () => {
+  const { session, bot } = await userWithChat();
+  const rt = (session as any).realtime;
+  const expired = await realtimeToken(session.user.id, bot.id, Math.floor(Date.now() / 1000) - 5);
+  expect(await handshakeStatus(`${rt.url}?token=garbage`)).toBe(401);
+  expect(await handshakeStatus(`${rt.url}?token=${expired}`)).toBe(401);
+  expect(await handshakeStatus(`${rt.url}?token=${rt.token}`)).toBe(101);
+
+  // Bound at $connect: a connect command for another user on that socket is refused.
+  const other = await newSession(bot.client_key);
+  const r = await raw(`${rt.url}?token=${rt.token}`);
+  const [refused] = await r.request(JSON.stringify({ id: 1, connect: { token: (other as any).realtime.token } }));
+  expect(refused.error.code).toBe(101);
+  const [ok] = await r.request(JSON.stringify({ id: 2, connect: { token: rt.token } }));
+  expect(ok).toEqual({ id: 2, connect: { client: expect.any(String), version: expect.any(String) } });
+  r.ws.close();
+});
+
+test('bad token in connect → 101 and the client stops (no retry loop)', async () => {
+  const { session } = await userWithChat();
+  const rt = (session as any).realtime;
+  const client = new Centrifuge(rt.url, { token: 'bad.token.here', websocket: WebSocket as never, minReconnectDelay: 20, maxReconnectDelay: 50 });
+  let connecting = 0;
+  client.on('connecting', () => connecting++);
+  const disconnected = new Promise<any>((resolve) => client.once('disconnected', resolve));
+  client.connect();
+  const ctx = await disconnected;
+  expect(ctx.code).toBe(101);
+  await new Promise((r) => setTimeout(r, 500));
+  expect(client.state).toBe('disconnected');
+  expect(connecting).toBe(1);
+});
+
+test('expired token in connect → 109; the client fetches a new token with getToken and connects', async () => {
+  const { session, bot } = await userWithChat();
+  const rt = (session as any).realtime;
+  const expired = await realtimeToken(session.user.id, bot.id, Math.floor(Date.now() / 1000) - 5);
+  const r = await raw(rt.url);
+  const [reply] = await r.request(JSON.stringify({ id: 1, connect: { token: expired } }));
+  expect(reply).toEqual({ id: 1, error: { code: 109, message: 'token expired' } });
+  r.ws.close();
+
+  let asked = 0;
+  const c = await live({ ...rt, token: expired }, { getToken: async () => (asked++, rt.token) });
+  expect(asked).toBe(1);
+  expect(c.client.state).toBe('connected');
+});
+
+test("another user's channel → 103; the connection stays usable", async () => {
+  const { session, token, chatId, bot } = await userWithChat();
+  const other = await newSession(bot.client_key);
+  const c = await live((session as any).realtime);
+  const foreign = c.client.newSubscription((other as any).realtime.channel);
+  // The client unsubscribes with the server's code (103 is not a temporary error: no retry).
+  const refused = new Promise<any>((resolve) => foreign.once('unsubscribed', resolve));
+  foreign.subscribe();
+  expect(await refused).toMatchObject({ code: 103 });
+  const sent = await send(token, chatId, 'still here');
+  await c.waitFor((d) => d.data?.id === sent.body.id);
+  expect(c.client.state).toBe('connected');
+});
+
+test('protocol edge cases: subscribe before connect, unknown method, pong, junk lines, unsubscribe', async () => {
+  const { session } = await userWithChat();
+  const rt = (session as any).realtime;
+  const r = await raw(rt.url);
+  const [early] = await r.request(JSON.stringify({ id: 1, subscribe: { channel: rt.channel } }));
+  expect(early).toEqual({ id: 1, error: { code: 101, message: expect.stringMatching(/connect first/) } });
+  const replies = await r.request(
+    [
+      JSON.stringify({ id: 2, connect: { token: rt.token, name: 'js' } }),
+      JSON.stringify({ id: 3, subscribe: { channel: rt.channel, flag: 1 } }),
+      '{}',
+      JSON.stringify({ id: 4, presence: { channel: rt.channel } }),
+      'not json',
+      JSON.stringify({ id: 5, unsubscribe: { channel: rt.channel } }),
+    ].join('\n'),
+  );
+  expect(replies).toEqual([
+    { id: 2, connect: { client: expect.any(String), version: expect.any(String) } },
+    { id: 3, subscribe: {} },
+    { id: 4, error: { code: 104, message: expect.any(String) } },
+    { error: { code: 107, message: expect.any(String) } },
+    { id: 5, unsubscribe: {} },
+  ]);
+  // A later subscribe on its own (no connect in the frame) is checked against the bound user.
+  const [again] = await r.request(JSON.stringify({ id: 6, subscribe: { channel: rt.channel } }));
+  expect(again).toEqual({ id: 6, subscribe: {} });
+  r.ws.close();
+});
+
+test('the server closes a socket → the client reconnects, resubscribes and gets the next message; catch-up with after=', async () => {
+  const { session, token, chatId } = await userWithChat();
+  const c = await live((session as any).realtime);
+  const first = await send(token, chatId, 'before the drop');
+  await c.waitFor((d) => d.data?.id === first.body.id);
+  const oldId = c.clientId();
+  const resubscribed = new Promise<void>((resolve) => c.sub.once('subscribed', () => resolve()));
+  // Close it the way API Gateway does (idle timeout, deploy): through the @connections API.
+  const del = await fetch(`${process.env.WS_MANAGEMENT_ENDPOINT}/@connections/${encodeURIComponent(oldId)}`, { method: 'DELETE' });
+  expect(del.status).toBe(204);
+  // While it is away, a message is sent; after reconnecting the client catches up with after=<last id>.
+  const missed = await send(token, chatId, 'while away');
+  await resubscribed;
+  expect(c.clientId()).not.toBe(oldId);
+  const catchUp = await call('GET', `/api/client/chats/${chatId}/messages?after=${first.body.id}`, { token });
+  expect(catchUp.body.map((m: any) => m.id)).toEqual([missed.body.id]);
+  const next = await send(token, chatId, 'after the reconnect');
+  await c.waitFor((d) => d.data?.id === next.body.id);
+});
+
+test('a post to a gone connection removes it and is not an error; live subscribers still get the message', async () => {
+  const { session, token, chatId } = await userWithChat();
+  const c = await live((session as any).realtime);
+  const channel = (session as any).realtime.channel;
+  // A connection that vanished without $disconnect (best effort on API Gateway).
+  const ghost = 'ghost-connection=';
+  await dynamo().send(new PutCommand({ TableName: tableName(), Item: { ...keys.connection(ghost), entity: 'connection', connection_id: ghost, user_id: session.user.id, connected: true } }));
+  await dynamo().send(new PutCommand({ TableName: tableName(), Item: { ...keys.subscription(channel, ghost), entity: 'subscription', connection_id: ghost } }));
+  const sent = await send(token, chatId, 'fan-out with a ghost');
+  await c.waitFor((d) => d.data?.id === sent.body.id);
+  const gone = async () =>
+    !(await dynamo().send(new GetCommand({ TableName: tableName(), Key: keys.subscription(channel, ghost), ConsistentRead: true }))).Item &&
+    !(await dynamo().send(new GetCommand({ TableName: tableName(), Key: keys.connection(ghost), ConsistentRead: true }))).Item;
+  await until(gone, 3000, 'the ghost connection to be removed');
+});
+
+test('closing a socket removes its connection and subscription ($disconnect)', async () => {
+  const { session } = await userWithChat();
+  const c = await live((session as any).realtime);
+  const id = c.clientId();
+  const channel = (session as any).realtime.channel;
+  expect((await dynamo().send(new GetCommand({ TableName: tableName(), Key: keys.subscription(channel, id) }))).Item).toBeDefined();
+  c.close();
+  await until(async () => !(await dynamo().send(new GetCommand({ TableName: tableName(), Key: keys.subscription(channel, id), ConsistentRead: true }))).Item, 3000, '$disconnect');
+  const conn = await dynamo().send(new GetCommand({ TableName: tableName(), Key: keys.connection(id), ConsistentRead: true }));
+  expect(conn.Item).toBeUndefined();
+});

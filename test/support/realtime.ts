@@ -1,0 +1,63 @@
+// The real `centrifuge` client over `ws`, as a browser would use it with the session's realtime block.
+import { Centrifuge, type PublicationContext, type Subscription } from 'centrifuge';
+import WebSocket from 'ws';
+
+export interface RealtimeBlock {
+  provider: string;
+  url: string;
+  token: string;
+  channel: string;
+}
+
+export interface LiveClient {
+  client: Centrifuge;
+  sub: Subscription;
+  publications: any[];
+  clientId(): string;
+  waitFor<T = any>(predicate: (data: any) => boolean, timeoutMs?: number): Promise<T>;
+  close(): void;
+}
+
+export async function until(check: () => boolean | Promise<boolean>, timeoutMs = 5000, what = 'condition'): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** Connects with the session's realtime block and subscribes to its channel; resolves once subscribed. */
+export async function liveClient(rt: RealtimeBlock, options: Partial<ConstructorParameters<typeof Centrifuge>[1]> = {}): Promise<LiveClient> {
+  const client = new Centrifuge(rt.url, {
+    token: rt.token,
+    websocket: WebSocket as never,
+    minReconnectDelay: 50,
+    maxReconnectDelay: 200,
+    ...options,
+  });
+  const publications: any[] = [];
+  const sub = client.newSubscription(rt.channel);
+  sub.on('publication', (ctx: PublicationContext) => publications.push(ctx.data));
+  let id = '';
+  client.on('connected', (ctx) => (id = ctx.client));
+  const subscribed = new Promise<void>((resolve, reject) => {
+    sub.once('subscribed', () => resolve());
+    sub.once('error', (e) => reject(new Error(`subscribe failed: ${JSON.stringify(e.error)}`)));
+    client.once('disconnected', (e) => reject(new Error(`disconnected: ${e.code} ${e.reason}`)));
+  });
+  sub.subscribe();
+  client.connect();
+  await subscribed;
+  return {
+    client,
+    sub,
+    publications,
+    clientId: () => id,
+    waitFor: async (predicate, timeoutMs = 5000) => {
+      let found: any;
+      await until(() => (found = publications.find(predicate)) !== undefined, timeoutMs, 'a publication');
+      return found;
+    },
+    close: () => client.disconnect(),
+  };
+}
