@@ -8,7 +8,12 @@ const USAGE = `Usage:
   npm run bot -- update <bot_id> [--name <name>] [--enabled true|false] [--client-api true|false]
                         [--allowed-origin <origin>]... [--clear-allowed-origins] [--primary-color <#hex>]
                         [--multiple-chats true|false] [--attachments true|false] [--json] [--aws]
+                        [--webhook-url <url>] [--clear-webhook]
+  npm run bot -- rotate-secret <bot_id> [--json] [--aws]
+  npm run bot -- rotate-webhook-secret <bot_id> [--json] [--aws]
   npm run bot -- list [--json] [--aws]
+
+--webhook-url prints the webhook signing secret (whsec_...); rotate-* print the new secret once.
 
 By default it talks to the local stack (npm start; same DATA_DIR/DYNAMODB_PORT/TABLE_NAME env).
 With --aws it uses the table named by TABLE_NAME and the usual AWS credentials and region.`;
@@ -28,6 +33,8 @@ const { values: flags, positionals } = (() => {
         'primary-color': { type: 'string' },
         'multiple-chats': { type: 'string' },
         attachments: { type: 'string' },
+        'webhook-url': { type: 'string' },
+        'clear-webhook': { type: 'boolean' },
         json: { type: 'boolean' },
         aws: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
@@ -76,6 +83,9 @@ function settingsFromFlags() {
     ...(bool('multiple-chats') !== undefined && { multiple_chats: bool('multiple-chats') }),
     ...(bool('attachments') !== undefined && { attachments: bool('attachments') }),
   };
+  const hook = flags['webhook-url'];
+  if (hook !== undefined && flags['clear-webhook']) throw new UsageError('--webhook-url cannot be combined with --clear-webhook');
+  if (hook !== undefined && !/^https?:\/\/[^\s]+$/.test(hook)) throw new UsageError('--webhook-url must be an http(s) URL');
   if (flags.name !== undefined && (flags.name.trim() === '' || flags.name.length > 200)) {
     throw new UsageError('--name must be 1 to 200 characters');
   }
@@ -85,16 +95,19 @@ function settingsFromFlags() {
     client_api_enabled: bool('client-api'),
     allowed_origins: origins(),
     widget,
+    webhook_url: flags['clear-webhook'] ? null : hook,
   };
 }
 
 type BotView = Record<string, unknown>;
 
-function view(bot: import('../lambdas/core/bots').Bot, secretKey?: string): BotView {
+function view(bot: import('../lambdas/core/bots').Bot, secretKey?: string, showWebhookSecret = false): BotView {
   return {
     bot_id: bot.id,
     client_key: bot.client_key,
     ...(secretKey && { secret_key: secretKey }),
+    webhook_url: bot.webhook_url ?? null,
+    ...(showWebhookSecret && bot.webhook_secret && { webhook_secret: bot.webhook_secret }),
     name: bot.name,
     enabled: bot.enabled,
     client_api_enabled: bot.client_api_enabled,
@@ -109,6 +122,7 @@ function print(v: BotView): void {
   if (flags.json) return console.log(JSON.stringify(v));
   for (const [k, val] of Object.entries(v)) console.log(`${k.padEnd(18)} ${typeof val === 'object' ? JSON.stringify(val) : val}`);
   if (v.secret_key) console.log('\nThe secret key is shown only now; it is stored hashed.');
+  if (v.webhook_secret) console.log('Verify each webhook with the webhook secret (see README "Webhooks").');
 }
 
 async function main(): Promise<void> {
@@ -132,13 +146,24 @@ async function main(): Promise<void> {
       if (settings.enabled !== undefined || settings.client_api_enabled !== undefined) {
         throw new UsageError('create makes an enabled bot; use update to switch it off');
       }
+      if (settings.webhook_url !== undefined) throw new UsageError('set the webhook with update once the bot exists');
       const { bot, secretKey } = await bots.createBot({ ...settings, name: settings.name });
       return print(view(bot, secretKey));
     }
     case 'update': {
       const [botId] = rest;
       if (!botId) throw new UsageError('update needs <bot_id>');
-      return print(view(await bots.updateBot(botId, settingsFromFlags())));
+      const settings = settingsFromFlags();
+      const { bot } = await bots.updateBot(botId, settings);
+      return print(view(bot, undefined, typeof settings.webhook_url === 'string'));
+    }
+    case 'rotate-secret':
+    case 'rotate-webhook-secret': {
+      const [botId] = rest;
+      if (!botId) throw new UsageError(`${command} needs <bot_id>`);
+      const webhook = command === 'rotate-webhook-secret';
+      const { bot, secretKey } = await bots.updateBot(botId, {}, webhook ? { webhookSecret: true } : { secretKey: true });
+      return print(view(bot, secretKey, webhook));
     }
     case 'list': {
       const list = (await bots.listBots()).map((b) => view(b));

@@ -36,6 +36,7 @@ export interface RouteDef extends FunctionDef {
 }
 
 const CLIENT = '/api/client';
+const BOT = '/api/bot';
 
 export const ROUTES: RouteDef[] = [
   {
@@ -95,6 +96,46 @@ export const ROUTES: RouteDef[] = [
     path: `${CLIENT}/files`,
     entry: 'lambdas/client/upload-file.ts',
     jwt: true,
+    dynamodb: ['GetItem', 'PutItem'],
+    s3: ['s3:PutObject', 's3:GetObject'],
+  },
+  // Bot API: server to server, `Authorization: Bearer <secret_key>`; no session tokens involved.
+  {
+    id: 'bot_list_chats',
+    method: 'GET',
+    path: `${BOT}/chats`,
+    entry: 'lambdas/bot/list-chats.ts',
+    dynamodb: ['GetItem', 'Query', 'BatchGetItem'],
+    index: true,
+  },
+  {
+    id: 'bot_list_messages',
+    method: 'GET',
+    path: `${BOT}/chats/{chat_id}/messages`,
+    entry: 'lambdas/bot/list-messages.ts',
+    dynamodb: ['GetItem', 'Query'],
+    s3: ['s3:GetObject'],
+  },
+  {
+    id: 'bot_create_message',
+    method: 'POST',
+    path: `${BOT}/chats/{chat_id}/messages`,
+    entry: 'lambdas/bot/create-message.ts',
+    dynamodb: ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem'],
+    s3: ['s3:GetObject'],
+  },
+  {
+    id: 'bot_mark_read',
+    method: 'POST',
+    path: `${BOT}/chats/{chat_id}/read`,
+    entry: 'lambdas/bot/mark-read.ts',
+    dynamodb: ['GetItem', 'UpdateItem'],
+  },
+  {
+    id: 'bot_upload_file',
+    method: 'POST',
+    path: `${BOT}/files`,
+    entry: 'lambdas/bot/upload-file.ts',
     dynamodb: ['GetItem', 'PutItem'],
     s3: ['s3:PutObject', 's3:GetObject'],
   },

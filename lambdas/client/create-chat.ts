@@ -13,7 +13,7 @@ const Body = v.object({
 });
 
 export const handler = httpHandler(async (req) => {
-  const { userId, botId } = await authenticate(req);
+  const caller = await authenticate(req);
   const body = parse(Body, req.json());
-  return { status: 201, body: await createChat(userId, botId, body) };
+  return { status: 201, body: await createChat(caller, body) };
 });

@@ -31,7 +31,7 @@ export const handler = httpHandler(async (req) => {
     last_name: body.last_name ?? undefined,
   });
   const expiresAt = new Date(Date.now() + config().sessionTtlSeconds * 1000);
-  const claims = { userId: user.id, botId: bot.id };
+  const claims = { userId: user.id, botId: bot.id, externalId: user.external_id };
   return {
     status: 200,
     body: {

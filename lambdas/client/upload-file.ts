@@ -2,14 +2,11 @@
 import { httpHandler } from '../core/http';
 import { authenticate } from '../core/auth';
 import { parseUpload } from '../core/multipart';
-import { saveUpload, toFileJson, toStoredFile } from '../core/files';
+import { saveUpload, toUploadJson } from '../core/files';
 
 export const handler = httpHandler(async (req) => {
   const { userId, botId } = await authenticate(req);
   const upload = await parseUpload(req.header('content-type'), req.rawBody());
   const record = await saveUpload(userId, botId, upload);
-  return {
-    status: 201,
-    body: { ...(await toFileJson(toStoredFile(record))), status: record.status, created_at: record.created_at },
-  };
+  return { status: 201, body: await toUploadJson(record) };
 });

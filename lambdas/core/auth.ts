@@ -1,5 +1,6 @@
-// Authenticates a client request: Bearer session token → user and bot, with the bot's switches checked.
-import { assertClientApiOpen, getBot, type Bot } from './bots';
+// Authenticates requests: a client's Bearer session token (→ user and bot, the bot's switches checked), or
+// a bot's Bearer secret key (Bot API).
+import { assertClientApiOpen, botForSecretKey, getBot, type Bot } from './bots';
 import { UnauthorizedError } from './errors';
 import type { HttpRequest } from './http';
 import { verifyToken } from './tokens';
@@ -7,23 +8,29 @@ import { verifyToken } from './tokens';
 export interface Caller {
   userId: string;
   botId: string;
+  externalId?: string;
   bot: Bot;
 }
 
 const MAX_TOKEN_LENGTH = 4096;
 
-export function bearerToken(req: HttpRequest): string {
+export function bearerToken(req: HttpRequest, what = 'session_token'): string {
   const header = req.header('authorization');
-  if (!header) throw new UnauthorizedError('Missing Authorization: Bearer <session_token> header');
+  if (!header) throw new UnauthorizedError(`Missing Authorization: Bearer <${what}> header`);
   const match = /^Bearer +([^ ]+) *$/i.exec(header);
   if (!match || match[1].length > MAX_TOKEN_LENGTH) {
-    throw new UnauthorizedError('Authorization header must be "Bearer <session_token>"');
+    throw new UnauthorizedError(`Authorization header must be "Bearer <${what}>"`);
   }
   return match[1];
 }
 
+/** Bot API: the bot whose secret key is in the Authorization header. */
+export function authenticateBot(req: HttpRequest): Promise<Bot> {
+  return botForSecretKey(bearerToken(req, 'secret_key'));
+}
+
 export async function authenticate(req: HttpRequest): Promise<Caller> {
-  const { userId, botId } = await verifyToken('session', bearerToken(req));
+  const { userId, botId, externalId } = await verifyToken('session', bearerToken(req));
   const bot = assertClientApiOpen(await getBot(botId));
-  return { userId, botId, bot };
+  return { userId, botId, externalId, bot };
 }

@@ -1,9 +1,9 @@
 // Bots: settings read by every request (cached per TTL) and the admin operations the bot CLI uses.
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, tableName } from './aws';
 import { config } from './config';
-import { ForbiddenError, NotFoundError } from './errors';
+import { ForbiddenError, NotFoundError, UnauthorizedError } from './errors';
 import { keys } from './keys';
 import { TtlCache } from './cache';
 import { newUuid } from './ids';
@@ -24,6 +24,9 @@ export interface Bot {
   client_api_enabled: boolean;
   allowed_origins: string[];
   widget: Widget;
+  /** Where user messages are POSTed (signed with webhook_secret); absent: no webhooks. */
+  webhook_url?: string;
+  webhook_secret?: string;
   created_at: string;
   updated_at: string;
 }
@@ -65,20 +68,46 @@ export function assertClientApiOpen(bot: Bot | undefined): Bot {
 export const hashSecret = (secret: string): string => createHash('sha256').update(secret).digest('hex');
 const randomToken = (prefix: string, bytes: number): string => prefix + randomBytes(bytes).toString('hex');
 
+/**
+ * Secret keys carry their bot's id (`sk_<bot id, 32 hex><48 random hex>`), so authenticating one is a
+ * cached bot read plus a constant-time hash comparison: no lookup item, no extra round trip.
+ */
+const SECRET_KEY_RE = /^sk_([0-9a-f]{32})([0-9a-f]{48})$/;
+const newSecretKey = (botId: string): string => `sk_${botId.replace(/-/g, '')}${randomBytes(24).toString('hex')}`;
+const botIdOfKey = (hex: string): string =>
+  `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+export const newWebhookSecret = (): string => randomToken('whsec_', 24);
+
+/** The Bot API's authentication: the bot whose secret key this is, or 401. */
+export async function botForSecretKey(secretKey: string): Promise<Bot> {
+  const m = SECRET_KEY_RE.exec(secretKey);
+  if (!m) throw new UnauthorizedError('Invalid bot secret key');
+  const bot = await getBot(botIdOfKey(m[1]));
+  const given = Buffer.from(hashSecret(secretKey), 'hex');
+  // Compared in constant time, and against a dummy when the bot is unknown, so timing tells nothing.
+  const stored = Buffer.from(bot?.secret_hash ?? '0'.repeat(64), 'hex');
+  if (!timingSafeEqual(given, stored) || !bot) throw new UnauthorizedError('Invalid bot secret key');
+  if (!bot.enabled) throw new ForbiddenError('The bot is turned off');
+  return bot;
+}
+
 export interface BotSettings {
   name?: string;
   enabled?: boolean;
   client_api_enabled?: boolean;
   allowed_origins?: string[];
   widget?: Partial<Widget>;
+  /** A URL sets the webhook (and makes a webhook secret when there is none); null removes it. */
+  webhook_url?: string | null;
 }
 
 /** Creates a bot with a fresh client key and secret key; the secret key is returned once and stored hashed. */
 export async function createBot(settings: BotSettings & { name: string }): Promise<{ bot: Bot; secretKey: string }> {
   const now = new Date().toISOString();
-  const secretKey = randomToken('sk_', 24);
+  const id = newUuid();
+  const secretKey = newSecretKey(id);
   const bot: Bot = {
-    id: newUuid(),
+    id,
     name: settings.name,
     client_key: randomToken('cli_', 16),
     secret_hash: hashSecret(secretKey),
@@ -120,18 +149,34 @@ export async function readBot(botId: string): Promise<Bot | undefined> {
   return stripKeys(out.Item);
 }
 
-export async function updateBot(botId: string, settings: BotSettings): Promise<Bot> {
+/** Secrets that rotate: the Bot API key and the webhook signing secret. */
+export interface Rotation {
+  secretKey?: boolean;
+  webhookSecret?: boolean;
+}
+
+export async function updateBot(botId: string, settings: BotSettings, rotate: Rotation = {}): Promise<{ bot: Bot; secretKey?: string }> {
   const current = await readBot(botId);
   if (!current) throw new NotFoundError(`Bot ${botId} not found`);
+  const secretKey = rotate.secretKey ? newSecretKey(botId) : undefined;
+  const webhookOn = settings.webhook_url !== undefined ? settings.webhook_url !== null : Boolean(current.webhook_url);
   const next: Bot = {
     ...current,
     ...(settings.name !== undefined && { name: settings.name }),
     ...(settings.enabled !== undefined && { enabled: settings.enabled }),
     ...(settings.client_api_enabled !== undefined && { client_api_enabled: settings.client_api_enabled }),
     ...(settings.allowed_origins !== undefined && { allowed_origins: settings.allowed_origins }),
+    ...(secretKey && { secret_hash: hashSecret(secretKey) }),
+    webhook_url: settings.webhook_url !== undefined ? (settings.webhook_url ?? undefined) : current.webhook_url,
+    webhook_secret: !webhookOn
+      ? undefined
+      : rotate.webhookSecret || !current.webhook_secret
+        ? newWebhookSecret()
+        : current.webhook_secret,
     widget: { ...current.widget, ...settings.widget },
     updated_at: new Date().toISOString(),
   };
+  if (rotate.webhookSecret && !webhookOn) throw new NotFoundError(`Bot ${botId} has no webhook_url to sign for`);
   // Optimistic concurrency: the put only lands on the version we read.
   await dynamo().send(
     new PutCommand({
@@ -141,7 +186,7 @@ export async function updateBot(botId: string, settings: BotSettings): Promise<B
       ExpressionAttributeValues: { ':read': current.updated_at },
     }),
   );
-  return next;
+  return { bot: next, secretKey };
 }
 
 export async function listBots(): Promise<Bot[]> {

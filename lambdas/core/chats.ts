@@ -1,8 +1,9 @@
 // Chats: the owner's copy (list, counters) plus a pointer by chat id, created together in one transaction.
-import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { dynamo, tableName } from './aws';
-import { ForbiddenError, NotFoundError } from './errors';
+import { BadRequestError, ForbiddenError, NotFoundError } from './errors';
+import { TtlCache } from './cache';
 import { keys } from './keys';
 import { newUuid } from './ids';
 
@@ -37,7 +38,14 @@ export function toChat(item: Record<string, unknown>): Chat {
 /** gsi1 sort key of a chat: a bot's chats by last activity. */
 export const activityKey = (at: string, chatId: string): string => `${at}#${chatId}`;
 
-export async function createChat(userId: string, botId: string, input: NewChat): Promise<Chat> {
+/** Whose chat: the user, their bot, and their external id (the bot side and webhooks show it). */
+export interface ChatOwner {
+  userId: string;
+  botId: string;
+  externalId?: string;
+}
+
+export async function createChat({ userId, botId, externalId }: ChatOwner, input: NewChat): Promise<Chat> {
   const now = new Date().toISOString();
   const id = newUuid();
   const chat: Chat = {
@@ -63,6 +71,7 @@ export async function createChat(userId: string, botId: string, input: NewChat):
               ...chat,
               user_id: userId,
               bot_id: botId,
+              external_id: externalId,
               unread_msg_by_operator: 0,
               last_read_at: null,
               gsi1pk: `BOT#${botId}`,
@@ -74,7 +83,7 @@ export async function createChat(userId: string, botId: string, input: NewChat):
         {
           Put: {
             TableName: table,
-            Item: { ...keys.chatPointer(id), entity: 'chat_pointer', chat_id: id, user_id: userId, bot_id: botId },
+            Item: { ...keys.chatPointer(id), entity: 'chat_pointer', chat_id: id, user_id: userId, bot_id: botId, external_id: externalId },
             ConditionExpression: 'attribute_not_exists(pk)',
           },
         },
@@ -134,4 +143,104 @@ export async function markChatRead(userId: string, chatId: string): Promise<void
     if (err instanceof ConditionalCheckFailedException) await rejectChatAccess(userId, chatId);
     throw err;
   }
+}
+
+/** The bot side's read: the operator has seen the user's messages (no event for the user). */
+export async function markChatReadByOperator(userId: string, chatId: string): Promise<void> {
+  await dynamo().send(
+    new UpdateCommand({
+      TableName: tableName(),
+      Key: keys.chat(userId, chatId),
+      // last_event moves too, so this update never looks like the user's read to the stream filter.
+      UpdateExpression: 'SET unread_msg_by_operator = :zero, operator_last_read_at = :now, last_event = :event',
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeValues: { ':zero': 0, ':now': new Date().toISOString(), ':event': 'operator_read' },
+    }),
+  );
+}
+
+// Who owns a chat never changes, so the Bot API keeps pointers in memory (bounded) after one read.
+const pointerCache = new TtlCache<Record<string, unknown> | undefined>(() => 10 * 60_000, 10_000);
+
+/** A chat of this bot, for the Bot API: anything else (unknown, another bot's) is a 404. */
+export async function resolveBotChat(botId: string, chatId: string): Promise<ChatOwner> {
+  const pointer = await pointerCache.get(chatId, async () => {
+    const out = await dynamo().send(new GetCommand({ TableName: tableName(), Key: keys.chatPointer(chatId) }));
+    return out.Item;
+  });
+  if (!pointer || pointer.bot_id !== botId) throw new NotFoundError('Chat not found');
+  return { userId: pointer.user_id as string, botId, externalId: pointer.external_id as string | undefined };
+}
+
+export interface BotChat extends Chat {
+  /** User messages the operator has not read yet. */
+  unread_count: number;
+  user: { id: string; external_id: string | null; first_name: string; last_name: string };
+}
+
+export interface BotChatPage {
+  chats: BotChat[];
+  next_cursor: string | null;
+}
+
+const CURSOR_KEYS = ['gsi1pk', 'gsi1sk', 'pk', 'sk'];
+
+function decodeCursor(cursor: string, botId: string): Record<string, string> {
+  let key: unknown;
+  try {
+    key = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    key = undefined;
+  }
+  const ok =
+    typeof key === 'object' &&
+    key !== null &&
+    Object.keys(key).sort().join() === CURSOR_KEYS.join() &&
+    Object.values(key).every((v) => typeof v === 'string') &&
+    (key as Record<string, string>).gsi1pk === `BOT#${botId}`;
+  if (!ok) throw new BadRequestError('Invalid cursor');
+  return key as Record<string, string>;
+}
+
+/** The bot's chats, newest activity first, one page; each with its user (one BatchGet for the page). */
+export async function listBotChats(botId: string, limit: number, cursor?: string): Promise<BotChatPage> {
+  const out = await dynamo().send(
+    new QueryCommand({
+      TableName: tableName(),
+      IndexName: 'gsi1',
+      KeyConditionExpression: 'gsi1pk = :bot',
+      ExpressionAttributeValues: { ':bot': `BOT#${botId}` },
+      ScanIndexForward: false,
+      Limit: limit,
+      ExclusiveStartKey: cursor ? decodeCursor(cursor, botId) : undefined,
+    }),
+  );
+  const items = out.Items ?? [];
+  const externalIds = [...new Set(items.map((i) => i.external_id as string | undefined).filter((e): e is string => !!e))];
+  const users = new Map<string, Record<string, unknown>>();
+  if (externalIds.length) {
+    const table = tableName();
+    const got = await dynamo().send(
+      new BatchGetCommand({ RequestItems: { [table]: { Keys: externalIds.map((e) => keys.user(botId, e)) } } }),
+    );
+    for (const u of got.Responses?.[table] ?? []) users.set(u.external_id as string, u);
+  }
+  const chats = items.map((item) => {
+    const user = users.get(item.external_id as string);
+    return {
+      ...toChat(item),
+      unread_count: Number(item.unread_msg_by_operator ?? 0),
+      user: {
+        id: item.user_id as string,
+        external_id: (item.external_id as string | undefined) ?? null,
+        first_name: (user?.first_name as string) ?? '',
+        last_name: (user?.last_name as string) ?? '',
+      },
+    };
+  });
+  const last = out.LastEvaluatedKey;
+  return {
+    chats,
+    next_cursor: last ? Buffer.from(JSON.stringify(Object.fromEntries(CURSOR_KEYS.map((k) => [k, last[k]])))).toString('base64url') : null,
+  };
 }

@@ -147,3 +147,8 @@ export async function toFileJson(f: StoredFile): Promise<FileJson> {
     mime_type: f.mime_type,
   };
 }
+
+/** The upload response: the file as messages show it, plus its status and upload time. */
+export async function toUploadJson(record: FileRecord): Promise<FileJson & { status: string; created_at: string }> {
+  return { ...(await toFileJson(toStoredFile(record))), status: record.status, created_at: record.created_at };
+}

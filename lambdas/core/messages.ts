@@ -2,10 +2,11 @@
 import { QueryCommand, GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { dynamo, tableName } from './aws';
-import { activityKey, rejectChatAccess } from './chats';
+import { activityKey, rejectChatAccess, type ChatOwner } from './chats';
 import { keys } from './keys';
 import { newMessageId } from './ids';
-import { toFileJson, type FileJson, type StoredFile } from './files';
+import { getOwnedFiles, toFileJson, toStoredFile, type FileJson, type StoredFile } from './files';
+import type { MessageInput } from './params';
 
 export type SenderType = 'incoming' | 'outcoming';
 export type Sender = 'user' | 'bot' | 'operator';
@@ -25,6 +26,7 @@ export interface Message {
 export interface NewMessage {
   userId: string;
   botId: string;
+  externalId?: string;
   chatId: string;
   content: string;
   content_type: string;
@@ -36,6 +38,7 @@ export interface NewMessage {
 export interface MessageItem extends Omit<Message, 'files'> {
   user_id: string;
   bot_id: string;
+  external_id?: string;
   files: StoredFile[] | null;
 }
 
@@ -69,6 +72,7 @@ export async function createMessage(input: NewMessage): Promise<MessageItem> {
       chat_id: input.chatId,
       user_id: input.userId,
       bot_id: input.botId,
+      external_id: input.externalId,
       content: input.content,
       content_type: input.content_type,
       sender_type: incoming ? 'incoming' : 'outcoming',
@@ -115,6 +119,20 @@ export async function createMessage(input: NewMessage): Promise<MessageItem> {
       throw err;
     }
   }
+}
+
+/** Sends a message into a chat of `owner` (client: the user; Bot API: the bot or an operator) → the Message. */
+export async function sendMessage(owner: ChatOwner, chatId: string, body: MessageInput, sender: Sender): Promise<Message> {
+  const uploaded = (await getOwnedFiles(owner.userId, body.files)).map(toStoredFile);
+  const item = await createMessage({
+    ...owner,
+    chatId,
+    content: body.content,
+    content_type: body.content_type,
+    files: [...uploaded, ...body.complete_files],
+    sender,
+  });
+  return toMessage(item);
 }
 
 export interface HistoryPage {

@@ -14,12 +14,19 @@ function cleanFileName(raw: string | undefined): string {
   return name || 'file';
 }
 
-/** Reads exactly one `file` part and an optional `type` field from a multipart body. */
-export function parseUpload(contentType: string | undefined, body: Buffer): Promise<Upload> {
+export interface ParsedUpload extends Upload {
+  /** The other text fields we accept (`chat_id` on the Bot API). */
+  fields: Record<string, string>;
+}
+
+const FIELDS = new Set(['type', 'chat_id']);
+
+/** Reads exactly one `file` part and the optional `type` (and `chat_id`) fields from a multipart body. */
+export function parseUpload(contentType: string | undefined, body: Buffer): Promise<ParsedUpload> {
   if (!contentType || !/^multipart\/form-data\s*;/i.test(contentType)) {
     return Promise.reject(new BadRequestError('Expected a multipart/form-data body with a file part'));
   }
-  return new Promise<Upload>((resolve, reject) => {
+  return new Promise<ParsedUpload>((resolve, reject) => {
     let bb: busboy.Busboy;
     try {
       bb = busboy({
@@ -35,7 +42,7 @@ export function parseUpload(contentType: string | undefined, body: Buffer): Prom
     const chunks: Buffer[] = [];
     let file: { name: string; mime: string } | undefined;
     let tooLarge = false;
-    let type: string | undefined;
+    const fields: Record<string, string> = {};
 
     bb.on('file', (field, stream, info) => {
       // A truncated body errors the part's stream too; unhandled, that would crash the process.
@@ -50,7 +57,7 @@ export function parseUpload(contentType: string | undefined, body: Buffer): Prom
       stream.on('limit', () => (tooLarge = true));
     });
     bb.on('field', (field, value) => {
-      if (field === 'type') type = value;
+      if (FIELDS.has(field)) fields[field] = value;
     });
     bb.on('filesLimit', () => fail(new BadRequestError('Send exactly one part named "file"')));
     bb.on('partsLimit', () => fail(new BadRequestError('Too many parts in the multipart body')));
@@ -66,11 +73,12 @@ export function parseUpload(contentType: string | undefined, body: Buffer): Prom
       if (tooLarge || bytes.length > LIMITS.fileBytes) return reject(new PayloadTooLargeError(`File is larger than ${LIMITS.fileBytes} bytes`));
       if (!file) return reject(new BadRequestError('The multipart body has no "file" part'));
       if (bytes.length === 0) return reject(new BadRequestError('The file is empty'));
+      const type = fields.type;
       if (type !== undefined && !(FILE_TYPES as readonly string[]).includes(type)) {
         return reject(new BadRequestError(`type must be one of ${FILE_TYPES.join(', ')}`));
       }
       const mime = MIME_RE.test(file.mime) ? file.mime : 'application/octet-stream';
-      resolve({ bytes, name: file.name, mime_type: mime, type: (type as FileType) ?? guessFileType(mime) });
+      resolve({ bytes, name: file.name, mime_type: mime, type: (type as FileType) ?? guessFileType(mime), fields });
     });
     bb.end(body);
   });

@@ -65,6 +65,23 @@ const MessageBody = v.object({
   ),
 });
 
+/** Bot API: who writes a reply, `bot` (default) or a human `operator`. */
+export function botSender(req: HttpRequest): 'bot' | 'operator' {
+  const sender = req.json().sender ?? 'bot';
+  if (sender !== 'bot' && sender !== 'operator') throw new BadRequestError('sender must be "bot" or "operator"');
+  return sender;
+}
+
+/** Bot API chat list paging: limit 1..200 (default 50) and an opaque cursor. */
+export function botChatsPage(req: HttpRequest): { limit: number; cursor?: string } {
+  const raw = req.query('limit');
+  const limit = raw === undefined ? 50 : /^[0-9]{1,3}$/.test(raw) ? Number(raw) : NaN;
+  if (!(limit >= 1 && limit <= 200)) throw new BadRequestError('limit must be an integer from 1 to 200');
+  const cursor = req.query('cursor');
+  if (cursor !== undefined && (cursor === '' || cursor.length > 2048)) throw new BadRequestError('Invalid cursor');
+  return { limit, cursor };
+}
+
 export interface MessageInput {
   content: string;
   content_type: string;

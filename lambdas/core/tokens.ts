@@ -17,6 +17,8 @@ const ISSUER = 'nexus';
 export interface TokenClaims {
   userId: string;
   botId: string;
+  /** The user's external id (session tokens): chats and messages record it for the bot side. */
+  externalId?: string;
 }
 
 let keyPromise: Promise<Uint8Array> | undefined;
@@ -48,7 +50,7 @@ function signingKey(): Promise<Uint8Array> {
 
 export async function signToken(kind: TokenKind, claims: TokenClaims, expiresAt: Date): Promise<string> {
   const { typ, audience } = TOKEN_KINDS[kind];
-  return new SignJWT({ bot: claims.botId })
+  return new SignJWT({ bot: claims.botId, ...(kind === 'session' && { ext: claims.externalId }) })
     .setProtectedHeader({ alg: 'HS256', typ })
     .setIssuer(ISSUER)
     .setAudience(audience)
@@ -71,7 +73,8 @@ export async function verifyToken(kind: TokenKind, token: string): Promise<Token
       requiredClaims: ['exp', 'iat', 'sub', 'bot'],
     });
     if (!isUuid(payload.sub) || !isUuid(payload.bot)) throw new UnauthorizedError(`Invalid ${kind} token`);
-    return { userId: payload.sub, botId: payload.bot };
+    if (payload.ext !== undefined && typeof payload.ext !== 'string') throw new UnauthorizedError(`Invalid ${kind} token`);
+    return { userId: payload.sub, botId: payload.bot, externalId: payload.ext };
   } catch (err) {
     if (err instanceof joseErrors.JWTExpired) throw new UnauthorizedError(`The ${kind} token has expired`);
     if (err instanceof UnauthorizedError) throw err;

@@ -23,7 +23,7 @@ test('create --json prints one object with client and secret keys; the bot serve
   expect(created).toMatchObject({
     bot_id: expect.any(String),
     client_key: expect.stringMatching(/^cli_[0-9a-f]{32}$/),
-    secret_key: expect.stringMatching(/^sk_[0-9a-f]{48}$/),
+    secret_key: expect.stringMatching(/^sk_[0-9a-f]{80}$/),
     name: 'CLI bot',
     enabled: true,
     client_api_enabled: true,

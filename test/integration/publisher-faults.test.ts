@@ -76,7 +76,7 @@ async function setup(connectionId: string, failFirst: number) {
   const { userChannel } = await import('../../lambdas/core/channels');
   const { bot } = await createBot({ name: 'faults' });
   const user = await findOrCreateUser(bot.id, `u-${connectionId}`, {});
-  const chat = await createChat(user.id, bot.id, { name: 'c' });
+  const chat = await createChat({ userId: user.id, botId: bot.id, externalId: user.external_id }, { name: 'c' });
   behaviour.set(connectionId, { failFirst });
   expect(await subscribe(connectionId, userChannel(user.id), user.id)).toBe('ok');
   const { createMessage } = await import('../../lambdas/core/messages');

@@ -44,7 +44,7 @@ export async function call<T = any>(method: string, path: string, opts: CallOpti
 export async function newBot(settings: Omit<BotSettings, 'name'> & { name?: string } = {}) {
   const { bot, secretKey } = await createBot({ name: 'test bot', ...settings });
   if (settings.enabled === false || settings.client_api_enabled === false) {
-    return { bot: await updateBot(bot.id, settings), secretKey };
+    return { bot: (await updateBot(bot.id, settings)).bot, secretKey };
   }
   return { bot, secretKey };
 }

@@ -1,0 +1,14 @@
+// POST /api/bot/chats/{chat_id}/messages: a bot or operator reply → 201; the user gets it over realtime.
+import { httpHandler } from '../core/http';
+import { authenticateBot } from '../core/auth';
+import { resolveBotChat } from '../core/chats';
+import { sendMessage } from '../core/messages';
+import { botSender, chatIdParam, messageBody } from '../core/params';
+
+export const handler = httpHandler(async (req) => {
+  const bot = await authenticateBot(req);
+  const chatId = chatIdParam(req);
+  const body = messageBody(req);
+  const sender = botSender(req);
+  return { status: 201, body: await sendMessage(await resolveBotChat(bot.id, chatId), chatId, body, sender) };
+});

@@ -1,0 +1,13 @@
+// POST /api/bot/chats/{chat_id}/read: the operator has read the chat (resets the bot side's unread count).
+import { httpHandler } from '../core/http';
+import { authenticateBot } from '../core/auth';
+import { markChatReadByOperator, resolveBotChat } from '../core/chats';
+import { chatIdParam } from '../core/params';
+
+export const handler = httpHandler(async (req) => {
+  const bot = await authenticateBot(req);
+  const chatId = chatIdParam(req);
+  const { userId } = await resolveBotChat(bot.id, chatId);
+  await markChatReadByOperator(userId, chatId);
+  return { status: 200, body: { status: 'ok' } };
+});

@@ -1,0 +1,165 @@
+// The Bot API over real HTTP: secret-key auth, chats with users and unread counts, history, replies that
+// reach the user (counter + realtime), operator read, bot uploads, cross-bot isolation, bad input.
+import { botItems, call, newBot, newSession, userWithChat, UUID } from '../support/api';
+import { liveClient } from '../support/realtime';
+import { updateBot } from '../../lambdas/core/bots';
+
+const bot = (method: string, path: string, secret: string, opts: Parameters<typeof call>[2] = {}) =>
+  call(method, `/api/bot${path}`, { ...opts, headers: { ...opts.headers, authorization: `Bearer ${secret}` } });
+
+test('secret key auth: wrong, malformed, another bot’s key or a session token → 401; a turned-off bot → 403', async () => {
+  const a = await userWithChat();
+  const b = await newBot();
+  const tampered = a.secretKey.slice(0, -1) + (a.secretKey.endsWith('0') ? '1' : '0');
+  for (const auth of [undefined, 'Bearer ', `Bearer ${tampered}`, 'Bearer sk_short', `Basic ${a.secretKey}`, `Bearer ${a.token}`, `Bearer ${a.bot.client_key}`]) {
+    const res = await call('GET', '/api/bot/chats', { headers: auth ? { authorization: auth } : {} });
+    expect({ auth: auth?.slice(0, 12), status: res.status }).toEqual({ auth: auth?.slice(0, 12), status: 401 });
+    expect(res.body).toEqual({ error: expect.any(String) });
+  }
+  // Another bot's valid key sees none of a's chats: 404 on every chat route.
+  for (const [method, path, json] of [
+    ['GET', `/chats/${a.chatId}/messages`],
+    ['POST', `/chats/${a.chatId}/messages`, { content: 'x' }],
+    ['POST', `/chats/${a.chatId}/read`],
+  ] as const) {
+    const res = await bot(method, path, b.secretKey, { json });
+    expect({ path, status: res.status }).toEqual({ path, status: 404 });
+  }
+  expect((await bot('GET', '/chats', b.secretKey)).body.chats).toEqual([]);
+  await updateBot(a.bot.id, { enabled: false });
+  expect((await bot('GET', '/chats', a.secretKey)).status).toBe(403);
+});
+
+test('list chats: newest activity first, with user and operator unread count, paged with limit and cursor', async () => {
+  const { bot: b, secretKey } = await newBot();
+  const made: { chatId: string; token: string; ext: string }[] = [];
+  for (let i = 0; i < 3; i++) {
+    const s = await newSession(b.client_key, { external_id: `shopper-${i}`, first_name: `F${i}`, last_name: `L${i}` });
+    const chat = await call('POST', '/api/client/chats', { token: s.session_token, json: { name: `chat ${i}` } });
+    made.push({ chatId: chat.body.id, token: s.session_token, ext: `shopper-${i}` });
+  }
+  // Activity: chat 0 gets two user messages last, so it comes first.
+  for (const text of ['a', 'b']) await call('POST', `/api/client/chats/${made[0].chatId}/messages`, { token: made[0].token, json: { content: text } });
+  const eventually = async () => {
+    for (let i = 0; i < 50; i++) {
+      const res = await bot('GET', '/chats', secretKey);
+      if (res.body.chats?.[0]?.id === made[0].chatId && res.body.chats[0].unread_count === 2) return res;
+      await new Promise((r) => setTimeout(r, 50)); // gsi1 is eventually consistent
+    }
+    throw new Error('bot chat list did not settle');
+  };
+  const all = await eventually();
+  expect(all.status).toBe(200);
+  expect(all.body.chats.map((c: any) => c.id)).toEqual([made[0].chatId, made[2].chatId, made[1].chatId]);
+  expect(all.body.chats[0]).toEqual({
+    id: made[0].chatId,
+    name: 'chat 0',
+    additional_info: {},
+    image_url: null,
+    unread_msg_by_user: 0,
+    unread_count: 2,
+    created_at: expect.any(String),
+    updated_at: expect.any(String),
+    user: { id: expect.stringMatching(UUID), external_id: 'shopper-0', first_name: 'F0', last_name: 'L0' },
+  });
+  expect(all.body.next_cursor).toBeNull();
+
+  const page1 = await bot('GET', '/chats?limit=2', secretKey);
+  expect(page1.body.chats).toHaveLength(2);
+  expect(page1.body.next_cursor).toEqual(expect.any(String));
+  const page2 = await bot('GET', `/chats?limit=2&cursor=${page1.body.next_cursor}`, secretKey);
+  expect([...page1.body.chats, ...page2.body.chats].map((c: any) => c.id)).toEqual(all.body.chats.map((c: any) => c.id));
+
+  // A cursor is only good for its own bot, and must be one we made.
+  const other = await newBot();
+  expect((await bot('GET', `/chats?cursor=${page1.body.next_cursor}`, other.secretKey)).status).toBe(400);
+  for (const q of ['limit=0', 'limit=201', 'limit=x', 'cursor=', 'cursor=bm9wZQ', `cursor=${Buffer.from('{"pk":1}').toString('base64url')}`]) {
+    const res = await bot('GET', `/chats?${q}`, secretKey);
+    expect({ q, status: res.status }).toEqual({ q, status: 400 });
+  }
+});
+
+test('a reply: 201 outcoming Message, unread_msg_by_user +1, in the history, and over realtime to the user', async () => {
+  const { session, token, chatId, secretKey } = await userWithChat();
+  const live = await liveClient((session as any).realtime);
+  try {
+    await call('POST', `/api/client/chats/${chatId}/messages`, { token, json: { content: 'hello bot' } });
+    const reply = await bot('POST', `/chats/${chatId}/messages`, secretKey, { json: { content: 'hello human' } });
+    expect(reply.status).toBe(201);
+    expect(reply.body).toMatchObject({ chat_id: chatId, content: 'hello human', content_type: 'text', sender_type: 'outcoming', sender: 'bot', files: null });
+    const op = await bot('POST', `/chats/${chatId}/messages`, secretKey, { json: { content: 'operator here', sender: 'operator' } });
+    expect(op.body).toMatchObject({ sender_type: 'outcoming', sender: 'operator' });
+    expect((await call('GET', '/api/client/chats', { token })).body[0].unread_msg_by_user).toBe(2);
+    expect(await live.waitFor((d) => d.data?.id === op.body.id)).toEqual({ type: 'message', data: op.body });
+    const history = await bot('GET', `/chats/${chatId}/messages`, secretKey);
+    expect(history.body.map((m: any) => m.content)).toEqual(['hello bot', 'hello human', 'operator here']);
+    const page = await bot('GET', `/chats/${chatId}/messages?limit=1&before=${op.body.id}`, secretKey);
+    expect(page.body.map((m: any) => m.id)).toEqual([reply.body.id]);
+  } finally {
+    live.close();
+  }
+});
+
+test('operator read resets the bot side count only; the user sees no read action', async () => {
+  const { session, token, chatId, secretKey } = await userWithChat();
+  await call('POST', `/api/client/chats/${chatId}/messages`, { token, json: { content: 'unread by operator' } });
+  const live = await liveClient((session as any).realtime);
+  try {
+    const read = await bot('POST', `/chats/${chatId}/read`, secretKey);
+    expect(read).toMatchObject({ status: 200, body: { status: 'ok' } });
+    for (let i = 0; i < 50; i++) {
+      const list = await bot('GET', '/chats', secretKey);
+      if (list.body.chats[0]?.unread_count === 0) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect((await bot('GET', '/chats', secretKey)).body.chats[0].unread_count).toBe(0);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(live.publications.filter((d) => d.type === 'action')).toEqual([]);
+  } finally {
+    live.close();
+  }
+});
+
+test('bot upload for a chat, then a photo reply by id; the user downloads the same bytes', async () => {
+  const { token, chatId, secretKey, bot: b } = await userWithChat();
+  const fd = new FormData();
+  fd.append('chat_id', chatId);
+  fd.append('file', new Blob([Buffer.from('BOTPNG')], { type: 'image/png' }), 'reply.png');
+  const up = await bot('POST', '/files', secretKey, { body: fd });
+  expect(up.status).toBe(201);
+  expect(up.body).toMatchObject({ id: expect.stringMatching(UUID), type: 'photo', name: 'reply.png', size: 6, status: 'uploaded' });
+  const msg = await bot('POST', `/chats/${chatId}/messages`, secretKey, { json: { content: '', content_type: 'photo', files: [up.body.id] } });
+  expect(msg.status).toBe(201);
+  const history = await call('GET', `/api/client/chats/${chatId}/messages`, { token });
+  expect(await (await fetch(history.body[0].files[0].url)).text()).toBe('BOTPNG');
+
+  // Upload errors: no chat_id, a chat of another bot, no file.
+  const before = await botItems(b.id);
+  const noChat = new FormData();
+  noChat.append('file', new Blob([Buffer.from('x')]), 'x.bin');
+  expect((await bot('POST', '/files', secretKey, { body: noChat })).status).toBe(400);
+  const foreign = await userWithChat();
+  const wrongChat = new FormData();
+  wrongChat.append('chat_id', foreign.chatId);
+  wrongChat.append('file', new Blob([Buffer.from('x')]), 'x.bin');
+  expect((await bot('POST', '/files', secretKey, { body: wrongChat })).status).toBe(404);
+  const noFile = new FormData();
+  noFile.append('chat_id', chatId);
+  expect((await bot('POST', '/files', secretKey, { body: noFile })).status).toBe(400);
+  expect(await botItems(b.id)).toEqual(before);
+});
+
+test('bad input on the Bot API → 400 {error}, nothing written; unknown chat → 404', async () => {
+  const { chatId, secretKey, bot: b } = await userWithChat();
+  const before = await botItems(b.id);
+  for (const json of [{ content: 'x', sender: 'user' }, { content: 'x', sender: 1 }, { content: '' }, { content: 5 }, { content: 'x', content_type: 'gif' }, { content: 'x', files: ['nope'] }]) {
+    const res = await bot('POST', `/chats/${chatId}/messages`, secretKey, { json });
+    expect({ json, status: res.status }).toEqual({ json, status: 400 });
+    expect(res.body).toEqual({ error: expect.any(String) });
+  }
+  expect((await bot('POST', `/chats/${chatId}/messages`, secretKey, { body: '{bad', headers: { 'content-type': 'application/json' } })).status).toBe(400);
+  expect((await bot('GET', '/chats/not-a-uuid/messages', secretKey)).status).toBe(400);
+  expect((await bot('GET', '/chats/00000000-0000-4000-8000-000000000000/messages', secretKey)).status).toBe(404);
+  expect((await bot('GET', `/chats/${chatId}/messages?limit=0`, secretKey)).status).toBe(400);
+  expect(await botItems(b.id)).toEqual(before);
+});
