@@ -10,6 +10,8 @@ export type DynamoAction =
   | 'DeleteItem'
   | 'ConditionCheckItem';
 export type S3Action = 's3:GetObject' | 's3:PutObject';
+/** The SQS queues: webhook jobs, and jobs that failed every retry. */
+export type QueueName = 'webhooks' | 'webhooks_dlq';
 
 /** One Lambda: its handler module and exactly the actions it may use. */
 export interface FunctionDef {
@@ -27,6 +29,8 @@ export interface FunctionDef {
   manageConnections?: boolean;
   /** Needs the realtime URL (session creation hands it out). */
   realtimeUrl?: boolean;
+  /** Queues it sends to (sqs:SendMessage). */
+  queues?: QueueName[];
 }
 
 export interface RouteDef extends FunctionDef {
@@ -199,6 +203,32 @@ export const PUBLISHER: StreamConsumerDef = {
     // A chat marked read (mark-read sets last_event = "read"; a new message sets it to "message").
     { eventName: ['MODIFY'], dynamodb: { NewImage: { entity: { S: ['chat'] }, last_event: { S: ['read'] } } } },
   ],
+};
+
+/** Webhooks, step 1: every new user message of a bot with a webhook becomes a job on the webhook queue. */
+export const WEBHOOK_DISPATCHER: StreamConsumerDef = {
+  id: 'webhook_dispatcher',
+  entry: 'lambdas/bot/webhook-dispatch.ts',
+  dynamodb: ['GetItem'],
+  queues: ['webhooks'],
+  filters: [{ eventName: ['INSERT'], dynamodb: { NewImage: { entity: { S: ['message'] }, sender_type: { S: ['incoming'] } } } }],
+};
+
+/** Webhooks, step 2: an SQS consumer that signs and POSTs each job, requeues failures, dead-letters the rest. */
+export const WEBHOOK_DELIVERER: FunctionDef = {
+  id: 'webhook_deliverer',
+  entry: 'lambdas/bot/webhook-deliver.ts',
+  dynamodb: ['GetItem', 'BatchGetItem'],
+  s3: ['s3:GetObject'],
+  queues: ['webhooks', 'webhooks_dlq'],
+};
+
+/** How the webhook queue feeds the deliverer (SQS event source on AWS, the local queue here). */
+export const WEBHOOK_QUEUE = {
+  batchSize: 10,
+  /** A job our own code failed on (not the receiver) is redelivered after this, up to maxReceiveCount. */
+  visibilityTimeoutSeconds: 60,
+  maxReceiveCount: 5,
 };
 
 /** CORS of the HTTP API: any origin (the bot's allowed_origins is checked by session creation itself). */

@@ -14,6 +14,15 @@ function intEnv(name: string, fallback: number): number {
   return n;
 }
 
+function delaysEnv(name: string, fallback: number[]): number[] {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const list = raw.split(',').map((x) => Number(x.trim()));
+  // SQS delays are whole seconds, at most 15 minutes.
+  if (list.some((n) => !Number.isInteger(n) || n < 0 || n > 900)) throw new Error(`${name} must list whole seconds (0-900)`);
+  return list;
+}
+
 export interface Config {
   tableName: string;
   /** Required by the handlers that touch files; the bot CLI runs without it. */
@@ -29,6 +38,14 @@ export interface Config {
   realtimeUrl?: string;
   /** Endpoint of the WebSocket API's @connections management API (the publisher posts through it). */
   wsManagementEndpoint?: string;
+  /** SQS queue of webhook deliveries, and where deliveries that keep failing end up. */
+  webhookQueueUrl?: string;
+  webhookDlqUrl?: string;
+  /** Set locally (the local SQS stand-in); absent on AWS. */
+  sqsEndpoint?: string;
+  webhookTimeoutMs: number;
+  /** Delay before each retry of a failed webhook (seconds); its length bounds the retries. */
+  webhookRetryDelays: number[];
   botCacheTtlMs: number;
   sessionTtlSeconds: number;
   fileUrlTtlSeconds: number;
@@ -48,6 +65,11 @@ export function config(): Config {
     jwtSecretFile: process.env.JWT_SECRET_FILE || undefined,
     realtimeUrl: process.env.REALTIME_URL || undefined,
     wsManagementEndpoint: process.env.WS_MANAGEMENT_ENDPOINT || undefined,
+    webhookQueueUrl: process.env.WEBHOOK_QUEUE_URL || undefined,
+    webhookDlqUrl: process.env.WEBHOOK_DLQ_URL || undefined,
+    sqsEndpoint: process.env.SQS_ENDPOINT || undefined,
+    webhookTimeoutMs: intEnv('WEBHOOK_TIMEOUT_MS', 5000),
+    webhookRetryDelays: delaysEnv('WEBHOOK_RETRY_DELAYS', [10, 60, 300, 900, 900]),
     botCacheTtlMs: intEnv('BOT_CACHE_TTL_MS', 30_000),
     sessionTtlSeconds: intEnv('SESSION_TTL_SECONDS', 24 * 3600),
     fileUrlTtlSeconds: intEnv('FILE_URL_TTL_SECONDS', 3600),

@@ -9,6 +9,11 @@ export interface LocalSettings {
   /** WebSocket gateway (and its @connections API); unused when realtime is off. */
   wsPort: number;
   realtime: boolean;
+  /** The local SQS API (webhook queue and its dead-letter queue). */
+  sqsPort: number;
+  /** The example echo bot answering the demo bot's webhooks; off with ECHO_BOT=off. */
+  echoBot: boolean;
+  echoBotPort: number;
   dynamodbPort: number;
   s3Port: number;
   tableName: string;
@@ -22,9 +27,9 @@ function port(name: string, fallback: number): number {
   return n;
 }
 
-function realtimeSwitch(): boolean {
-  const raw = (process.env.REALTIME ?? 'on').toLowerCase();
-  if (!['on', 'off', 'true', 'false', '1', '0'].includes(raw)) throw new Error(`REALTIME must be on or off, got "${raw}"`);
+function onOff(name: string): boolean {
+  const raw = (process.env[name] ?? 'on').toLowerCase();
+  if (!['on', 'off', 'true', 'false', '1', '0'].includes(raw)) throw new Error(`${name} must be on or off, got "${raw}"`);
   return ['on', 'true', '1'].includes(raw);
 }
 
@@ -36,7 +41,10 @@ export function localSettings(): LocalSettings {
     host: process.env.HOST || '127.0.0.1',
     port: port('PORT', 3000),
     wsPort: port('WS_PORT', 3001),
-    realtime: realtimeSwitch(),
+    realtime: onOff('REALTIME'),
+    sqsPort: port('SQS_PORT', 4576),
+    echoBot: onOff('ECHO_BOT'),
+    echoBotPort: port('ECHO_BOT_PORT', 3002),
     dynamodbPort: port('DYNAMODB_PORT', 8000),
     s3Port: port('S3_PORT', 4569),
     tableName: process.env.TABLE_NAME || 'chat-local',
@@ -46,6 +54,7 @@ export function localSettings(): LocalSettings {
 
 export const dynamoEndpoint = (s: LocalSettings): string => `http://127.0.0.1:${s.dynamodbPort}`;
 export const jwtSecretFile = (s: LocalSettings): string => resolve(s.dataDir, 'jwt-secret');
+export const sqsEndpoint = (s: LocalSettings): string => `http://localhost:${s.sqsPort}`;
 
 /** The environment the handlers read (lambdas/core/config.ts), pointed at the local emulators. */
 export function applyLocalEnv(s: LocalSettings): void {
@@ -55,6 +64,9 @@ export function applyLocalEnv(s: LocalSettings): void {
     DYNAMODB_ENDPOINT: dynamoEndpoint(s),
     S3_ENDPOINT: `http://localhost:${s.s3Port}`,
     JWT_SECRET_FILE: jwtSecretFile(s),
+    SQS_ENDPOINT: sqsEndpoint(s),
+    WEBHOOK_QUEUE_URL: `${sqsEndpoint(s)}/000000000000/webhooks`,
+    WEBHOOK_DLQ_URL: `${sqsEndpoint(s)}/000000000000/webhooks_dlq`,
     AWS_REGION: process.env.AWS_REGION || 'us-east-1',
     // The S3 emulator verifies signatures with its fixed key; DynamoDB Local accepts any.
     AWS_ACCESS_KEY_ID: 'S3RVER',

@@ -10,13 +10,17 @@ import { ensureTable } from './resources';
 import { startHttpGateway } from './http-gateway';
 import { startWsGateway } from './ws-gateway';
 import { startStreamPoller } from './stream-poller';
-import { PUBLISHER } from '../routes';
+import { startLocalQueues } from './sqs';
+import { PUBLISHER, WEBHOOK_DELIVERER, WEBHOOK_DISPATCHER } from '../routes';
+import { startEchoBot } from '../../examples/echo-bot';
 import { applyLocalEnv, jwtSecretFile, type LocalSettings } from './settings';
 
 export interface DemoBot {
   bot_id: string;
   client_key: string;
   secret_key: string;
+  /** Set when the echo bot answers the demo bot's webhooks. */
+  webhook_secret?: string;
 }
 
 export interface RunningStack {
@@ -48,16 +52,24 @@ function ensureJwtSecret(file: string): void {
   if (!existsSync(file)) writeFileSync(file, randomBytes(48).toString('hex'), { mode: 0o600 });
 }
 
-async function ensureDemoBot(dataDir: string): Promise<DemoBot> {
+/** The demo bot (made on first start); with the echo bot on, its webhook points at the echo bot. */
+async function ensureDemoBot(dataDir: string, webhookUrl: string | undefined): Promise<DemoBot> {
   // Imported after applyLocalEnv so the handlers' config sees the local endpoints.
-  const { createBot, readBot } = await import('../../lambdas/core/bots');
+  const { createBot, readBot, updateBot } = await import('../../lambdas/core/bots');
   const file = resolve(dataDir, 'demo-bot.json');
+  let demo: DemoBot | undefined;
+  let bot = undefined as Awaited<ReturnType<typeof readBot>>;
   if (existsSync(file)) {
-    const saved = JSON.parse(readFileSync(file, 'utf8')) as DemoBot;
-    if (await readBot(saved.bot_id)) return saved;
+    demo = JSON.parse(readFileSync(file, 'utf8')) as DemoBot;
+    bot = await readBot(demo.bot_id);
   }
-  const { bot, secretKey } = await createBot({ name: 'Demo bot' });
-  const demo: DemoBot = { bot_id: bot.id, client_key: bot.client_key, secret_key: secretKey };
+  if (!demo || !bot) {
+    const made = await createBot({ name: 'Demo bot' });
+    bot = made.bot;
+    demo = { bot_id: bot.id, client_key: bot.client_key, secret_key: made.secretKey };
+  }
+  if (webhookUrl && bot.webhook_url !== webhookUrl) bot = (await updateBot(bot.id, { webhook_url: webhookUrl })).bot;
+  demo = { ...demo, webhook_secret: webhookUrl ? bot.webhook_secret : undefined };
   writeFileSync(file, JSON.stringify(demo, null, 2) + '\n', { mode: 0o600 });
   return demo;
 }
@@ -67,6 +79,8 @@ export async function startLocalStack(s: LocalSettings, log: (line: string) => v
   await assertPortFree('0.0.0.0', s.dynamodbPort, 'DYNAMODB_PORT');
   await assertPortFree(s.host, s.s3Port, 'S3_PORT');
   if (s.realtime) await assertPortFree(s.host, s.wsPort, 'WS_PORT');
+  await assertPortFree(s.host, s.sqsPort, 'SQS_PORT');
+  if (s.echoBot) await assertPortFree(s.host, s.echoBotPort, 'ECHO_BOT_PORT');
   mkdirSync(s.dataDir, { recursive: true });
   applyLocalEnv(s);
   ensureJwtSecret(jwtSecretFile(s));
@@ -87,29 +101,51 @@ export async function startLocalStack(s: LocalSettings, log: (line: string) => v
     stops.push(s3.stop);
     log(`S3 emulator on ${s3.endpoint} (bucket ${s.bucketName})`);
 
-    const demoBot = await ensureDemoBot(s.dataDir);
+    const apiUrl = `http://localhost:${s.port}`;
+    const echoUrl = s.echoBot ? `http://localhost:${s.echoBotPort}/webhook` : undefined;
+    const demoBot = await ensureDemoBot(s.dataDir, echoUrl);
+    const deadLetterDir = resolve(s.dataDir, 'dead-letter');
+
+    const queues = await startLocalQueues({
+      host: s.host,
+      port: s.sqsPort,
+      root: s.root,
+      deadLetterDir,
+      consumers: { webhooks: WEBHOOK_DELIVERER, webhooks_dlq: undefined },
+      log,
+      visibilityTimeoutMs: process.env.LOCAL_SQS_VISIBILITY_MS ? Number(process.env.LOCAL_SQS_VISIBILITY_MS) : undefined,
+    });
+    stops.push(queues.stop);
+    log(`SQS API on ${queues.endpoint} (webhook queue; dead letters in ${deadLetterDir})`);
+
     let realtimeUrl: string | undefined;
     if (s.realtime) {
       const ws = await startWsGateway({ host: s.host, port: s.wsPort, root: s.root });
       stops.push(ws.close);
-      const poller = await startStreamPoller({
-        endpoint: dynamo.endpoint,
-        region: process.env.AWS_REGION as string,
-        tableName: s.tableName,
-        root: s.root,
-        consumers: [PUBLISHER],
-        deadLetterDir: resolve(s.dataDir, 'dead-letter'),
-        log,
-      });
-      stops.push(poller.stop);
       realtimeUrl = process.env.REALTIME_URL;
-      log(`WebSocket gateway on ${realtimeUrl} (@connections API at ${process.env.WS_MANAGEMENT_ENDPOINT}); stream publisher running`);
+      log(`WebSocket gateway on ${realtimeUrl} (@connections API at ${process.env.WS_MANAGEMENT_ENDPOINT})`);
     } else {
       log('realtime is off (REALTIME=off): no WebSocket gateway, no publisher');
     }
+    const poller = await startStreamPoller({
+      endpoint: dynamo.endpoint,
+      region: process.env.AWS_REGION as string,
+      tableName: s.tableName,
+      root: s.root,
+      consumers: s.realtime ? [PUBLISHER, WEBHOOK_DISPATCHER] : [WEBHOOK_DISPATCHER],
+      deadLetterDir,
+      log,
+    });
+    stops.push(poller.stop);
+
     const http = await startHttpGateway({ host: s.host, port: s.port, root: s.root });
     stops.push(() => new Promise((r) => http.close(() => r())));
-    return { apiUrl: `http://localhost:${s.port}`, realtimeUrl, demoBot, stop };
+    if (s.echoBot && demoBot.webhook_secret) {
+      const echo = await startEchoBot({ port: s.echoBotPort, host: s.host, apiUrl, secretKey: demoBot.secret_key, webhookSecret: demoBot.webhook_secret, log: (l) => log(`echo bot: ${l}`) });
+      stops.push(() => new Promise((r) => echo.close(() => r())));
+      log(`echo bot on ${echoUrl}: it answers the demo bot's chats`);
+    }
+    return { apiUrl, realtimeUrl, demoBot, stop };
   } catch (err) {
     await stop();
     throw err;

@@ -1,0 +1,98 @@
+// An example bot that uses only the public surface: it receives signed webhooks for user messages and
+// answers through the Bot API. `npm start` runs it for the demo bot; run it alone against any stack with
+//   API_URL=https://... BOT_SECRET_KEY=sk_... WEBHOOK_SECRET=whsec_... PORT=3002 npx tsx examples/echo-bot.ts
+// and set the bot's webhook to http(s)://<where this runs>/webhook.
+import { createServer, type Server } from 'node:http';
+import { createHmac, timingSafeEqual } from 'node:crypto';
+
+export interface EchoBotOptions {
+  port: number;
+  host?: string;
+  /** Base URL of the service, e.g. http://localhost:3000 */
+  apiUrl: string;
+  secretKey: string;
+  webhookSecret: string;
+  log?: (line: string) => void;
+}
+
+/** Refuse events older than this (replays); a receiver should also dedupe by X-Webhook-Id. */
+const TOLERANCE_SECONDS = 300;
+
+/** How a receiver verifies a webhook: HMAC-SHA256 of "<timestamp>.<raw body>", hex, compared in constant time. */
+export function verifyWebhook(secret: string, rawBody: string, timestamp: string | undefined, signature: string | undefined): boolean {
+  if (!timestamp || !signature || !/^\d+$/.test(timestamp)) return false;
+  if (Math.abs(Date.now() / 1000 - Number(timestamp)) > TOLERANCE_SECONDS) return false;
+  const expected = createHmac('sha256', secret).update(`${timestamp}.${rawBody}`).digest();
+  const given = Buffer.from(signature, 'hex');
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
+interface WebhookEvent {
+  event: string;
+  chat: { id: string };
+  message: { id: string; content: string; files: { type: string; name: string | null; size: number | null }[] | null };
+}
+
+/** The reply: an echo of the text, or a word about the file. */
+export function replyTo(message: WebhookEvent['message']): string {
+  const file = message.files?.[0];
+  if (file?.type === 'photo') return `Nice photo! I got ${file.name ?? 'it'}${file.size ? ` (${file.size} bytes)` : ''}.`;
+  if (file) return `Thanks for the ${file.type} ${file.name ?? ''}`.trimEnd() + '.';
+  return `You said: ${message.content}`;
+}
+
+export async function startEchoBot(o: EchoBotOptions): Promise<Server> {
+  const log = o.log ?? ((line: string) => console.log(`[echo-bot] ${line}`));
+  const seen = new Set<string>(); // webhooks are at least once: answer each message once
+  const answer = async (event: WebhookEvent) => {
+    const res = await fetch(`${o.apiUrl}/api/bot/chats/${event.chat.id}/messages`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${o.secretKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ content: replyTo(event.message), content_type: 'text' }),
+    });
+    if (res.status !== 201) log(`reply failed: ${res.status} ${await res.text()}`);
+  };
+  const server = createServer(async (req, res) => {
+    if (req.method !== 'POST' || req.url !== '/webhook') {
+      res.writeHead(404);
+      return res.end();
+    }
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const raw = Buffer.concat(chunks).toString('utf8');
+    const ok = verifyWebhook(o.webhookSecret, raw, req.headers['x-webhook-timestamp'] as string, req.headers['x-webhook-signature'] as string);
+    if (!ok) {
+      res.writeHead(401);
+      return res.end('bad signature');
+    }
+    // Acknowledge at once; reply afterwards (the service gives a webhook a few seconds at most).
+    res.writeHead(204);
+    res.end();
+    const event = JSON.parse(raw) as WebhookEvent;
+    const id = String(req.headers['x-webhook-id'] ?? event.message.id);
+    if (event.event !== 'message.created' || seen.has(id)) return;
+    seen.add(id);
+    if (seen.size > 10_000) seen.delete(seen.values().next().value as string);
+    answer(event).catch((err) => log(`reply failed: ${(err as Error).message}`));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(o.port, o.host ?? '127.0.0.1', () => resolve());
+  });
+  return server;
+}
+
+if (require.main === module) {
+  const need = (name: string) => {
+    const v = process.env[name];
+    if (!v) throw new Error(`set ${name}`);
+    return v;
+  };
+  startEchoBot({
+    port: Number(process.env.PORT ?? 3002),
+    host: process.env.HOST ?? '0.0.0.0',
+    apiUrl: need('API_URL'),
+    secretKey: need('BOT_SECRET_KEY'),
+    webhookSecret: need('WEBHOOK_SECRET'),
+  }).then(() => console.log(`[echo-bot] listening on :${process.env.PORT ?? 3002}/webhook`));
+}

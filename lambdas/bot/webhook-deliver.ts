@@ -1,0 +1,45 @@
+// Webhook queue (SQS) → one signed POST per job. A failure is queued again with a growing delay; after the
+// last retry the job goes to the dead-letter queue and is logged. Jobs run in parallel, so one bot's
+// failing receiver never delays another bot's events.
+import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { getBot } from '../core/bots';
+import { config, requireEnv } from '../core/config';
+import { sendToQueue } from '../core/queue';
+import { buildWebhookEvent, deliver, type WebhookJob } from '../core/webhooks';
+
+function log(level: 'info' | 'error', message: string, job: WebhookJob, extra: Record<string, unknown> = {}): void {
+  const line = JSON.stringify({ level, message, bot_id: job.bot_id, message_id: job.message.id, attempt: job.attempt, ...extra });
+  if (level === 'error') console.error(line);
+  else console.log(line);
+}
+
+async function handle(job: WebhookJob): Promise<void> {
+  const bot = await getBot(job.bot_id);
+  if (!bot?.webhook_url || !bot.webhook_secret) return; // the webhook was removed meanwhile
+  const result = await deliver(bot.webhook_url, bot.webhook_secret, job.message.id, await buildWebhookEvent(job));
+  if (result.ok) return;
+  const delays = config().webhookRetryDelays;
+  if (job.attempt < delays.length) {
+    log('info', 'webhook failed; retrying later', job, { reason: result.reason, retry_in_s: delays[job.attempt] });
+    await sendToQueue(config().webhookQueueUrl ?? requireEnv('WEBHOOK_QUEUE_URL'), { ...job, attempt: job.attempt + 1 }, delays[job.attempt]);
+    return;
+  }
+  log('error', 'webhook failed after every retry; sent to the dead-letter queue', job, { reason: result.reason });
+  await sendToQueue(config().webhookDlqUrl ?? requireEnv('WEBHOOK_DLQ_URL'), { ...job, reason: result.reason, url: bot.webhook_url });
+}
+
+export async function handler(event: SQSEvent): Promise<SQSBatchResponse> {
+  const results = await Promise.allSettled(
+    event.Records.map((r) =>
+      handle(JSON.parse(r.body) as WebhookJob).catch((err) => {
+        console.error(JSON.stringify({ level: 'error', message: 'webhook job failed; SQS will redeliver it', sqs_message_id: r.messageId, error: String(err) }));
+        throw err;
+      }),
+    ),
+  );
+  // Only our own failures (a read or a queue write) come back for SQS to redeliver; receiver failures are
+  // already handled above.
+  return {
+    batchItemFailures: event.Records.filter((_, i) => results[i].status === 'rejected').map((r) => ({ itemIdentifier: r.messageId })),
+  };
+}

@@ -1,0 +1,79 @@
+// Webhooks: the event a bot receives for each user message, its signature, and one delivery attempt.
+import { createHmac } from 'node:crypto';
+import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo, tableName } from './aws';
+import { config } from './config';
+import { keys } from './keys';
+import { toChat } from './chats';
+import { toMessage, type MessageItem } from './messages';
+
+/** What the dispatcher queues: enough to build the event later, without reading anything now. */
+export interface WebhookJob {
+  bot_id: string;
+  message: MessageItem;
+  /** 0 for the first delivery, then 1, 2, ... for the retries. */
+  attempt: number;
+}
+
+export interface WebhookEvent {
+  event: 'message.created';
+  bot_id: string;
+  chat: ReturnType<typeof toChat>;
+  user: { id: string; external_id: string | null; first_name: string; last_name: string };
+  message: Awaited<ReturnType<typeof toMessage>>;
+}
+
+/** Hex HMAC-SHA256 of `<timestamp>.<body>` with the bot's webhook secret (README: how to verify). */
+export const signWebhook = (secret: string, timestamp: string, body: string): string =>
+  createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex');
+
+/** The event for a message: the chat and user come from one BatchGet; file URLs are presigned now. */
+export async function buildWebhookEvent(job: WebhookJob): Promise<WebhookEvent> {
+  const m = job.message;
+  const table = tableName();
+  const wanted = [keys.chat(m.user_id, m.chat_id), ...(m.external_id ? [keys.user(m.bot_id, m.external_id)] : [])];
+  const out = await dynamo().send(new BatchGetCommand({ RequestItems: { [table]: { Keys: wanted } } }));
+  const items = out.Responses?.[table] ?? [];
+  const chat = items.find((i) => i.entity === 'chat');
+  const user = items.find((i) => i.entity === 'user');
+  return {
+    event: 'message.created',
+    bot_id: job.bot_id,
+    chat: chat ? toChat(chat) : toChat({ id: m.chat_id, name: '', created_at: m.created_at, updated_at: m.created_at }),
+    user: {
+      id: m.user_id,
+      external_id: m.external_id ?? null,
+      first_name: (user?.first_name as string) ?? '',
+      last_name: (user?.last_name as string) ?? '',
+    },
+    message: await toMessage(m),
+  };
+}
+
+export type DeliveryResult = { ok: true; status: number } | { ok: false; reason: string };
+
+/** One POST with a short timeout; only a 2xx counts as delivered. */
+export async function deliver(url: string, secret: string, eventId: string, event: WebhookEvent): Promise<DeliveryResult> {
+  const body = JSON.stringify(event);
+  const timestamp = String(Math.floor(Date.now() / 1000));
+  try {
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'user-agent': 'nexus-webhooks/1',
+        'x-webhook-id': eventId,
+        'x-webhook-timestamp': timestamp,
+        'x-webhook-signature': signWebhook(secret, timestamp, body),
+      },
+      body,
+      redirect: 'manual',
+      signal: AbortSignal.timeout(config().webhookTimeoutMs),
+    });
+    await res.arrayBuffer().catch(() => undefined); // drain, so the connection can be reused
+    return res.ok ? { ok: true, status: res.status } : { ok: false, reason: `HTTP ${res.status}` };
+  } catch (err) {
+    const e = err as Error & { cause?: { code?: string } };
+    return { ok: false, reason: e.name === 'TimeoutError' ? `timed out after ${config().webhookTimeoutMs} ms` : (e.cause?.code ?? e.message) };
+  }
+}

@@ -1,0 +1,168 @@
+// A local stand-in for the two SQS queues: the SQS JSON API's SendMessage and SendMessageBatch (what our
+// code calls, through @aws-sdk/client-sqs with an endpoint override), delays, and an SQS event source that
+// feeds the consumer like Lambda does (batches, batchItemFailures, visibility timeout, maxReceiveCount →
+// the dead-letter queue). The dead-letter queue is a file: DATA_DIR/dead-letter/<queue>.jsonl.
+import { createServer, type Server } from 'node:http';
+import { createHash, randomUUID } from 'node:crypto';
+import { appendFileSync, mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { WEBHOOK_QUEUE, type FunctionDef } from '../routes';
+
+type SqsHandler = (event: SQSEvent) => Promise<SQSBatchResponse | void>;
+
+interface Message {
+  id: string;
+  body: string;
+  visibleAt: number;
+  receiveCount: number;
+  sentAt: number;
+}
+
+export interface LocalQueues {
+  endpoint: string;
+  queueUrl(name: string): string;
+  stop(): Promise<void>;
+}
+
+export interface LocalQueuesOptions {
+  host: string;
+  port: number;
+  root: string;
+  deadLetterDir: string;
+  /** queue name → its consumer; queues without one are dead-letter queues (written to a file). */
+  consumers: Record<string, FunctionDef | undefined>;
+  log: (line: string) => void;
+  /** Redelivery delay after a consumer failure; SQS's visibility timeout (shortened by tests). */
+  visibilityTimeoutMs?: number;
+}
+
+const md5 = (s: string) => createHash('md5').update(s).digest('hex');
+
+export async function startLocalQueues(o: LocalQueuesOptions): Promise<LocalQueues> {
+  const endpoint = `http://localhost:${o.port}`;
+  const queueUrl = (name: string) => `${endpoint}/000000000000/${name}`;
+  const queues = new Map<string, Message[]>(Object.keys(o.consumers).map((n) => [n, []]));
+  const visibilityMs = o.visibilityTimeoutMs ?? WEBHOOK_QUEUE.visibilityTimeoutSeconds * 1000;
+  let stopped = false;
+
+  const deadLetter = (queue: string, body: string, why: string) => {
+    mkdirSync(o.deadLetterDir, { recursive: true });
+    const file = join(o.deadLetterDir, `${queue}.jsonl`);
+    appendFileSync(file, JSON.stringify({ at: new Date().toISOString(), queue, why, body: JSON.parse(body) }) + '\n');
+    o.log(`${queue}: dead-lettered (${why}) → ${file}`);
+  };
+
+  const enqueue = (name: string, body: string, delaySeconds: number): string => {
+    const id = randomUUID();
+    const list = queues.get(name);
+    if (!list) throw Object.assign(new Error(`no queue ${name}`), { code: 'QueueDoesNotExist' });
+    if (!o.consumers[name]) deadLetter(name, body, 'sent to the dead-letter queue');
+    else list.push({ id, body, visibleAt: Date.now() + delaySeconds * 1000, receiveCount: 0, sentAt: Date.now() });
+    return id;
+  };
+
+  const server: Server = createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const reply = (status: number, body: unknown, type?: string) => {
+      res.writeHead(status, { 'content-type': 'application/x-amz-json-1.0', ...(type && { 'x-amzn-query-error': `${type};Sender` }) });
+      res.end(JSON.stringify(body));
+    };
+    try {
+      const target = String(req.headers['x-amz-target'] ?? '');
+      const input = JSON.parse(Buffer.concat(chunks).toString() || '{}');
+      const name = String(input.QueueUrl ?? '').split('/').pop() as string;
+      if (!queues.has(name)) return reply(400, { __type: 'com.amazonaws.sqs#QueueDoesNotExist', message: 'The specified queue does not exist.' }, 'AWS.SimpleQueueService.NonExistentQueue');
+      if (target === 'AmazonSQS.SendMessage') {
+        const id = enqueue(name, input.MessageBody, input.DelaySeconds ?? 0);
+        return reply(200, { MessageId: id, MD5OfMessageBody: md5(input.MessageBody) });
+      }
+      if (target === 'AmazonSQS.SendMessageBatch') {
+        const Successful = (input.Entries as { Id: string; MessageBody: string; DelaySeconds?: number }[]).map((e) => ({
+          Id: e.Id,
+          MessageId: enqueue(name, e.MessageBody, e.DelaySeconds ?? 0),
+          MD5OfMessageBody: md5(e.MessageBody),
+        }));
+        return reply(200, { Successful, Failed: [] });
+      }
+      reply(400, { __type: 'com.amazonaws.sqs#UnsupportedOperation', message: `${target} is not served locally` });
+    } catch (err) {
+      reply(500, { __type: 'InternalError', message: String(err) });
+    }
+  });
+  await new Promise<void>((r, reject) => {
+    server.once('error', reject);
+    server.listen(o.port, o.host, () => r());
+  });
+
+  // The event source: poll visible messages, invoke the consumer with up to batchSize of them, at most a few
+  // batches at once (Lambda scales out the same way), honouring batchItemFailures.
+  const workers: Promise<void>[] = [];
+  for (const [name, def] of Object.entries(o.consumers)) {
+    if (!def) continue;
+    const handler = import(resolve(o.root, def.entry)).then((m) => (m.handler ?? m.default?.handler) as SqsHandler);
+    let inFlight = 0;
+    const run = async (batch: Message[]) => {
+      inFlight++;
+      const records: SQSRecord[] = batch.map((m) => ({
+        messageId: m.id,
+        receiptHandle: m.id,
+        body: m.body,
+        attributes: {
+          ApproximateReceiveCount: String(m.receiveCount),
+          SentTimestamp: String(m.sentAt),
+          SenderId: 'local',
+          ApproximateFirstReceiveTimestamp: String(Date.now()),
+        },
+        messageAttributes: {},
+        md5OfBody: md5(m.body),
+        eventSource: 'aws:sqs',
+        eventSourceARN: `arn:aws:sqs:local:000000000000:${name}`,
+        awsRegion: 'local',
+      }));
+      let failed: Set<string>;
+      try {
+        const res = await (await handler)({ Records: records });
+        failed = new Set((res?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
+      } catch (err) {
+        o.log(`${def.id}: handler threw (${(err as Error).message}); the batch will be redelivered`);
+        failed = new Set(batch.map((m) => m.id));
+      }
+      const list = queues.get(name) as Message[];
+      for (const m of batch) {
+        if (!failed.has(m.id)) continue;
+        if (m.receiveCount >= WEBHOOK_QUEUE.maxReceiveCount) deadLetter(`${name}_dlq`, m.body, `failed ${m.receiveCount} receives`);
+        else list.push({ ...m, visibleAt: Date.now() + visibilityMs });
+      }
+      inFlight--;
+    };
+    workers.push(
+      (async () => {
+        while (!stopped) {
+          const list = queues.get(name) as Message[];
+          const now = Date.now();
+          const ready = list.filter((m) => m.visibleAt <= now);
+          if (ready.length && inFlight < 4) {
+            const batch = ready.slice(0, WEBHOOK_QUEUE.batchSize);
+            queues.set(name, list.filter((m) => !batch.includes(m)));
+            for (const m of batch) m.receiveCount++;
+            void run(batch);
+            continue;
+          }
+          await new Promise((r) => setTimeout(r, 10));
+        }
+      })(),
+    );
+  }
+
+  return {
+    endpoint,
+    queueUrl,
+    stop: async () => {
+      stopped = true;
+      await Promise.all(workers);
+      await new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+}
