@@ -28,7 +28,12 @@ test('start, use, refuse a second start on the same ports, stop on SIGTERM, rest
     const env = await stackEnv(dir);
     const first = await startLocalProcess(env);
     const demo = JSON.parse(readFileSync(join(dir, 'demo-bot.json'), 'utf8'));
-    expect(demo).toEqual({ bot_id: expect.any(String), client_key: expect.stringMatching(/^cli_/), secret_key: expect.stringMatching(/^sk_/) });
+    expect(demo).toEqual({
+      bot_id: expect.any(String),
+      client_key: expect.stringMatching(/^cli_/),
+      secret_key: expect.stringMatching(/^sk_/),
+      webhook_secret: expect.stringMatching(/^whsec_/), // the echo bot answers the demo bot
+    });
     expect(first.output()).toContain(demo.client_key);
     expect(first.output()).toContain(`http://localhost:${env.PORT}`);
 

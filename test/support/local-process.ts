@@ -19,6 +19,8 @@ export async function stackEnv(dataDir: string, extra: Record<string, string> = 
     DATA_DIR: dataDir,
     PORT: String(await freePort()),
     WS_PORT: String(await freePort()),
+    SQS_PORT: String(await freePort()),
+    ECHO_BOT_PORT: String(await freePort()),
     DYNAMODB_PORT: String(await freePort()),
     S3_PORT: String(await freePort()),
     ...extra,
