@@ -1,5 +1,6 @@
 // The CDK stack: one table, one files bucket, the JWT secret, the HTTP API (one Lambda per route), and
-// the realtime part (WebSocket API, stream publisher with its dead-letter queue) unless switched off.
+// webhooks (stream dispatcher → SQS → deliverer), and the realtime part (WebSocket API, stream publisher)
+// unless switched off.
 import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
@@ -10,11 +11,23 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
-import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { CorsHttpMethod, HttpApi, HttpMethod, WebSocketApi, WebSocketStage } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration, WebSocketLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import { join } from 'node:path';
-import { CORS, PUBLISHER, ROUTES, STREAM_DELIVERY, WS_ROUTES, type FunctionDef } from './routes';
+import {
+  CORS,
+  PUBLISHER,
+  ROUTES,
+  STREAM_DELIVERY,
+  WEBHOOK_DELIVERER,
+  WEBHOOK_DISPATCHER,
+  WEBHOOK_QUEUE,
+  WS_ROUTES,
+  type FunctionDef,
+  type QueueName,
+  type StreamConsumerDef,
+} from './routes';
 import { TABLE_SCHEMA } from './table-schema';
 import { BUNDLING } from './bundling';
 
@@ -36,6 +49,8 @@ export class ChatStack extends Stack {
   readonly wsApi?: WebSocketApi;
   readonly wsStage?: WebSocketStage;
   readonly publisherDlq?: sqs.Queue;
+  readonly queues: Record<QueueName, sqs.Queue>;
+  readonly webhookDispatcherDlq: sqs.Queue;
   private readonly jwtSecret: secretsmanager.Secret;
   private readonly baseEnv: Record<string, string>;
 
@@ -92,6 +107,23 @@ export class ChatStack extends Stack {
       NODE_OPTIONS: '--enable-source-maps',
     };
 
+    // Webhooks: the stream dispatcher queues jobs; the deliverer (SQS consumer) POSTs them.
+    const queueProps = { enforceSSL: true, encryption: sqs.QueueEncryption.SQS_MANAGED };
+    const webhookDlq = new sqs.Queue(this, 'WebhookDlq', { ...queueProps, retentionPeriod: Duration.days(14) });
+    this.queues = {
+      webhooks_dlq: webhookDlq,
+      webhooks: new sqs.Queue(this, 'WebhookQueue', {
+        ...queueProps,
+        visibilityTimeout: Duration.seconds(WEBHOOK_QUEUE.visibilityTimeoutSeconds),
+        deadLetterQueue: { queue: webhookDlq, maxReceiveCount: WEBHOOK_QUEUE.maxReceiveCount },
+      }),
+    };
+    this.webhookDispatcherDlq = new sqs.Queue(this, 'WebhookDispatcherDlq', { ...queueProps, retentionPeriod: Duration.days(14) });
+    this.streamConsumer(WEBHOOK_DISPATCHER, this.webhookDispatcherDlq);
+    this.makeFunction(WEBHOOK_DELIVERER).addEventSource(
+      new SqsEventSource(this.queues.webhooks, { batchSize: WEBHOOK_QUEUE.batchSize, reportBatchItemFailures: true }),
+    );
+
     if (props.realtime ?? true) {
       // Realtime first: session creation hands out its URL.
       this.wsApi = new WebSocketApi(this, 'RealtimeApi', { description: 'Realtime (Centrifuge client protocol)' });
@@ -103,24 +135,8 @@ export class ChatStack extends Stack {
           returnResponse: route.returnResponse,
         });
       }
-      const publisher = this.makeFunction(PUBLISHER);
-      this.publisherDlq = new sqs.Queue(this, 'PublisherDlq', {
-        retentionPeriod: Duration.days(14),
-        enforceSSL: true,
-        encryption: sqs.QueueEncryption.SQS_MANAGED,
-      });
-      publisher.addEventSource(
-        new DynamoEventSource(this.table, {
-          startingPosition: lambda.StartingPosition.LATEST,
-          batchSize: STREAM_DELIVERY.batchSize,
-          bisectBatchOnError: true,
-          retryAttempts: STREAM_DELIVERY.retryAttempts,
-          maxRecordAge: Duration.seconds(STREAM_DELIVERY.maxRecordAgeSeconds),
-          reportBatchItemFailures: true,
-          onFailure: new SqsDlq(this.publisherDlq),
-          filters: PUBLISHER.filters.map((f) => lambda.FilterCriteria.filter(f)),
-        }),
-      );
+      this.publisherDlq = new sqs.Queue(this, 'PublisherDlq', { ...queueProps, retentionPeriod: Duration.days(14) });
+      this.streamConsumer(PUBLISHER, this.publisherDlq);
       new CfnOutput(this, 'RealtimeUrl', { value: this.wsStage.url, description: 'WebSocket URL (also in every session response)' });
     }
 
@@ -138,6 +154,24 @@ export class ChatStack extends Stack {
     new CfnOutput(this, 'BucketName', { value: this.bucket.bucketName });
   }
 
+  /** A function fed by the table's stream: filtered, per-record failures, bounded retries, a dead-letter queue. */
+  private streamConsumer(def: StreamConsumerDef, dlq: sqs.Queue): NodejsFunction {
+    const fn = this.makeFunction(def);
+    fn.addEventSource(
+      new DynamoEventSource(this.table, {
+        startingPosition: lambda.StartingPosition.LATEST,
+        batchSize: STREAM_DELIVERY.batchSize,
+        bisectBatchOnError: true,
+        retryAttempts: STREAM_DELIVERY.retryAttempts,
+        maxRecordAge: Duration.seconds(STREAM_DELIVERY.maxRecordAgeSeconds),
+        reportBatchItemFailures: true,
+        onFailure: new SqsDlq(dlq),
+        filters: def.filters.map((f) => lambda.FilterCriteria.filter(f)),
+      }),
+    );
+    return fn;
+  }
+
   /** One function per definition, granted exactly what the definition lists and nothing else. */
   private makeFunction(def: FunctionDef): NodejsFunction {
     const name = def.id.replace(/(^|_)(\w)/g, (_m, _s, c: string) => c.toUpperCase());
@@ -145,6 +179,8 @@ export class ChatStack extends Stack {
     if (def.jwt) environment.JWT_SECRET_ARN = this.jwtSecret.secretArn;
     if (def.realtimeUrl && this.wsStage) environment.REALTIME_URL = this.wsStage.url;
     if (def.manageConnections && this.wsStage) environment.WS_MANAGEMENT_ENDPOINT = this.wsStage.callbackUrl;
+    if (def.queues?.includes('webhooks')) environment.WEBHOOK_QUEUE_URL = this.queues.webhooks.queueUrl;
+    if (def.queues?.includes('webhooks_dlq')) environment.WEBHOOK_DLQ_URL = this.queues.webhooks_dlq.queueUrl;
     const fn = new NodejsFunction(this, `${name}Fn`, {
       entry: join(ROOT, def.entry),
       handler: 'handler',
@@ -172,6 +208,7 @@ export class ChatStack extends Stack {
     }
     if (def.jwt) this.jwtSecret.grantRead(fn);
     if (def.manageConnections && this.wsStage) this.wsStage.grantManagementApiAccess(fn);
+    for (const q of def.queues ?? []) this.queues[q].grantSendMessages(fn);
     this.functions[def.id] = fn;
     return fn;
   }

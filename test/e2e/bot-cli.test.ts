@@ -56,6 +56,25 @@ test('update switches settings; list shows the bot; the secret is never shown ag
   expect(JSON.stringify(list)).not.toContain('secret_hash');
 });
 
+test('webhook URL and secret rotation from the CLI: new secrets printed once, old ones refused', async () => {
+  const created = JSON.parse(bot(['create', '--name', 'hooks', '--json']).out);
+  const hooked = JSON.parse(bot(['update', created.bot_id, '--webhook-url', 'https://hooks.example/in', '--json']).out);
+  expect(hooked).toMatchObject({ webhook_url: 'https://hooks.example/in', webhook_secret: expect.stringMatching(/^whsec_[0-9a-f]{48}$/) });
+  const again = JSON.parse(bot(['rotate-webhook-secret', created.bot_id, '--json']).out);
+  expect(again.webhook_secret).toMatch(/^whsec_/);
+  expect(again.webhook_secret).not.toBe(hooked.webhook_secret);
+  const rotated = JSON.parse(bot(['rotate-secret', created.bot_id, '--json']).out);
+  expect(rotated.secret_key).toMatch(/^sk_[0-9a-f]{80}$/);
+  expect(rotated.webhook_secret).toBeUndefined();
+  const auth = (key: string) => ({ headers: { authorization: `Bearer ${key}` } });
+  expect((await call('GET', '/api/bot/chats', auth(created.secret_key))).status).toBe(401);
+  expect((await call('GET', '/api/bot/chats', auth(rotated.secret_key))).status).toBe(200);
+  const cleared = JSON.parse(bot(['update', created.bot_id, '--clear-webhook', '--json']).out);
+  expect(cleared.webhook_url).toBeNull();
+  expect(bot(['rotate-webhook-secret', created.bot_id]).code).toBe(1); // nothing to sign for
+  expect(bot(['update', created.bot_id, '--webhook-url', 'ftp://x']).code).toBe(2);
+});
+
 test('bad arguments exit 2 with the reason and usage; unknown bot exits 1', () => {
   for (const args of [['create'], ['create', '--name', 'x', '--allowed-origin', 'https://a.example/'], ['create', '--name', 'x', '--multiple-chats', 'yes'], ['update'], ['frobnicate'], ['create', '--name', 'x', '--primary-color', 'red']]) {
     const r = bot(args);

@@ -2,7 +2,7 @@
 import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { ChatStack } from '../../lib/stack';
-import { PUBLISHER, ROUTES, STREAM_DELIVERY, WS_ROUTES, type FunctionDef } from '../../lib/routes';
+import { PUBLISHER, ROUTES, STREAM_DELIVERY, WEBHOOK_DELIVERER, WEBHOOK_DISPATCHER, WEBHOOK_QUEUE, WS_ROUTES, type FunctionDef } from '../../lib/routes';
 
 // Bundling is skipped here (fast); test/infra/bundle.test.ts bundles every function for real once.
 const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
@@ -13,6 +13,7 @@ const resources = template.toJSON().Resources as Record<string, any>;
 const logicalId = (construct: { node: { defaultChild?: unknown } }) =>
   stack.getLogicalId((construct.node.defaultChild ?? construct) as never);
 
+/** What an event source mapping itself needs, granted to the function's role by CDK. */
 const STREAM_CONSUMER_ACTIONS = [
   'dynamodb:DescribeStream',
   'dynamodb:GetRecords',
@@ -22,6 +23,8 @@ const STREAM_CONSUMER_ACTIONS = [
   'sqs:GetQueueUrl',
   'sqs:SendMessage',
 ];
+const SQS_CONSUMER_ACTIONS = ['sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:ReceiveMessage'];
+const SEND_ACTIONS = ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'];
 
 /** Every action granted to a function's role, across its policies. */
 function actionsOf(fnLogicalId: string): { actions: string[]; statements: any[] } {
@@ -107,16 +110,20 @@ test('each route has its own function: Node 22 on arm64, with the table, bucket 
 
 test('grants are narrow: each function gets exactly the actions its definition lists', () => {
   const secretActions = ['secretsmanager:DescribeSecret', 'secretsmanager:GetSecretValue'];
-  const defs: FunctionDef[] = [...ROUTES, ...WS_ROUTES, PUBLISHER];
+  const defs: FunctionDef[] = [...ROUTES, ...WS_ROUTES, PUBLISHER, WEBHOOK_DISPATCHER, WEBHOOK_DELIVERER];
   for (const def of defs) {
     const { actions, statements } = actionsOf(logicalId(stack.functions[def.id]));
     const expected = [
-      ...def.dynamodb.map((a) => `dynamodb:${a}`),
-      ...(def.s3 ?? []),
-      ...(def.jwt ? secretActions : []),
-      ...(def.manageConnections ? ['execute-api:ManageConnections'] : []),
-      // The event source mapping reads the stream and sends failures to the DLQ with the function's role.
-      ...(def === PUBLISHER ? STREAM_CONSUMER_ACTIONS : []),
+      ...new Set([
+        ...def.dynamodb.map((a) => `dynamodb:${a}`),
+        ...(def.s3 ?? []),
+        ...(def.jwt ? secretActions : []),
+        ...(def.manageConnections ? ['execute-api:ManageConnections'] : []),
+        ...(def.queues?.length ? SEND_ACTIONS : []),
+        // Event source mappings read the stream (and send failures to the DLQ) or the queue with the function's role.
+        ...('filters' in def ? STREAM_CONSUMER_ACTIONS : []),
+        ...(def === WEBHOOK_DELIVERER ? SQS_CONSUMER_ACTIONS : []),
+      ]),
     ].sort();
     expect({ fn: def.id, actions }).toEqual({ fn: def.id, actions: expected });
     // No wildcard resources, except dynamodb:ListStreams, which IAM cannot scope to a resource.
@@ -177,11 +184,41 @@ describe('realtime', () => {
     const offApp = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
     const off = Template.fromStack(new ChatStack(offApp, 'Off', { realtime: false }));
     off.resourceCountIs('AWS::ApiGatewayV2::Api', 1);
-    off.resourceCountIs('AWS::Lambda::EventSourceMapping', 0);
-    off.resourceCountIs('AWS::SQS::Queue', 0);
-    off.resourceCountIs('AWS::Lambda::Function', ROUTES.length);
+    // Only the webhook pipeline stays: its stream dispatcher and its SQS deliverer.
+    off.resourceCountIs('AWS::Lambda::EventSourceMapping', 2);
+    off.resourceCountIs('AWS::SQS::Queue', 3);
+    off.resourceCountIs('AWS::Lambda::Function', ROUTES.length + 2);
     off.resourceCountIs('AWS::ApiGatewayV2::Route', ROUTES.length);
     expect(JSON.stringify(off.toJSON())).not.toContain('REALTIME_URL');
     expect(Object.keys(off.toJSON().Outputs)).not.toContain('RealtimeUrl');
+  });
+});
+
+describe('webhooks', () => {
+  test('dispatcher: the stream, filtered to incoming messages, same failure handling as the publisher', () => {
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      FunctionName: { Ref: logicalId(stack.functions.webhook_dispatcher) },
+      EventSourceArn: { 'Fn::GetAtt': [logicalId(stack.table), 'StreamArn'] },
+      BisectBatchOnFunctionError: true,
+      MaximumRetryAttempts: STREAM_DELIVERY.retryAttempts,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [logicalId(stack.webhookDispatcherDlq), 'Arn'] } } },
+      FilterCriteria: { Filters: WEBHOOK_DISPATCHER.filters.map((f) => ({ Pattern: JSON.stringify(f) })) },
+    });
+  });
+
+  test('deliverer: fed by the webhook queue with per-message failures; the queue dead-letters after 5 receives', () => {
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      FunctionName: { Ref: logicalId(stack.functions.webhook_deliverer) },
+      EventSourceArn: { 'Fn::GetAtt': [logicalId(stack.queues.webhooks), 'Arn'] },
+      BatchSize: WEBHOOK_QUEUE.batchSize,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+    });
+    template.hasResourceProperties('AWS::SQS::Queue', {
+      VisibilityTimeout: WEBHOOK_QUEUE.visibilityTimeoutSeconds,
+      RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [logicalId(stack.queues.webhooks_dlq), 'Arn'] }, maxReceiveCount: WEBHOOK_QUEUE.maxReceiveCount },
+    });
+    const env = resources[logicalId(stack.functions.webhook_deliverer)].Properties.Environment.Variables;
+    expect(Object.keys(env)).toEqual(expect.arrayContaining(['WEBHOOK_QUEUE_URL', 'WEBHOOK_DLQ_URL']));
   });
 });

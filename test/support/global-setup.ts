@@ -7,8 +7,9 @@ import { applyLocalEnv, localSettings } from '../../lib/local/settings';
 
 export default async function globalSetup(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'chat-test-'));
-  // Bot cache off: tests switch bots off and expect the next request to see it.
-  const env = await stackEnv(dataDir, { BOT_CACHE_TTL_MS: '0' });
+  // Bot cache off: tests switch bots off and expect the next request to see it. Webhook retries are short
+  // (two retries, a second apart) so the retry and dead-letter paths run in seconds.
+  const env = await stackEnv(dataDir, { BOT_CACHE_TTL_MS: '0', WEBHOOK_RETRY_DELAYS: '1,1', WEBHOOK_TIMEOUT_MS: '1500' });
   // Its output goes to test-output/local-stack.log for anyone debugging a failure.
   const stack = await startLocalProcess(env, join(ROOT, 'test-output', 'local-stack.log'));
   Object.assign(process.env, env, { TEST_API_URL: stack.apiUrl });
