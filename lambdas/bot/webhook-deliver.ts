@@ -6,12 +6,9 @@ import { getBot } from '../core/bots';
 import { config, requireEnv } from '../core/config';
 import { sendToQueue } from '../core/queue';
 import { buildWebhookEvent, deliver, type WebhookJob } from '../core/webhooks';
+import { errorFields, log } from '../core/log';
 
-function log(level: 'info' | 'error', message: string, job: WebhookJob, extra: Record<string, unknown> = {}): void {
-  const line = JSON.stringify({ level, message, bot_id: job.bot_id, message_id: job.message.id, attempt: job.attempt, ...extra });
-  if (level === 'error') console.error(line);
-  else console.log(line);
-}
+const jobFields = (job: WebhookJob) => ({ bot_id: job.bot_id, message_id: job.message.id, attempt: job.attempt });
 
 async function handle(job: WebhookJob): Promise<void> {
   const bot = await getBot(job.bot_id);
@@ -20,11 +17,11 @@ async function handle(job: WebhookJob): Promise<void> {
   if (result.ok) return;
   const delays = config().webhookRetryDelays;
   if (job.attempt < delays.length) {
-    log('info', 'webhook failed; retrying later', job, { reason: result.reason, retry_in_s: delays[job.attempt] });
+    log('info', 'webhook failed; retrying later', { ...jobFields(job), reason: result.reason, retry_in_s: delays[job.attempt] });
     await sendToQueue(config().webhookQueueUrl ?? requireEnv('WEBHOOK_QUEUE_URL'), { ...job, attempt: job.attempt + 1 }, delays[job.attempt]);
     return;
   }
-  log('error', 'webhook failed after every retry; sent to the dead-letter queue', job, { reason: result.reason });
+  log('error', 'webhook failed after every retry; sent to the dead-letter queue', { ...jobFields(job), reason: result.reason });
   await sendToQueue(config().webhookDlqUrl ?? requireEnv('WEBHOOK_DLQ_URL'), { ...job, reason: result.reason, url: bot.webhook_url });
 }
 
@@ -32,7 +29,7 @@ export async function handler(event: SQSEvent): Promise<SQSBatchResponse> {
   const results = await Promise.allSettled(
     event.Records.map((r) =>
       handle(JSON.parse(r.body) as WebhookJob).catch((err) => {
-        console.error(JSON.stringify({ level: 'error', message: 'webhook job failed; SQS will redeliver it', sqs_message_id: r.messageId, error: String(err) }));
+        log('error', 'webhook job failed; SQS will redeliver it', { sqs_message_id: r.messageId, error: errorFields(err) });
         throw err;
       }),
     ),

@@ -8,6 +8,7 @@ import { config, requireEnv } from '../core/config';
 import { sendBatchToQueue } from '../core/queue';
 import type { MessageItem } from '../core/messages';
 import type { WebhookJob } from '../core/webhooks';
+import { errorFields, log } from '../core/log';
 
 export async function handler(event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> {
   const jobs: WebhookJob[] = [];
@@ -24,7 +25,7 @@ export async function handler(event: DynamoDBStreamEvent): Promise<DynamoDBBatch
     await sendBatchToQueue(config().webhookQueueUrl ?? requireEnv('WEBHOOK_QUEUE_URL'), jobs);
     return { batchItemFailures: [] };
   } catch (err) {
-    console.error(JSON.stringify({ level: 'error', message: 'could not queue webhooks; the batch will be retried', error: String(err) }));
+    log('error', 'could not queue webhooks; the batch will be retried', { error: errorFields(err) });
     // Queueing is all or nothing here: retry from the first record (receivers dedupe by X-Webhook-Id).
     return { batchItemFailures: [{ itemIdentifier: event.Records[0].dynamodb?.SequenceNumber ?? '' }] };
   }

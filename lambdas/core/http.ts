@@ -1,6 +1,7 @@
 // HTTP glue for every API Gateway (payload v2) handler: request parsing, the ONE error mapper, JSON replies, logs.
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { BadRequestError, HttpError } from './errors';
+import { errorFields, log } from './log';
 
 export interface HttpRequest {
   event: APIGatewayProxyEventV2;
@@ -30,23 +31,9 @@ export function jsonReply(status: number, body: unknown): APIGatewayProxyStructu
 /** The ONE error mapper: HttpError → its status and message; anything else → 500 logged with its cause. */
 export function errorReply(err: unknown, event: APIGatewayProxyEventV2): APIGatewayProxyStructuredResultV2 {
   if (err instanceof HttpError) return jsonReply(err.statusCode, { error: err.message });
-  log('error', 'unhandled error', event, {
-    error: err instanceof Error ? { name: err.name, message: err.message, stack: err.stack } : String(err),
-  });
+  // Ids and the error only: never headers or bodies, so tokens and secrets cannot leak into logs.
+  log('error', 'unhandled error', { request_id: event.requestContext?.requestId, route: event.routeKey, error: errorFields(err) });
   return jsonReply(500, { error: 'Internal server error' });
-}
-
-/** One JSON line; never includes headers or bodies, so tokens and secrets cannot leak into logs. */
-export function log(level: 'info' | 'error', message: string, event: APIGatewayProxyEventV2, extra = {}): void {
-  const line = JSON.stringify({
-    level,
-    message,
-    request_id: event.requestContext?.requestId,
-    route: event.routeKey,
-    ...extra,
-  });
-  if (level === 'error') console.error(line);
-  else console.log(line);
 }
 
 export function toRequest(event: APIGatewayProxyEventV2): HttpRequest {

@@ -21,6 +21,3 @@ export function newMessageId(nowMs: number): string {
   lastMessageId = id;
   return id.toString().padStart(19, '0');
 }
-
-/** The millisecond a message id was made in. */
-export const messageIdTime = (id: string): number => Number(BigInt(id) / 1_000_000n);

@@ -18,16 +18,9 @@ export interface WsResult {
   body?: string;
 }
 
-/** One JSON log line with the connection and route; never a token. */
-export function wsLog(level: 'info' | 'error', message: string, event: WsEvent, extra: Record<string, unknown> = {}): void {
-  const line = JSON.stringify({
-    level,
-    message,
-    request_id: event.requestContext.requestId,
-    route: event.requestContext.routeKey,
-    connection_id: event.requestContext.connectionId,
-    ...extra,
-  });
-  if (level === 'error') console.error(line);
-  else console.log(line);
-}
+/** Log fields of a WebSocket event: its ids, never its body (it may hold a token). */
+export const wsFields = (event: WsEvent): Record<string, unknown> => ({
+  request_id: event.requestContext.requestId,
+  route: event.requestContext.routeKey,
+  connection_id: event.requestContext.connectionId,
+});

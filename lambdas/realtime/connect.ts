@@ -3,7 +3,8 @@
 import { UnauthorizedError } from '../core/errors';
 import { verifyToken, type TokenClaims } from '../core/tokens';
 import { recordConnection } from '../core/realtime';
-import { wsLog, type WsEvent, type WsResult } from '../core/ws';
+import { wsFields, type WsEvent, type WsResult } from '../core/ws';
+import { errorFields, log } from '../core/log';
 
 export async function handler(event: WsEvent): Promise<WsResult> {
   const token = event.queryStringParameters?.token;
@@ -13,7 +14,7 @@ export async function handler(event: WsEvent): Promise<WsResult> {
       claims = await verifyToken('realtime', token);
     } catch (err) {
       if (err instanceof UnauthorizedError) return { statusCode: 401, body: err.message };
-      wsLog('error', 'connect failed', event, { error: String(err) });
+      log('error', 'connect failed', { ...wsFields(event), error: errorFields(err) });
       return { statusCode: 500 };
     }
   }

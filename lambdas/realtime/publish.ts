@@ -6,6 +6,7 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { toMessage } from '../core/messages';
 import { publish } from '../core/realtime';
 import { userChannel } from '../core/channels';
+import { errorFields, log } from '../core/log';
 
 interface Publication {
   channel: string;
@@ -61,13 +62,9 @@ export async function handler(event: DynamoDBStreamEvent): Promise<DynamoDBBatch
 }
 
 function logFailure(record: DynamoDBRecord, err: unknown): void {
-  console.error(
-    JSON.stringify({
-      level: 'error',
-      message: 'publish failed; the record will be retried',
-      sequence_number: record.dynamodb?.SequenceNumber,
-      event_id: record.eventID,
-      error: err instanceof Error ? { name: err.name, message: err.message } : String(err),
-    }),
-  );
+  log('error', 'publish failed; the record will be retried', {
+    sequence_number: record.dynamodb?.SequenceNumber,
+    event_id: record.eventID,
+    error: errorFields(err),
+  });
 }

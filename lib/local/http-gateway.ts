@@ -1,9 +1,9 @@
 // A local stand-in for API Gateway's HTTP API: same routes (lib/routes.ts), same payload v2 events, same CORS.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
-import { resolve } from 'node:path';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { CORS, ROUTES, type RouteDef } from '../routes';
+import { handlerLoader } from './handlers';
 
 /** API Gateway's own request limit (the function's 6 MB payload limit is reported by the handler's 413). */
 const MAX_BODY_BYTES = 10 * 1024 * 1024;
@@ -114,16 +114,7 @@ export interface HttpGatewayOptions {
 
 export async function startHttpGateway(options: HttpGatewayOptions): Promise<Server> {
   const routes = options.routes ?? ROUTES;
-  const handlers = new Map<string, Promise<LambdaHandler>>();
-  // Loaded on first use, like a cold start; the module is then reused, like a warm Lambda.
-  const load = (route: RouteDef) => {
-    let h = handlers.get(route.id);
-    if (!h) {
-      h = import(resolve(options.root, route.entry)).then((m) => (m.handler ?? m.default?.handler) as LambdaHandler);
-      handlers.set(route.id, h);
-    }
-    return h;
-  };
+  const load = handlerLoader<LambdaHandler>(options.root);
 
   const server = createServer(async (req, res) => {
     try {
@@ -156,7 +147,7 @@ export async function startHttpGateway(options: HttpGatewayOptions): Promise<Ser
         chunks.push(chunk as Buffer);
       }
       const event = buildHttpEvent(req, Buffer.concat(chunks), match, rawPath, rawQueryString);
-      const result = await (await load(match.route))(event);
+      const result = await (await load(match.route.entry))(event);
       const headers: Record<string, string> = { ...corsHeaders(req) };
       for (const [k, v] of Object.entries(result.headers ?? {})) headers[k.toLowerCase()] = String(v);
       const body = result.body === undefined ? undefined : Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8');

@@ -5,7 +5,8 @@
 import { createServer, type Server } from 'node:http';
 import { createHash, randomUUID } from 'node:crypto';
 import { appendFileSync, mkdirSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
+import { handlerLoader } from './handlers';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { WEBHOOK_QUEUE, type FunctionDef } from '../routes';
 
@@ -101,7 +102,7 @@ export async function startLocalQueues(o: LocalQueuesOptions): Promise<LocalQueu
   const workers: Promise<void>[] = [];
   for (const [name, def] of Object.entries(o.consumers)) {
     if (!def) continue;
-    const handler = import(resolve(o.root, def.entry)).then((m) => (m.handler ?? m.default?.handler) as SqsHandler);
+    const handler = handlerLoader<SqsHandler>(o.root)(def.entry);
     let inFlight = 0;
     const run = async (batch: Message[]) => {
       inFlight++;

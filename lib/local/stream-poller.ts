@@ -3,7 +3,8 @@
 // has its own queue, honours batchItemFailures (retry from the first failed record, bounded, with backoff)
 // and writes records it gave up on to a dead-letter file, as the SQS destination does on AWS.
 import { appendFileSync, mkdirSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
+import { handlerLoader } from './handlers';
 import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import {
   DescribeStreamCommand,
@@ -87,7 +88,7 @@ class ConsumerQueue {
   }
 
   private load(): Promise<StreamHandler> {
-    this.handler ??= import(resolve(this.root, this.def.entry)).then((m) => (m.handler ?? m.default?.handler) as StreamHandler);
+    this.handler ??= handlerLoader<StreamHandler>(this.root)(this.def.entry);
     return this.handler;
   }
 

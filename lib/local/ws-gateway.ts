@@ -3,10 +3,10 @@
 // port, so @aws-sdk/client-apigatewaymanagementapi works unchanged with an endpoint override.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { resolve } from 'node:path';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { WS_ROUTES, type WsRouteDef } from '../routes';
+import { handlerLoader } from './handlers';
 import type { WsEvent, WsResult } from '../../lambdas/core/ws';
 
 type WsHandler = (event: WsEvent) => Promise<WsResult>;
@@ -46,16 +46,11 @@ const newConnectionId = () => randomBytes(10).toString('base64');
 export async function startWsGateway(options: WsGatewayOptions): Promise<WsGateway> {
   const routes = options.routes ?? WS_ROUTES;
   const idleMs = options.idleMs ?? WS_LIMITS.idleMs;
-  const handlers = new Map<string, Promise<WsHandler>>();
+  const load = handlerLoader<WsHandler>(options.root);
   const handlerFor = (routeKey: WsRouteDef['routeKey']) => {
     const route = routes.find((r) => r.routeKey === routeKey);
     if (!route) throw new Error(`no WebSocket route ${routeKey}`);
-    let h = handlers.get(routeKey);
-    if (!h) {
-      h = import(resolve(options.root, route.entry)).then((m) => (m.handler ?? m.default?.handler) as WsHandler);
-      handlers.set(routeKey, h);
-    }
-    return h;
+    return load(route.entry);
   };
   const connections = new Map<string, Connection>();
   const wss = new WebSocketServer({ noServer: true, maxPayload: WS_LIMITS.maxFrameBytes });
@@ -84,7 +79,7 @@ export async function startWsGateway(options: WsGatewayOptions): Promise<WsGatew
     }
   };
 
-  const touch = (id: string, conn: Connection) => {
+  const touch = (conn: Connection) => {
     conn.lastActiveAt = Date.now();
     clearTimeout(conn.idleTimer);
     conn.idleTimer = setTimeout(() => conn.socket.close(1001, 'Going away'), idleMs);
@@ -108,10 +103,10 @@ export async function startWsGateway(options: WsGatewayOptions): Promise<WsGatew
         queue: Promise.resolve(),
       };
       connections.set(connectionId, conn);
-      touch(connectionId, conn);
+      touch(conn);
       conn.lifetimeTimer = setTimeout(() => ws.close(1001, 'Going away'), WS_LIMITS.maxLifetimeMs);
       ws.on('message', (data) => {
-        touch(connectionId, conn);
+        touch(conn);
         const body = data.toString();
         conn.queue = conn.queue.then(async () => {
           const res = await call('$default', event('$default', connectionId, undefined, body));
