@@ -211,7 +211,13 @@ export const WEBHOOK_DISPATCHER: StreamConsumerDef = {
   entry: 'lambdas/bot/webhook-dispatch.ts',
   dynamodb: ['GetItem'],
   queues: ['webhooks'],
-  filters: [{ eventName: ['INSERT'], dynamodb: { NewImage: { entity: { S: ['message'] }, sender_type: { S: ['incoming'] } } } }],
+  // Incoming messages of bots with a webhook (create-message marks them from the bot's settings).
+  filters: [
+    {
+      eventName: ['INSERT'],
+      dynamodb: { NewImage: { entity: { S: ['message'] }, sender_type: { S: ['incoming'] }, webhook: { BOOL: [true] } } },
+    },
+  ],
 };
 
 /** Webhooks, step 2: an SQS consumer that signs and POSTs each job, requeues failures, dead-letters the rest. */

@@ -32,6 +32,8 @@ export interface NewMessage {
   content_type: string;
   files: StoredFile[];
   sender: Sender;
+  /** The bot has a webhook: marks the item so the dispatcher's stream filter lets it through. */
+  webhook?: boolean;
 }
 
 /** The stored item, as the table (and the stream publisher) sees it. */
@@ -40,6 +42,7 @@ export interface MessageItem extends Omit<Message, 'files'> {
   bot_id: string;
   external_id?: string;
   files: StoredFile[] | null;
+  webhook?: true;
 }
 
 export async function toMessage(item: MessageItem | Record<string, unknown>): Promise<Message> {
@@ -80,6 +83,7 @@ export async function createMessage(input: NewMessage): Promise<MessageItem> {
       files: input.files.length ? input.files : null,
       is_edited: false,
       created_at: createdAt,
+      ...(input.webhook && { webhook: true as const }),
     };
     try {
       await dynamo().send(
@@ -122,7 +126,13 @@ export async function createMessage(input: NewMessage): Promise<MessageItem> {
 }
 
 /** Sends a message into a chat of `owner` (client: the user; Bot API: the bot or an operator) → the Message. */
-export async function sendMessage(owner: ChatOwner, chatId: string, body: MessageInput, sender: Sender): Promise<Message> {
+export async function sendMessage(
+  owner: ChatOwner,
+  chatId: string,
+  body: MessageInput,
+  sender: Sender,
+  webhook = false,
+): Promise<Message> {
   const uploaded = (await getOwnedFiles(owner.userId, body.files)).map(toStoredFile);
   const item = await createMessage({
     ...owner,
@@ -131,6 +141,7 @@ export async function sendMessage(owner: ChatOwner, chatId: string, body: Messag
     content_type: body.content_type,
     files: [...uploaded, ...body.complete_files],
     sender,
+    webhook,
   });
   return toMessage(item);
 }

@@ -95,6 +95,10 @@ test('a reply: 201 outcoming Message, unread_msg_by_user +1, in the history, and
     expect(history.body.map((m: any) => m.content)).toEqual(['hello bot', 'hello human', 'operator here']);
     const page = await bot('GET', `/chats/${chatId}/messages?limit=1&before=${op.body.id}`, secretKey);
     expect(page.body.map((m: any) => m.id)).toEqual([reply.body.id]);
+    // The user reads the chat: the counter resets and the read action reaches the user's clients.
+    await call('POST', `/api/client/chats/${chatId}/read`, { token });
+    expect((await call('GET', '/api/client/chats', { token })).body[0].unread_msg_by_user).toBe(0);
+    expect(await live.waitFor((d) => d.type === 'action')).toEqual({ type: 'action', data: { action: 'read', chat_id: chatId } });
   } finally {
     live.close();
   }

@@ -1,0 +1,25 @@
+// The event filters of the stream consumers (the same patterns CDK gives Lambda), as the local poller applies them.
+import { matchesFilter } from '../../lib/local/stream-poller';
+import { PUBLISHER, WEBHOOK_DISPATCHER } from '../../lib/routes';
+
+const record = (eventName: string, image: Record<string, unknown>) => ({ eventName, dynamodb: { NewImage: image } });
+const passes = (filters: Record<string, unknown>[], r: unknown) => filters.some((f) => matchesFilter(f, r));
+
+const message = (extra: Record<string, unknown> = {}) => ({ entity: { S: 'message' }, sender_type: { S: 'incoming' }, ...extra });
+
+test('publisher: new messages of either direction and read marks; nothing else', () => {
+  expect(passes(PUBLISHER.filters, record('INSERT', message()))).toBe(true);
+  expect(passes(PUBLISHER.filters, record('INSERT', message({ sender_type: { S: 'outcoming' } })))).toBe(true);
+  expect(passes(PUBLISHER.filters, record('MODIFY', { entity: { S: 'chat' }, last_event: { S: 'read' } }))).toBe(true);
+  expect(passes(PUBLISHER.filters, record('MODIFY', { entity: { S: 'chat' }, last_event: { S: 'message' } }))).toBe(false);
+  expect(passes(PUBLISHER.filters, record('MODIFY', { entity: { S: 'chat' }, last_event: { S: 'operator_read' } }))).toBe(false);
+  expect(passes(PUBLISHER.filters, record('INSERT', { entity: { S: 'chat' } }))).toBe(false);
+  expect(passes(PUBLISHER.filters, record('REMOVE', message()))).toBe(false);
+});
+
+test('webhook dispatcher: only incoming messages marked for a bot with a webhook', () => {
+  expect(passes(WEBHOOK_DISPATCHER.filters, record('INSERT', message({ webhook: { BOOL: true } })))).toBe(true);
+  expect(passes(WEBHOOK_DISPATCHER.filters, record('INSERT', message()))).toBe(false);
+  expect(passes(WEBHOOK_DISPATCHER.filters, record('INSERT', message({ sender_type: { S: 'outcoming' }, webhook: { BOOL: true } })))).toBe(false);
+  expect(passes(WEBHOOK_DISPATCHER.filters, record('MODIFY', message({ webhook: { BOOL: true } })))).toBe(false);
+});
