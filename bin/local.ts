@@ -20,7 +20,8 @@ async function main(): Promise<void> {
   log(`data folder: ${settings.dataDir}`);
   log(`demo bot: ${stack.demoBot.bot_id} (keys in ${settings.dataDir}/demo-bot.json)`);
   log(`client key: ${stack.demoBot.client_key}`);
-  log(`Client API: ${stack.apiUrl}/api/client`);
+  log(`Client API: ${stack.apiUrl}/api/client · Bot API: ${stack.apiUrl}/api/bot`);
+  log(`chat page: ${stack.apiUrl}/ (try it in a browser)`);
   log(`ready on ${stack.apiUrl}`);
 }
 

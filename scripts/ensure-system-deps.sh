@@ -1,23 +1,29 @@
 #!/bin/sh
-# Installs the system packages the tests need when they are missing: Java 17+ for DynamoDB Local.
+# Installs the system packages the tests need when they are missing: Java 17+ (DynamoDB Local) and
+# Chromium (the browser tests drive Debian's /usr/bin/chromium with playwright-core).
 # Runs before `npm test` (npm's pretest); installs only as root with apt, otherwise says what to install.
 set -e
 
-java_major() {
-  java -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -n 1
+java_ok() {
+  command -v java >/dev/null 2>&1 || return 1
+  major=$(java -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -n 1)
+  [ -n "$major" ] && [ "$major" -ge 17 ]
 }
 
-if command -v java >/dev/null 2>&1 && [ "$(java_major)" -ge 17 ] 2>/dev/null; then
-  exit 0
-fi
+missing=""
+java_ok || missing="$missing openjdk-17-jre-headless"
+[ -x "${CHROMIUM_PATH:-/usr/bin/chromium}" ] || missing="$missing chromium"
+[ -z "$missing" ] && exit 0
 
 if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
-  echo "ensure-system-deps: installing Java 17 (openjdk-17-jre-headless) for DynamoDB Local"
+  echo "ensure-system-deps: installing$missing"
   apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless >/dev/null
+  # shellcheck disable=SC2086
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null
   exit 0
 fi
 
-echo "ensure-system-deps: Java 17 or newer is needed for DynamoDB Local and was not found." >&2
-echo "Install it, e.g. 'sudo apt-get install -y openjdk-17-jre-headless' (Debian/Ubuntu) or 'brew install openjdk@17' (macOS)." >&2
+echo "ensure-system-deps: the tests need these packages, which are missing:$missing" >&2
+echo "Install them, e.g. 'sudo apt-get install -y$missing' (Debian/Ubuntu); on macOS 'brew install openjdk@17'" >&2
+echo "and a Chromium at /usr/bin/chromium (or set CHROMIUM_PATH)." >&2
 exit 1

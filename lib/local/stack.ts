@@ -8,6 +8,7 @@ import { LocalStackError, startDynamoLocal, type LocalDynamo } from './dynamodb'
 import { startS3, type LocalS3 } from './s3';
 import { ensureTable } from './resources';
 import { startHttpGateway } from './http-gateway';
+import { webFallback } from './web';
 import { startWsGateway } from './ws-gateway';
 import { startStreamPoller } from './stream-poller';
 import { startLocalQueues } from './sqs';
@@ -138,7 +139,8 @@ export async function startLocalStack(s: LocalSettings, log: (line: string) => v
     });
     stops.push(poller.stop);
 
-    const http = await startHttpGateway({ host: s.host, port: s.port, root: s.root });
+    const fallback = await webFallback(s.root, { api_url: apiUrl, client_key: demoBot.client_key });
+    const http = await startHttpGateway({ host: s.host, port: s.port, root: s.root, fallback });
     stops.push(() => new Promise((r) => http.close(() => r())));
     if (s.echoBot && demoBot.webhook_secret) {
       const echo = await startEchoBot({ port: s.echoBotPort, host: s.host, apiUrl, secretKey: demoBot.secret_key, webhookSecret: demoBot.webhook_secret, log: (l) => log(`echo bot: ${l}`) });

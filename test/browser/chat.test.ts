@@ -1,0 +1,219 @@
+// The chat page in real headless Chromium against the running local stack (with its echo bot).
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { launchChromium } from '../support/browser';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { apiUrl, call, newBot } from '../support/api';
+import { dynamo, tableName } from '../../lambdas/core/aws';
+import { ROOT, stackEnv, startLocalProcess } from '../support/local-process';
+
+const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
+const OUT = join(ROOT, 'test-output');
+
+let browser: Browser;
+const contexts: BrowserContext[] = [];
+beforeAll(async () => {
+  browser = await launchChromium();
+});
+afterAll(async () => {
+  await browser?.close();
+});
+afterEach(async () => {
+  for (const c of contexts.splice(0)) await c.close();
+});
+
+/** Uncaught errors of each page, checked by the tests that care. */
+const pageErrors = new WeakMap<Page, string[]>();
+// Callbacks passed to page.evaluate run in the browser, where `globalThis` is the window; this project's
+// type-check has no DOM library, hence the casts.
+
+/** A fresh visitor (own localStorage). */
+async function visitor(): Promise<BrowserContext> {
+  const ctx = await browser.newContext();
+  contexts.push(ctx);
+  return ctx;
+}
+
+async function openChat(ctx: BrowserContext, query = '', base = apiUrl()): Promise<Page> {
+  const page = await ctx.newPage();
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  pageErrors.set(page, errors);
+  await page.goto(`${base}/${query}`);
+  return page;
+}
+
+const ready = (page: Page) => page.waitForSelector('body[data-ready="true"]', { timeout: 15_000 });
+const box = (page: Page) => page.getByRole('textbox', { name: 'Message' });
+const demo = () => JSON.parse(readFileSync(join(process.env.DATA_DIR as string, 'demo-bot.json'), 'utf8'));
+
+async function sendText(page: Page, text: string): Promise<void> {
+  await box(page).fill(text);
+  await box(page).press('Enter');
+}
+
+test('send a message; the bot’s reply arrives over realtime without reload; a screenshot is kept', async () => {
+  const page = await openChat(await visitor());
+  await ready(page);
+  await sendText(page, 'Hello from the browser');
+  await page.locator('.message.incoming', { hasText: 'Hello from the browser' }).waitFor();
+  await page.locator('.message.outcoming', { hasText: 'You said: Hello from the browser' }).waitFor();
+  // The own message shows once although it came back over realtime too (deduplicated by id).
+  expect(await page.locator('.message.incoming', { hasText: 'Hello from the browser' }).count()).toBe(1);
+  expect(await page.locator('#status').textContent()).toBe('online');
+  mkdirSync(OUT, { recursive: true });
+  await page.screenshot({ path: join(OUT, 'chat-first-exchange.png') });
+  expect(pageErrors.get(page)).toEqual([]);
+});
+
+test('reload: same visitor (external_id kept in localStorage), same history in created_at order', async () => {
+  const ctx = await visitor();
+  const page = await openChat(ctx);
+  await ready(page);
+  await sendText(page, 'first');
+  await page.locator('.message.outcoming', { hasText: 'You said: first' }).waitFor();
+  await sendText(page, 'second');
+  await page.locator('.message.outcoming', { hasText: 'You said: second' }).waitFor();
+  const before = await page.locator('.message .text').allTextContents();
+  await page.reload();
+  await ready(page);
+  expect(await page.locator('.message .text').allTextContents()).toEqual(before);
+  expect(before).toEqual(['first', 'You said: first', 'second', 'You said: second']);
+  const stored = await page.evaluate(() => Object.entries((globalThis as any).localStorage as Record<string, string>).find(([k]) => k.startsWith('chat.external_id:'))?.[1]);
+  expect(stored).toMatch(/^visitor_/);
+});
+
+test('attach a PNG: it is uploaded, sent as a photo and rendered from its presigned URL', async () => {
+  const page = await openChat(await visitor());
+  await ready(page);
+  await page.setInputFiles('#file', { name: 'pixel.png', mimeType: 'image/png', buffer: PNG });
+  const img = page.locator('.message.incoming img[alt="pixel.png"]');
+  await img.waitFor();
+  await page.waitForFunction(() => {
+    const el = (globalThis as any).document.querySelector('.message.incoming img');
+    return el?.complete && el.naturalWidth > 0;
+  });
+  expect(await img.getAttribute('src')).toMatch(/X-Amz-Signature=/);
+  await page.locator('.message.outcoming', { hasText: 'Nice photo! I got pixel.png' }).waitFor();
+});
+
+test('the unread badge counts a bot reply while the chat is minimized and clears when it is opened', async () => {
+  const page = await openChat(await visitor());
+  await ready(page);
+  await sendText(page, 'hi');
+  await page.locator('.message.outcoming', { hasText: 'You said: hi' }).waitFor();
+  await page.getByRole('button', { name: 'Minimize' }).click();
+  // An operator writes through the Bot API while the chat is minimized.
+  const external = await page.evaluate(() => Object.entries((globalThis as any).localStorage as Record<string, string>).find(([k]) => k.startsWith('chat.external_id:'))?.[1]);
+  const auth = { authorization: `Bearer ${demo().secret_key}` };
+  let chatId: string | undefined;
+  for (let i = 0; i < 50 && !chatId; i++) {
+    const chats = await call('GET', '/api/bot/chats?limit=20', { headers: auth });
+    chatId = chats.body.chats.find((c: any) => c.user.external_id === external)?.id;
+    if (!chatId) await new Promise((r) => setTimeout(r, 50)); // the bot's list is an index: eventually consistent
+  }
+  await call('POST', `/api/bot/chats/${chatId}/messages`, { headers: auth, json: { content: 'An operator here', sender: 'operator' } });
+  await page.waitForFunction(() => {
+    const badge = (globalThis as any).document.getElementById('unread');
+    return badge && !badge.hidden && badge.textContent === '1';
+  });
+  expect(await page.locator('#unread').getAttribute('aria-label')).toBe('1 unread message');
+  await page.getByRole('button', { name: 'Open chat' }).click();
+  await page.locator('.message.outcoming', { hasText: 'An operator here' }).waitFor();
+  await page.waitForFunction(() => (globalThis as any).document.getElementById('unread')?.hidden === true);
+  // The read reached the server: after a reload the chat list says 0 unread, so no badge.
+  await page.reload();
+  await ready(page);
+  expect(await page.locator('#unread').isHidden()).toBe(true);
+});
+
+test('after the server drops the socket the page reconnects and catches up with what it missed', async () => {
+  const page = await openChat(await visitor());
+  await ready(page);
+  await sendText(page, 'before the drop');
+  await page.locator('.message.outcoming', { hasText: 'You said: before the drop' }).waitFor();
+  const external = await page.evaluate(() => Object.entries((globalThis as any).localStorage as Record<string, string>).find(([k]) => k.startsWith('chat.external_id:'))?.[1]);
+  const auth = { authorization: `Bearer ${demo().secret_key}` };
+  const chat = (await call('GET', '/api/bot/chats?limit=20', { headers: auth })).body.chats.find((c: any) => c.user.external_id === external);
+  const subs = await dynamo().send(
+    new QueryCommand({ TableName: tableName(), KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': `SUB#nexus:user#${chat.user.id}` } }),
+  );
+  // Drop the socket as API Gateway would, and write while the page is away (its reconnect waits ~0.5 s).
+  for (const item of subs.Items ?? []) {
+    await fetch(`${process.env.WS_MANAGEMENT_ENDPOINT}/@connections/${encodeURIComponent(item.connection_id)}`, { method: 'DELETE' });
+  }
+  await call('POST', `/api/bot/chats/${chat.id}/messages`, { headers: auth, json: { content: 'sent while you were away', sender: 'operator' } });
+  await page.locator('.message.outcoming', { hasText: 'sent while you were away' }).waitFor({ timeout: 10_000 });
+  await page.waitForFunction(() => (globalThis as any).document.getElementById('status')?.textContent === 'online');
+});
+
+test('multiple_chats: a chat list with a new-chat button; each chat keeps its own history', async () => {
+  const { bot } = await newBot({ widget: { multiple_chats: true, primary_color: '#0f766e' } });
+  const page = await openChat(await visitor(), `?client_key=${bot.client_key}`);
+  await ready(page);
+  const list = page.getByRole('navigation', { name: 'Chats' });
+  expect(await list.isVisible()).toBe(true);
+  expect(await page.evaluate(() => (globalThis as any).getComputedStyle((globalThis as any).document.documentElement).getPropertyValue('--primary').trim())).toBe('#0f766e');
+  await sendText(page, 'in the first chat');
+  await page.locator('.message.incoming', { hasText: 'in the first chat' }).waitFor();
+  await page.getByRole('button', { name: 'New chat' }).click();
+  await page.waitForFunction(() => (globalThis as any).document.querySelectorAll('#chat-list li').length === 2);
+  expect(await page.locator('.message').count()).toBe(0);
+  await sendText(page, 'in the second chat');
+  await page.locator('.message.incoming', { hasText: 'in the second chat' }).waitFor();
+  await list.getByRole('button', { name: 'Chat', exact: true }).click();
+  await page.locator('.message.incoming', { hasText: 'in the first chat' }).waitFor();
+  expect(await page.locator('.message .text').allTextContents()).toEqual(['in the first chat']);
+});
+
+test('a second tab of the same visitor shows a message sent from the first', async () => {
+  const ctx = await visitor();
+  const first = await openChat(ctx);
+  await ready(first);
+  const second = await openChat(ctx);
+  await ready(second);
+  await sendText(first, 'from tab one');
+  await second.locator('.message.incoming', { hasText: 'from tab one' }).waitFor();
+  await second.locator('.message.outcoming', { hasText: 'You said: from tab one' }).waitFor();
+});
+
+test('a bot whose allowed_origins does not list this page shows the 403 to the person', async () => {
+  const { bot } = await newBot({ allowed_origins: ['https://shop.example'] });
+  const page = await openChat(await visitor(), `?client_key=${bot.client_key}`);
+  const alert = page.getByRole('alert');
+  await alert.waitFor();
+  expect(await alert.textContent()).toMatch(/could not start.*not allowed for this bot.*\(403\)/i);
+  expect(pageErrors.get(page)).toEqual([]);
+});
+
+test('without realtime the page polls and still shows replies; it can be pointed at another stack by URL', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'chat-browser-'));
+  // Sessions of 4 s on this stack, so the page meets a real expired token and must renew it.
+  const stack = await startLocalProcess(await stackEnv(dir, { REALTIME: 'off', SESSION_TTL_SECONDS: '4' }));
+  try {
+    const other = JSON.parse(readFileSync(join(dir, 'demo-bot.json'), 'utf8'));
+    // The page of the main stack, pointed at the realtime-less stack through its query string.
+    const page = await openChat(await visitor(), `?api=${encodeURIComponent(stack.apiUrl)}&client_key=${other.client_key}`);
+    await ready(page);
+    expect(await page.locator('#status').textContent()).toBe('updates every few seconds');
+    await sendText(page, 'polling works');
+    await page.locator('.message.outcoming', { hasText: 'You said: polling works' }).waitFor({ timeout: 10_000 });
+    // Once the session expires, the next call gets a 401: the page renews it with the stored external_id
+    // and carries on in the same chat, with no error shown.
+    await new Promise((r) => setTimeout(r, 4500));
+    await sendText(page, 'after renewal');
+    await page.locator('.message.outcoming', { hasText: 'You said: after renewal' }).waitFor({ timeout: 10_000 });
+    expect(await page.locator('.message .text').allTextContents()).toEqual([
+      'polling works',
+      'You said: polling works',
+      'after renewal',
+      'You said: after renewal',
+    ]);
+    expect(await page.getByRole('alert').isHidden()).toBe(true);
+  } finally {
+    await stack.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}, 60_000);

@@ -1,0 +1,427 @@
+// The browser chat page: the contract's typical flow and client conventions, as reference code for
+// integrators. Config: ?api=<base URL>&client_key=<cli_...> on the URL, else config.json beside the page.
+import { Centrifuge, type Subscription } from 'centrifuge';
+
+interface User {
+  id: string;
+  external_id: string;
+}
+interface Widget {
+  primary_color: string;
+  multiple_chats: boolean;
+  attachments: boolean;
+}
+interface Realtime {
+  url: string;
+  token: string;
+  channel: string;
+}
+interface Session {
+  session_token: string;
+  expires_at: string;
+  user: User;
+  realtime?: Realtime;
+  widget: Widget;
+}
+interface Chat {
+  id: string;
+  name: string;
+  unread_msg_by_user: number;
+  updated_at: string;
+}
+interface FileItem {
+  id: string | null;
+  type: string;
+  url: string;
+  name: string | null;
+}
+interface Message {
+  id: string;
+  chat_id: string;
+  content: string;
+  content_type: string;
+  sender_type: 'incoming' | 'outcoming';
+  sender: string;
+  files: FileItem[] | null;
+  created_at: string;
+}
+
+/** An error with a message a person can read. */
+class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
+const POLL_MS = 3000;
+
+// ---- configuration ---------------------------------------------------------------------------------
+
+async function loadConfig(): Promise<{ api: string; clientKey: string }> {
+  const q = new URLSearchParams(location.search);
+  let file: { api_url?: string; client_key?: string } = {};
+  if (!q.get('api') || !q.get('client_key')) {
+    try {
+      const res = await fetch('config.json', { cache: 'no-store' });
+      if (res.ok) file = await res.json();
+    } catch {
+      /* no config file: the query string must say it all */
+    }
+  }
+  const api = (q.get('api') ?? file.api_url ?? location.origin).replace(/\/+$/, '');
+  const clientKey = q.get('client_key') ?? file.client_key;
+  if (!clientKey) throw new ApiError(0, 'This page needs a client key: open it with ?client_key=cli_… (and ?api=<base URL>).');
+  return { api, clientKey };
+}
+
+// ---- the Client API ----------------------------------------------------------------------------------
+
+class Api {
+  session!: Session;
+  private readonly storageKey: string;
+
+  constructor(
+    private readonly base: string,
+    private readonly clientKey: string,
+  ) {
+    this.storageKey = `chat.external_id:${clientKey}`;
+  }
+
+  /** POST /session with the stored external_id (omitted on a first visit); remembers the one we get. */
+  async startSession(): Promise<Session> {
+    const externalId = localStorage.getItem(this.storageKey);
+    const json = { client_key: this.clientKey, ...(externalId && { external_id: externalId }) };
+    this.session = await this.request<Session>('POST', '/api/client/session', { json, auth: false });
+    localStorage.setItem(this.storageKey, this.session.user.external_id);
+    return this.session;
+  }
+
+  /** One request; a 401 renews the session (same external_id) once and retries with the new token. */
+  async request<T>(method: string, path: string, opts: { json?: unknown; form?: FormData; auth?: boolean } = {}, renewed = false): Promise<T> {
+    const auth = opts.auth ?? true;
+    const headers: Record<string, string> = {};
+    if (auth) headers.authorization = `Bearer ${this.session.session_token}`;
+    if (opts.json !== undefined) headers['content-type'] = 'application/json';
+    let res: Response;
+    try {
+      res = await fetch(this.base + path, { method, headers, body: opts.form ?? (opts.json !== undefined ? JSON.stringify(opts.json) : undefined) });
+    } catch {
+      throw new ApiError(0, 'The chat service cannot be reached. Check your connection.');
+    }
+    if (res.status === 401 && auth && !renewed) {
+      await this.startSession();
+      return this.request<T>(method, path, opts, true);
+    }
+    const data = await res.json().catch(() => ({}));
+    if (!res.ok) throw new ApiError(res.status, `${(data as { error?: string }).error ?? res.statusText} (${res.status})`);
+    return data as T;
+  }
+}
+
+// ---- state and rendering -----------------------------------------------------------------------------
+
+let api: Api;
+let chats: Chat[] = [];
+let current: string | undefined;
+let open = true;
+const messages = new Map<string, Map<string, Message>>(); // chat id → message id → message
+const unread = new Map<string, number>();
+
+function showError(err: unknown, doing: string): void {
+  const el = $('error');
+  const text = err instanceof ApiError ? err.message : err instanceof Error ? err.message : String(err);
+  el.textContent = `${doing}: ${text}`;
+  el.hidden = false;
+}
+const clearError = () => ($('error').hidden = true);
+
+function setStatus(text: string): void {
+  $('status').textContent = text;
+}
+
+const visible = (chatId: string) => open && document.visibilityState === 'visible' && chatId === current;
+const lastId = (chatId: string) => [...(messages.get(chatId)?.keys() ?? [])].sort().pop();
+
+function renderBadge(): void {
+  const total = [...unread.values()].reduce((a, b) => a + b, 0);
+  const badge = $('unread');
+  badge.hidden = total === 0;
+  badge.textContent = String(total);
+  badge.setAttribute('aria-label', `${total} unread message${total === 1 ? '' : 's'}`);
+  document.title = total ? `(${total}) Chat` : 'Chat';
+  renderChatList();
+}
+
+function renderChatList(): void {
+  const list = $('chat-list');
+  list.replaceChildren(
+    ...chats.map((c) => {
+      const li = document.createElement('li');
+      const b = document.createElement('button');
+      b.type = 'button';
+      b.setAttribute('aria-current', String(c.id === current));
+      const name = document.createElement('span');
+      name.textContent = c.name;
+      b.append(name);
+      const n = unread.get(c.id) ?? 0;
+      if (n) {
+        const badge = document.createElement('span');
+        badge.className = 'badge';
+        badge.textContent = String(n);
+        badge.setAttribute('aria-label', `${n} unread`);
+        b.append(badge);
+      }
+      b.addEventListener('click', () => void selectChat(c.id));
+      li.append(b);
+      return li;
+    }),
+  );
+}
+
+function renderMessage(m: Message): HTMLLIElement {
+  const li = document.createElement('li');
+  li.className = `message ${m.sender_type}`;
+  li.dataset.id = m.id;
+  const who = m.sender_type === 'incoming' ? 'You' : m.sender === 'operator' ? 'Operator' : 'Bot';
+  li.setAttribute('aria-label', `${who}, ${new Date(m.created_at).toLocaleString()}`);
+  if (m.content) {
+    const p = document.createElement('p');
+    p.className = 'text';
+    p.textContent = m.content;
+    li.append(p);
+  }
+  for (const f of m.files ?? []) {
+    if (f.type === 'photo') {
+      const img = document.createElement('img');
+      img.src = f.url;
+      img.alt = f.name ?? 'photo';
+      img.loading = 'lazy';
+      li.append(img);
+    } else {
+      const a = document.createElement('a');
+      a.href = f.url;
+      a.textContent = f.name ?? f.type;
+      a.target = '_blank';
+      a.rel = 'noopener';
+      li.append(a);
+    }
+  }
+  const time = document.createElement('time');
+  time.className = 'meta';
+  time.dateTime = m.created_at;
+  time.textContent = new Date(m.created_at).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
+  li.append(time);
+  return li;
+}
+
+/** Shows the current chat's messages, sorted by created_at (the contract's rule), each once. */
+function renderMessages(): void {
+  const list = $('messages');
+  const all = [...(messages.get(current ?? '')?.values() ?? [])].sort(
+    (a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id),
+  );
+  const atBottom = list.scrollHeight - list.scrollTop - list.clientHeight < 40;
+  list.replaceChildren(...all.map(renderMessage));
+  if (atBottom || all.length < 30) list.scrollTop = list.scrollHeight;
+}
+
+/** Adds messages (deduplicated by id: the HTTP response and the realtime copy are the same message). */
+function addMessages(list: Message[], fromRealtime = false): void {
+  let touched = false;
+  for (const m of list) {
+    const perChat = messages.get(m.chat_id) ?? new Map<string, Message>();
+    messages.set(m.chat_id, perChat);
+    if (perChat.has(m.id)) continue;
+    perChat.set(m.id, m);
+    if (m.chat_id === current) touched = true;
+    // A reply that arrives while its chat is not on screen is unread until the person looks.
+    if (fromRealtime && m.sender_type === 'outcoming' && !visible(m.chat_id)) unread.set(m.chat_id, (unread.get(m.chat_id) ?? 0) + 1);
+  }
+  if (touched) renderMessages();
+  renderBadge();
+  if (current && visible(current)) void markRead(current);
+}
+
+let reading: Promise<void> | undefined;
+async function markRead(chatId: string): Promise<void> {
+  if (!(unread.get(chatId) ?? 0) || reading) return;
+  reading = (async () => {
+    try {
+      await api.request('POST', `/api/client/chats/${chatId}/read`);
+      unread.set(chatId, 0);
+      renderBadge();
+    } catch (err) {
+      showError(err, 'Could not mark the chat as read');
+    } finally {
+      reading = undefined;
+    }
+  })();
+  return reading;
+}
+
+// ---- the flow ------------------------------------------------------------------------------------------
+
+async function loadHistory(chatId: string): Promise<void> {
+  const list = await api.request<Message[]>('GET', `/api/client/chats/${chatId}/messages`);
+  messages.set(chatId, new Map());
+  addMessages(list);
+  renderMessages();
+}
+
+/** Everything after the last message we have: after a reconnect, and on each poll without realtime. */
+async function catchUp(chatId: string): Promise<void> {
+  for (;;) {
+    const after = lastId(chatId);
+    const page = await api.request<Message[]>('GET', `/api/client/chats/${chatId}/messages${after ? `?after=${after}` : ''}`);
+    addMessages(page, true);
+    if (page.length < 100) return;
+  }
+}
+
+async function selectChat(chatId: string): Promise<void> {
+  current = chatId;
+  renderChatList();
+  renderMessages(); // what we already have of it, at once; the history follows
+  await loadHistory(chatId);
+  if (visible(chatId)) await markRead(chatId);
+}
+
+async function loadChats(): Promise<void> {
+  chats = await api.request<Chat[]>('GET', '/api/client/chats');
+  for (const c of chats) unread.set(c.id, c.unread_msg_by_user);
+  if (chats.length === 0) {
+    // Single-chat mode (and the first chat in any mode): create one when there is none.
+    chats = [await api.request<Chat>('POST', '/api/client/chats', { json: { name: 'Chat' } })];
+  }
+}
+
+function connectRealtime(rt: Realtime): void {
+  const client = new Centrifuge(rt.url, {
+    token: rt.token,
+    // An expired token: get a fresh session (same external_id) and use its realtime token.
+    getToken: async () => (await api.startSession()).realtime?.token ?? '',
+  });
+  const sub: Subscription = client.newSubscription(rt.channel);
+  let subscribedBefore = false;
+  sub.on('publication', (ctx) => {
+    const event = ctx.data as { type: string; data: Message & { action?: string; chat_id: string } };
+    if (event.type === 'message') {
+      if (!chats.some((c) => c.id === event.data.chat_id)) void loadChats().then(renderChatList);
+      addMessages([event.data], true);
+    } else if (event.type === 'action' && event.data.action === 'read') {
+      unread.set(event.data.chat_id, 0);
+      renderBadge();
+    }
+  });
+  sub.on('subscribed', () => {
+    setStatus('online');
+    // After a reconnect, fetch what was sent while we were away.
+    if (subscribedBefore && current) catchUp(current).catch((err) => showError(err, 'Could not catch up'));
+    subscribedBefore = true;
+  });
+  client.on('connecting', () => setStatus('connecting…'));
+  client.on('disconnected', (ctx) => setStatus(`offline (${ctx.reason})`));
+  sub.subscribe();
+  client.connect();
+}
+
+function startPolling(): void {
+  setStatus('updates every few seconds');
+  setInterval(() => {
+    if (!current) return;
+    catchUp(current)
+      .then(clearError)
+      .catch((err) => showError(err, 'Could not fetch new messages'));
+  }, POLL_MS);
+}
+
+async function send(content: string, extra: { content_type?: string; files?: string[] } = {}): Promise<void> {
+  if (!current) return;
+  const sent = await api.request<Message>('POST', `/api/client/chats/${current}/messages`, {
+    json: { content, content_type: 'text', ...extra },
+  });
+  addMessages([sent]);
+}
+
+async function attach(file: File): Promise<void> {
+  const form = new FormData();
+  form.append('file', file, file.name);
+  const uploaded = await api.request<{ id: string; type: string }>('POST', '/api/client/files', { form });
+  await send('', { content_type: uploaded.type === 'photo' ? 'photo' : 'document', files: [uploaded.id] });
+}
+
+function wireUi(widget: Widget): void {
+  document.documentElement.style.setProperty('--primary', widget.primary_color);
+  $('attach-label').hidden = !widget.attachments;
+  $('chats').hidden = !widget.multiple_chats;
+  const text = $<HTMLTextAreaElement>('text');
+  const form = $<HTMLFormElement>('composer');
+  form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    const content = text.value.trim();
+    if (!content) return;
+    const button = $<HTMLButtonElement>('send');
+    button.disabled = true;
+    send(content)
+      .then(() => {
+        text.value = '';
+        clearError();
+      })
+      .catch((err) => showError(err, 'Could not send the message'))
+      .finally(() => (button.disabled = false));
+  });
+  // Enter sends; Shift+Enter makes a new line.
+  text.addEventListener('keydown', (e) => {
+    if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
+      e.preventDefault();
+      form.requestSubmit();
+    }
+  });
+  $<HTMLInputElement>('file').addEventListener('change', (e) => {
+    const input = e.target as HTMLInputElement;
+    const file = input.files?.[0];
+    if (!file) return;
+    attach(file)
+      .then(clearError)
+      .catch((err) => showError(err, `Could not send ${file.name}`))
+      .finally(() => (input.value = ''));
+  });
+  $('toggle').addEventListener('click', () => {
+    open = !open;
+    $('panel').hidden = !open;
+    $('toggle').textContent = open ? 'Minimize' : 'Open chat';
+    $('toggle').setAttribute('aria-expanded', String(open));
+    if (current && visible(current)) void markRead(current);
+  });
+  document.addEventListener('visibilitychange', () => {
+    if (current && visible(current)) void markRead(current);
+  });
+  $('new-chat').addEventListener('click', () => {
+    api
+      .request<Chat>('POST', '/api/client/chats', { json: { name: `Chat ${chats.length + 1}` } })
+      .then(async (chat) => {
+        chats = [chat, ...chats];
+        await selectChat(chat.id);
+      })
+      .catch((err) => showError(err, 'Could not start a new chat'));
+  });
+}
+
+async function main(): Promise<void> {
+  const config = await loadConfig();
+  api = new Api(config.api, config.clientKey);
+  const session = await api.startSession();
+  wireUi(session.widget);
+  await loadChats();
+  // Single-chat mode works with the first chat only; with multiple_chats the list shows them all.
+  await selectChat(chats[0].id);
+  if (session.realtime) connectRealtime(session.realtime);
+  else startPolling();
+  document.body.dataset.ready = 'true';
+}
+
+main().catch((err) => showError(err, 'The chat could not start'));
