@@ -9,11 +9,13 @@ const USAGE = `Usage:
                         [--allowed-origin <origin>]... [--clear-allowed-origins] [--primary-color <#hex>]
                         [--multiple-chats true|false] [--attachments true|false] [--json] [--aws]
                         [--webhook-url <url>] [--clear-webhook]
+                        [--identity-verification on|off] [--require-identity true|false]
   npm run bot -- rotate-secret <bot_id> [--json] [--aws]
   npm run bot -- rotate-webhook-secret <bot_id> [--json] [--aws]
   npm run bot -- list [--json] [--aws]
 
---webhook-url prints the webhook signing secret (whsec_...); rotate-* print the new secret once.
+--webhook-url prints the webhook signing secret (whsec_...); --identity-verification on prints the
+identity secret (idsec_...) your server signs external ids with; rotate-* print the new secret once.
 
 By default it talks to the local stack (npm start; same DATA_DIR/DYNAMODB_PORT/TABLE_NAME env).
 With --aws it uses the table named by TABLE_NAME and the usual AWS credentials and region.`;
@@ -35,6 +37,8 @@ const { values: flags, positionals } = (() => {
         attachments: { type: 'string' },
         'webhook-url': { type: 'string' },
         'clear-webhook': { type: 'boolean' },
+        'identity-verification': { type: 'string' },
+        'require-identity': { type: 'string' },
         json: { type: 'boolean' },
         aws: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
@@ -83,6 +87,9 @@ function settingsFromFlags() {
     ...(bool('multiple-chats') !== undefined && { multiple_chats: bool('multiple-chats') }),
     ...(bool('attachments') !== undefined && { attachments: bool('attachments') }),
   };
+  const idFlag = flags['identity-verification'];
+  if (idFlag !== undefined && idFlag !== 'on' && idFlag !== 'off') throw new UsageError('--identity-verification must be on or off');
+  const identity = idFlag === undefined ? undefined : idFlag === 'on';
   const hook = flags['webhook-url'];
   if (hook !== undefined && flags['clear-webhook']) throw new UsageError('--webhook-url cannot be combined with --clear-webhook');
   if (hook !== undefined && !/^https?:\/\/[^\s]+$/.test(hook)) throw new UsageError('--webhook-url must be an http(s) URL');
@@ -96,18 +103,23 @@ function settingsFromFlags() {
     allowed_origins: origins(),
     widget,
     webhook_url: flags['clear-webhook'] ? null : hook,
+    identity_verification: identity,
+    require_identity: bool('require-identity'),
   };
 }
 
 type BotView = Record<string, unknown>;
 
-function view(bot: import('../lambdas/core/bots').Bot, secretKey?: string, showWebhookSecret = false): BotView {
+function view(bot: import('../lambdas/core/bots').Bot, secretKey?: string, showWebhookSecret = false, showIdentitySecret = false): BotView {
   return {
     bot_id: bot.id,
     client_key: bot.client_key,
     ...(secretKey && { secret_key: secretKey }),
     webhook_url: bot.webhook_url ?? null,
     ...(showWebhookSecret && bot.webhook_secret && { webhook_secret: bot.webhook_secret }),
+    identity_verification: Boolean(bot.identity_secret),
+    require_identity: Boolean(bot.require_identity),
+    ...(showIdentitySecret && bot.identity_secret && { identity_secret: bot.identity_secret }),
     name: bot.name,
     enabled: bot.enabled,
     client_api_enabled: bot.client_api_enabled,
@@ -146,7 +158,9 @@ async function main(): Promise<void> {
       if (settings.enabled !== undefined || settings.client_api_enabled !== undefined) {
         throw new UsageError('create makes an enabled bot; use update to switch it off');
       }
-      if (settings.webhook_url !== undefined) throw new UsageError('set the webhook with update once the bot exists');
+      if (settings.webhook_url !== undefined || settings.identity_verification !== undefined || settings.require_identity !== undefined) {
+        throw new UsageError('set webhooks and identity verification with update once the bot exists');
+      }
       const { bot, secretKey } = await bots.createBot({ ...settings, name: settings.name });
       return print(view(bot, secretKey));
     }
@@ -155,7 +169,7 @@ async function main(): Promise<void> {
       if (!botId) throw new UsageError('update needs <bot_id>');
       const settings = settingsFromFlags();
       const { bot } = await bots.updateBot(botId, settings);
-      return print(view(bot, undefined, typeof settings.webhook_url === 'string'));
+      return print(view(bot, undefined, typeof settings.webhook_url === 'string', settings.identity_verification === true));
     }
     case 'rotate-secret':
     case 'rotate-webhook-secret': {

@@ -2,7 +2,7 @@
 import * as v from 'valibot';
 import { httpHandler } from '../core/http';
 import { parse, text } from '../core/validate';
-import { assertClientApiOpen, getBotByClientKey } from '../core/bots';
+import { assertClientApiOpen, assertIdentity, getBotByClientKey } from '../core/bots';
 import { ForbiddenError } from '../core/errors';
 import { findOrCreateUser } from '../core/users';
 import { signToken } from '../core/tokens';
@@ -16,6 +16,7 @@ const Body = v.object({
   external_id: v.nullish(text(1, LIMITS.externalIdLength)),
   first_name: v.nullish(text(0, LIMITS.personNameLength)),
   last_name: v.nullish(text(0, LIMITS.personNameLength)),
+  external_id_hash: v.nullish(v.pipe(v.string('must be a string'), v.maxLength(128, 'must be at most 128 characters'))),
 });
 
 export const handler = httpHandler(async (req) => {
@@ -26,6 +27,7 @@ export const handler = httpHandler(async (req) => {
     if (!origin) throw new ForbiddenError('This bot only accepts sessions from its allowed origins; the request has no Origin');
     if (!bot.allowed_origins.includes(origin)) throw new ForbiddenError(`Origin ${origin} is not allowed for this bot`);
   }
+  assertIdentity(bot, body.external_id ?? undefined, body.external_id_hash ?? undefined);
   const user = await findOrCreateUser(bot.id, body.external_id ?? `visitor_${newUuid()}`, {
     first_name: body.first_name ?? undefined,
     last_name: body.last_name ?? undefined,

@@ -1,5 +1,5 @@
 // Bots: settings read by every request (cached per TTL) and the admin operations the bot CLI uses.
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, tableName } from './aws';
 import { config } from './config';
@@ -27,6 +27,10 @@ export interface Bot {
   /** Where user messages are POSTed (signed with webhook_secret); absent: no webhooks. */
   webhook_url?: string;
   webhook_secret?: string;
+  /** Identity verification: sessions with an external_id must prove it with HMAC-SHA256(identity_secret, external_id). */
+  identity_secret?: string;
+  /** With identity verification: refuse anonymous visitors (sessions without an external_id) too. */
+  require_identity?: boolean;
   created_at: string;
   updated_at: string;
 }
@@ -55,6 +59,27 @@ export async function getBotByClientKey(clientKey: string): Promise<Bot | undefi
     return out.Item?.bot_id as string | undefined;
   });
   return botId ? getBot(botId) : undefined;
+}
+
+/**
+ * Identity verification (opt-in per bot): a session for an external_id needs external_id_hash = hex
+ * HMAC-SHA256(identity_secret, external_id), compared in constant time; `require_identity` also refuses
+ * anonymous visitors. Without an identity secret the contract's behaviour is unchanged.
+ */
+export function assertIdentity(bot: Bot, externalId: string | undefined, hash: string | undefined): void {
+  if (!bot.identity_secret) return;
+  if (externalId === undefined) {
+    if (bot.require_identity) throw new ForbiddenError('This bot only accepts verified users: send external_id with external_id_hash');
+    return;
+  }
+  if (!hash) throw new ForbiddenError('external_id_hash is required: this bot verifies user identities');
+  const expected = createHmac('sha256', bot.identity_secret).update(externalId).digest();
+  const wellFormed = /^[0-9a-f]{64}$/i.test(hash);
+  // Compared in constant time either way (a malformed hash as zeros), never with ==.
+  const matches = timingSafeEqual(wellFormed ? Buffer.from(hash, 'hex') : Buffer.alloc(32), expected);
+  if (!matches || !wellFormed) {
+    throw new ForbiddenError('external_id_hash does not match external_id');
+  }
 }
 
 /** The checks every client request makes on its bot (contract: turned off / client interface disabled → 403). */
@@ -99,6 +124,9 @@ export interface BotSettings {
   widget?: Partial<Widget>;
   /** A URL sets the webhook (and makes a webhook secret when there is none); null removes it. */
   webhook_url?: string | null;
+  /** Turns identity verification on (makes an identity secret when there is none) or off (drops it). */
+  identity_verification?: boolean;
+  require_identity?: boolean;
 }
 
 /** Creates a bot with a fresh client key and secret key; the secret key is returned once and stored hashed. */
@@ -153,6 +181,7 @@ export async function readBot(botId: string): Promise<Bot | undefined> {
 export interface Rotation {
   secretKey?: boolean;
   webhookSecret?: boolean;
+  identitySecret?: boolean;
 }
 
 export async function updateBot(botId: string, settings: BotSettings, rotate: Rotation = {}): Promise<{ bot: Bot; secretKey?: string }> {
@@ -160,6 +189,8 @@ export async function updateBot(botId: string, settings: BotSettings, rotate: Ro
   if (!current) throw new NotFoundError(`Bot ${botId} not found`);
   const secretKey = rotate.secretKey ? newSecretKey(botId) : undefined;
   const webhookOn = settings.webhook_url !== undefined ? settings.webhook_url !== null : Boolean(current.webhook_url);
+  const identityOn = settings.identity_verification ?? Boolean(current.identity_secret);
+  if (rotate.identitySecret && !identityOn) throw new NotFoundError(`Bot ${botId} has no identity verification to rotate`);
   const next: Bot = {
     ...current,
     ...(settings.name !== undefined && { name: settings.name }),
@@ -173,6 +204,12 @@ export async function updateBot(botId: string, settings: BotSettings, rotate: Ro
       : rotate.webhookSecret || !current.webhook_secret
         ? newWebhookSecret()
         : current.webhook_secret,
+    identity_secret: !identityOn
+      ? undefined
+      : rotate.identitySecret || !current.identity_secret
+        ? randomToken('idsec_', 32)
+        : current.identity_secret,
+    require_identity: settings.require_identity ?? current.require_identity ?? false,
     widget: { ...current.widget, ...settings.widget },
     updated_at: new Date().toISOString(),
   };

@@ -75,6 +75,16 @@ test('webhook URL and secret rotation from the CLI: new secrets printed once, ol
   expect(bot(['update', created.bot_id, '--webhook-url', 'ftp://x']).code).toBe(2);
 });
 
+test('identity verification from the CLI prints the identity secret once', () => {
+  const created = JSON.parse(bot(['create', '--name', 'verified', '--json']).out);
+  const on = JSON.parse(bot(['update', created.bot_id, '--identity-verification', 'on', '--require-identity', 'true', '--json']).out);
+  expect(on).toMatchObject({ identity_verification: true, require_identity: true, identity_secret: expect.stringMatching(/^idsec_/) });
+  const listed = JSON.parse(bot(['list', '--json']).out).bots.find((b: any) => b.bot_id === created.bot_id);
+  expect(listed).toMatchObject({ identity_verification: true });
+  expect(listed.identity_secret).toBeUndefined();
+  expect(bot(['update', created.bot_id, '--identity-verification', 'maybe']).code).toBe(2);
+});
+
 test('bad arguments exit 2 with the reason and usage; unknown bot exits 1', () => {
   for (const args of [['create'], ['create', '--name', 'x', '--allowed-origin', 'https://a.example/'], ['create', '--name', 'x', '--multiple-chats', 'yes'], ['update'], ['frobnicate'], ['create', '--name', 'x', '--primary-color', 'red']]) {
     const r = bot(args);
