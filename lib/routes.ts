@@ -66,7 +66,7 @@ export const ROUTES: RouteDef[] = [
     path: `${CLIENT}/chats`,
     entry: 'lambdas/client/create-chat.ts',
     jwt: true,
-    dynamodb: ['GetItem', 'PutItem'],
+    dynamodb: ['GetItem', 'PutItem', 'UpdateItem'],
   },
   {
     id: 'list_messages',
@@ -100,7 +100,7 @@ export const ROUTES: RouteDef[] = [
     path: `${CLIENT}/files`,
     entry: 'lambdas/client/upload-file.ts',
     jwt: true,
-    dynamodb: ['GetItem', 'PutItem'],
+    dynamodb: ['GetItem', 'PutItem', 'UpdateItem'],
     s3: ['s3:PutObject', 's3:GetObject'],
   },
   // Bot API: server to server, `Authorization: Bearer <secret_key>`; no session tokens involved.

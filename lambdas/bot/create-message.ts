@@ -10,5 +10,6 @@ export const handler = httpHandler(async (req) => {
   const chatId = chatIdParam(req);
   const body = messageBody(req);
   const sender = botSender(req);
-  return { status: 201, body: await sendMessage(await resolveBotChat(bot.id, chatId), chatId, body, sender) };
+  const { message, created } = await sendMessage(await resolveBotChat(bot.id, chatId), chatId, body, sender);
+  return { status: created ? 201 : 200, body: message };
 });

@@ -9,6 +9,7 @@ import { signToken } from '../core/tokens';
 import { realtimeBlock } from '../core/channels';
 import { config } from '../core/config';
 import { newUuid } from '../core/ids';
+import { consumeRate } from '../core/rate';
 import { LIMITS } from '../core/limits';
 
 const Body = v.object({
@@ -21,6 +22,8 @@ const Body = v.object({
 
 export const handler = httpHandler(async (req) => {
   const body = parse(Body, req.json());
+  // Per IP, before any check that could be guessed at (client keys, identity hashes).
+  await consumeRate({ name: 'sessions', subject: req.sourceIp(), perMinute: config().limits.sessionsPerIpPerMinute });
   const bot = assertClientApiOpen(await getBotByClientKey(body.client_key));
   if (bot.allowed_origins.length > 0) {
     const origin = req.header('origin');

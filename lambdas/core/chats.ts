@@ -1,8 +1,10 @@
 // Chats: the owner's copy (list, counters) plus a pointer by chat id, created together in one transaction.
 import { BatchGetCommand, GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { dynamo, tableName } from './aws';
-import { BadRequestError, ForbiddenError, NotFoundError } from './errors';
+import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from './errors';
+import { config } from './config';
+import { rateLimited, rateUpdate, type RateLimit } from './rate';
 import { TtlCache } from './cache';
 import { keys } from './keys';
 import { newUuid } from './ids';
@@ -59,9 +61,39 @@ export async function createChat({ userId, botId, externalId }: ChatOwner, input
   };
   const table = tableName();
   const marker = { entity: 'chat_marker', chat_id: id, bot_id: botId };
-  await dynamo().send(
-    new TransactWriteCommand({
-      TransactItems: [
+  const { chatsPerUser, chatsPerMinute } = config().limits;
+  const rate: RateLimit = { name: 'chats', subject: userId, perMinute: chatsPerMinute };
+  const rateItem = rateUpdate(rate);
+  // Guards ride in the same transaction: the user's chat count and this minute's creation count.
+  const guards = [
+    ...(chatsPerUser > 0
+      ? [
+          {
+            Update: {
+              TableName: table,
+              Key: keys.userStats(userId),
+              UpdateExpression: 'SET entity = :entity ADD chats :one',
+              ConditionExpression: 'attribute_not_exists(chats) OR chats < :max',
+              ExpressionAttributeValues: { ':entity': 'user_stats', ':one': 1, ':max': chatsPerUser },
+            },
+          },
+        ]
+      : []),
+    ...(rateItem ? [{ Update: rateItem }] : []),
+  ];
+  const sendTransaction = (items: object[]) =>
+    dynamo()
+      .send(new TransactWriteCommand({ TransactItems: items as never }))
+      .catch((err) => {
+        if (!(err instanceof TransactionCanceledException)) throw err;
+        const failed = (err.CancellationReasons ?? []).map((r) => r.Code === 'ConditionalCheckFailed');
+        const base = 4; // chat, pointer, two markers; then the guards in order
+        if (chatsPerUser > 0 && failed[base]) throw new ConflictError(`A user may have at most ${chatsPerUser} chats`);
+        if (rateItem && failed[base + (chatsPerUser > 0 ? 1 : 0)]) throw rateLimited(rate);
+        throw err;
+      });
+  await sendTransaction(
+      [
         {
           Put: {
             TableName: table,
@@ -89,8 +121,8 @@ export async function createChat({ userId, botId, externalId }: ChatOwner, input
         },
         { Put: { TableName: table, Item: { ...keys.chatStart(userId, id), ...marker } } },
         { Put: { TableName: table, Item: { ...keys.chatEnd(userId, id), ...marker } } },
+        ...guards,
       ],
-    }),
   );
   return chat;
 }

@@ -47,6 +47,14 @@ export interface Config {
   /** Delay before each retry of a failed webhook (seconds); its length bounds the retries. */
   webhookRetryDelays: number[];
   botCacheTtlMs: number;
+  /** Abuse limits (README "Limits"); 0 turns one off. */
+  limits: {
+    messagesPerMinute: number;
+    uploadsPerMinute: number;
+    chatsPerMinute: number;
+    sessionsPerIpPerMinute: number;
+    chatsPerUser: number;
+  };
   sessionTtlSeconds: number;
   fileUrlTtlSeconds: number;
 }
@@ -71,6 +79,13 @@ export function config(): Config {
     webhookTimeoutMs: intEnv('WEBHOOK_TIMEOUT_MS', 5000),
     webhookRetryDelays: delaysEnv('WEBHOOK_RETRY_DELAYS', [10, 60, 300, 900, 900]),
     botCacheTtlMs: intEnv('BOT_CACHE_TTL_MS', 30_000),
+    limits: {
+      messagesPerMinute: intEnv('RATE_MESSAGES_PER_MINUTE', 60),
+      uploadsPerMinute: intEnv('RATE_UPLOADS_PER_MINUTE', 20),
+      chatsPerMinute: intEnv('RATE_CHATS_PER_MINUTE', 10),
+      sessionsPerIpPerMinute: intEnv('RATE_SESSIONS_PER_IP_PER_MINUTE', 60),
+      chatsPerUser: intEnv('MAX_CHATS_PER_USER', 100),
+    },
     sessionTtlSeconds: intEnv('SESSION_TTL_SECONDS', 24 * 3600),
     fileUrlTtlSeconds: intEnv('FILE_URL_TTL_SECONDS', 3600),
   };

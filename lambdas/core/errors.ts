@@ -4,6 +4,8 @@ export class HttpError extends Error {
   constructor(
     readonly statusCode: number,
     message: string,
+    /** Extra response headers (e.g. Retry-After). */
+    readonly headers: Record<string, string> = {},
   ) {
     super(message);
     this.name = new.target.name;
@@ -43,5 +45,24 @@ export class PayloadTooLargeError extends HttpError {
 export class UnsupportedMediaTypeError extends HttpError {
   constructor(message: string) {
     super(415, message);
+  }
+}
+
+export class ConflictError extends HttpError {
+  constructor(message: string) {
+    super(409, message);
+  }
+}
+
+export class TooManyRequestsError extends HttpError {
+  constructor(message: string, retryAfterSeconds: number) {
+    super(429, message, { 'retry-after': String(Math.max(1, Math.ceil(retryAfterSeconds))) });
+  }
+}
+
+/** DynamoDB or S3 did not answer in time (or refused for capacity): the client may retry shortly. */
+export class ServiceUnavailableError extends HttpError {
+  constructor(message = 'The service is briefly unavailable; please retry') {
+    super(503, message, { 'retry-after': '1' });
   }
 }

@@ -8,6 +8,8 @@ export interface HttpRequest {
   /** Header names in lower case (API Gateway v2 already sends them so). */
   header(name: string): string | undefined;
   query(name: string): string | undefined;
+  /** The caller's IP as API Gateway saw it (per-IP rate limits). */
+  sourceIp(): string;
   pathParam(name: string): string | undefined;
   /** Raw body bytes (API Gateway base64-encodes binary bodies). */
   rawBody(): Buffer;
@@ -18,19 +20,20 @@ export interface HttpRequest {
 export interface HttpReply {
   status: number;
   body: unknown;
+  headers?: Record<string, string>;
 }
 
 export type Handler = (event: APIGatewayProxyEventV2) => Promise<APIGatewayProxyStructuredResultV2>;
 
 const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' };
 
-export function jsonReply(status: number, body: unknown): APIGatewayProxyStructuredResultV2 {
-  return { statusCode: status, headers: JSON_HEADERS, body: JSON.stringify(body) };
+export function jsonReply(status: number, body: unknown, headers: Record<string, string> = {}): APIGatewayProxyStructuredResultV2 {
+  return { statusCode: status, headers: { ...JSON_HEADERS, ...headers }, body: JSON.stringify(body) };
 }
 
 /** The ONE error mapper: HttpError → its status and message; anything else → 500 logged with its cause. */
 export function errorReply(err: unknown, event: APIGatewayProxyEventV2): APIGatewayProxyStructuredResultV2 {
-  if (err instanceof HttpError) return jsonReply(err.statusCode, { error: err.message });
+  if (err instanceof HttpError) return jsonReply(err.statusCode, { error: err.message }, err.headers);
   // Ids and the error only: never headers or bodies, so tokens and secrets cannot leak into logs.
   log('error', 'unhandled error', { request_id: event.requestContext?.requestId, route: event.routeKey, error: errorFields(err) });
   return jsonReply(500, { error: 'Internal server error' });
@@ -44,6 +47,7 @@ export function toRequest(event: APIGatewayProxyEventV2): HttpRequest {
     event,
     header: (name) => event.headers?.[name.toLowerCase()],
     query: (name) => event.queryStringParameters?.[name],
+    sourceIp: () => event.requestContext?.http?.sourceIp ?? 'unknown',
     pathParam: (name) => event.pathParameters?.[name],
     rawBody,
     json: () => {
@@ -68,7 +72,7 @@ export function httpHandler(fn: (req: HttpRequest) => Promise<HttpReply>): Handl
   return async (event) => {
     try {
       const reply = await fn(toRequest(event));
-      return jsonReply(reply.status, reply.body);
+      return jsonReply(reply.status, reply.body, reply.headers);
     } catch (err) {
       return errorReply(err, event);
     }

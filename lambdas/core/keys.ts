@@ -10,6 +10,10 @@ export const keys = {
   clientKey: (clientKey: string): Key => ({ pk: `KEY#${clientKey}`, sk: 'KEY' }),
   /** The user record lives under its bot, keyed by external id: unique per bot, found in one read. */
   user: (botId: string, externalId: string): Key => ({ pk: `BOT#${botId}`, sk: `EXT#${externalId}` }),
+  /** Per-user counters (how many chats). */
+  userStats: (userId: string): Key => ({ pk: `USER#${userId}`, sk: 'STATS' }),
+  /** An idempotency key of one side of a chat (client_message_id / Idempotency-Key), kept 24 h by TTL. */
+  idempotency: (chatId: string, side: 'user' | 'bot', key: string): Key => ({ pk: `IDEM#${chatId}`, sk: `${side}#${key}` }),
   /** The owner's copy of a chat: the chat list is one strongly consistent Query of the owner's partition. */
   chat: (userId: string, chatId: string): Key => ({ pk: `USER#${userId}`, sk: `CHAT#${chatId}` }),
   chatPrefix: 'CHAT#',
@@ -46,4 +50,7 @@ export type Entity =
   | 'message'
   | 'file'
   | 'connection'
-  | 'subscription';
+  | 'subscription'
+  | 'user_stats'
+  | 'idempotency'
+  | 'rate';

@@ -1,5 +1,9 @@
 // Messages: one transaction per send (chat activity + message), one Query per history page.
+import { createHash } from 'node:crypto';
 import { QueryCommand, GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { config } from './config';
+import { ConflictError } from './errors';
+import { rateLimited, rateUpdate, type RateLimit } from './rate';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { dynamo, tableName } from './aws';
 import { activityKey, rejectChatAccess, type ChatOwner } from './chats';
@@ -34,6 +38,8 @@ export interface NewMessage {
   sender: Sender;
   /** The bot has a webhook: marks the item so the dispatcher's stream filter lets it through. */
   webhook?: boolean;
+  /** client_message_id / Idempotency-Key: a retry with it returns the first message. */
+  idempotencyKey?: string;
 }
 
 /** The stored item, as the table (and the stream publisher) sees it. */
@@ -60,13 +66,31 @@ export async function toMessage(item: MessageItem | Record<string, unknown>): Pr
   };
 }
 
+/** What a send carries, hashed: a retry with the same idempotency key must carry the same message. */
+function fingerprint(input: NewMessage): string {
+  const files = input.files.map((f) => f.id ?? `${f.type}:${f.url}`);
+  return createHash('sha256').update(JSON.stringify([input.content, input.content_type, files, input.sender])).digest('hex');
+}
+
+const IDEMPOTENCY_TTL_SECONDS = 24 * 3600;
+
+export interface Created {
+  item: MessageItem;
+  /** false when an idempotency key replayed an earlier send (nothing new was written). */
+  created: boolean;
+}
+
 /**
  * One TransactWriteItems: the chat must be the owner's (its existence under the owner's key proves it),
- * its activity and the other side's unread counter move, and the message is put. A message-id collision
+ * its activity and the other side's unread counter move, and the message is put; when given, the
+ * idempotency key and the user's rate counter are items of the same transaction. A message-id collision
  * (two writers in one millisecond drawing the same random digits) is retried with a new id.
  */
-export async function createMessage(input: NewMessage): Promise<MessageItem> {
+export async function createMessage(input: NewMessage): Promise<Created> {
   const incoming = input.sender === 'user';
+  const side = incoming ? 'user' : 'bot';
+  const print = fingerprint(input);
+  const rate: RateLimit = { name: 'messages', subject: input.userId, perMinute: incoming ? config().limits.messagesPerMinute : 0 };
   for (let attempt = 0; ; attempt++) {
     const now = Date.now();
     const createdAt = new Date(now).toISOString();
@@ -85,44 +109,71 @@ export async function createMessage(input: NewMessage): Promise<MessageItem> {
       created_at: createdAt,
       ...(input.webhook && { webhook: true as const }),
     };
-    try {
-      await dynamo().send(
-        new TransactWriteCommand({
-          TransactItems: [
-            {
-              Update: {
-                TableName: tableName(),
-                Key: keys.chat(input.userId, input.chatId),
-                UpdateExpression: 'SET updated_at = :now, gsi1sk = :act, last_event = :message ADD #unread :one',
-                ConditionExpression: 'attribute_exists(pk)',
-                ExpressionAttributeNames: { '#unread': incoming ? 'unread_msg_by_operator' : 'unread_msg_by_user' },
-                ExpressionAttributeValues: {
-                  ':now': createdAt,
-                  ':act': activityKey(createdAt, input.chatId),
-                  ':message': 'message',
-                  ':one': 1,
-                },
-              },
-            },
+    const rateItem = rateUpdate(rate, now);
+    const items: object[] = [
+      {
+        Update: {
+          TableName: tableName(),
+          Key: keys.chat(input.userId, input.chatId),
+          UpdateExpression: 'SET updated_at = :now, gsi1sk = :act, last_event = :message ADD #unread :one',
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeNames: { '#unread': incoming ? 'unread_msg_by_operator' : 'unread_msg_by_user' },
+          ExpressionAttributeValues: { ':now': createdAt, ':act': activityKey(createdAt, input.chatId), ':message': 'message', ':one': 1 },
+        },
+      },
+      {
+        Put: {
+          TableName: tableName(),
+          Item: { ...keys.message(input.userId, input.chatId, item.id), entity: 'message', ...item },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        },
+      },
+      ...(input.idempotencyKey
+        ? [
             {
               Put: {
                 TableName: tableName(),
-                Item: { ...keys.message(input.userId, input.chatId, item.id), entity: 'message', ...item },
+                Item: {
+                  ...keys.idempotency(input.chatId, side, input.idempotencyKey),
+                  entity: 'idempotency',
+                  message_id: item.id,
+                  fingerprint: print,
+                  ttl: Math.floor(now / 1000) + IDEMPOTENCY_TTL_SECONDS,
+                },
                 ConditionExpression: 'attribute_not_exists(pk)',
               },
             },
-          ],
-        }),
-      );
-      return item;
+          ]
+        : []),
+      ...(rateItem ? [{ Update: rateItem }] : []),
+    ];
+    try {
+      await dynamo().send(new TransactWriteCommand({ TransactItems: items as never }));
+      return { item, created: true };
     } catch (err) {
       if (!(err instanceof TransactionCanceledException)) throw err;
-      const [chat, message] = err.CancellationReasons ?? [];
-      if (chat?.Code === 'ConditionalCheckFailed') return rejectChatAccess(input.userId, input.chatId);
-      if (message?.Code === 'ConditionalCheckFailed' && attempt < 3) continue;
+      const failed = (err.CancellationReasons ?? []).map((r) => r.Code === 'ConditionalCheckFailed');
+      if (failed[0]) return rejectChatAccess(input.userId, input.chatId);
+      // A retry of a send that went through: answer with the first message, even if now rate limited.
+      if (input.idempotencyKey && failed[2]) return replay(input, side, print);
+      if (rateItem && failed[input.idempotencyKey ? 3 : 2]) throw rateLimited(rate, now);
+      if (failed[1] && attempt < 3) continue;
       throw err;
     }
   }
+}
+
+async function replay(input: NewMessage, side: 'user' | 'bot', print: string): Promise<Created> {
+  const key = await dynamo().send(
+    new GetCommand({ TableName: tableName(), Key: keys.idempotency(input.chatId, side, input.idempotencyKey as string), ConsistentRead: true }),
+  );
+  if (key.Item?.fingerprint !== print) {
+    throw new ConflictError('This idempotency key was already used for a different message in this chat');
+  }
+  const message = await dynamo().send(
+    new GetCommand({ TableName: tableName(), Key: keys.message(input.userId, input.chatId, key.Item.message_id as string), ConsistentRead: true }),
+  );
+  return { item: message.Item as MessageItem, created: false };
 }
 
 /** Sends a message into a chat of `owner` (client: the user; Bot API: the bot or an operator) → the Message. */
@@ -132,9 +183,9 @@ export async function sendMessage(
   body: MessageInput,
   sender: Sender,
   webhook = false,
-): Promise<Message> {
+): Promise<{ message: Message; created: boolean }> {
   const uploaded = (await getOwnedFiles(owner.userId, body.files)).map(toStoredFile);
-  const item = await createMessage({
+  const { item, created } = await createMessage({
     ...owner,
     chatId,
     content: body.content,
@@ -142,8 +193,9 @@ export async function sendMessage(
     files: [...uploaded, ...body.complete_files],
     sender,
     webhook,
+    idempotencyKey: body.idempotency_key,
   });
-  return toMessage(item);
+  return { message: await toMessage(item), created };
 }
 
 export interface HistoryPage {

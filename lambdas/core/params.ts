@@ -37,6 +37,8 @@ export function historyPage(req: HttpRequest): HistoryPage {
 }
 
 const contentTypeList = CONTENT_TYPES.join(', ');
+const IDEMPOTENCY_KEY_RE = /^[\x21-\x7e]{1,128}$/;
+const idempotencyKey = v.pipe(v.string('must be a string'), v.regex(IDEMPOTENCY_KEY_RE, 'must be 1 to 128 printable ASCII characters'));
 const fileTypeList = FILE_TYPES.join(', ');
 
 const MessageBody = v.object({
@@ -54,6 +56,7 @@ const MessageBody = v.object({
       v.check((ids) => new Set(ids).size === ids.length, 'must not repeat a file id'),
     ),
   ),
+  client_message_id: v.nullish(idempotencyKey),
   complete_files: v.nullish(
     v.array(
       v.object(
@@ -87,6 +90,8 @@ export interface MessageInput {
   content_type: string;
   files: string[];
   complete_files: StoredFile[];
+  /** From client_message_id or the Idempotency-Key header. */
+  idempotency_key?: string;
 }
 
 export function messageBody(req: HttpRequest): MessageInput {
@@ -99,10 +104,18 @@ export function messageBody(req: HttpRequest): MessageInput {
   if (body.content.trim() === '' && files.length + linked.length === 0) {
     throw new BadRequestError('content must not be empty unless files or complete_files are attached');
   }
+  const header = req.header('idempotency-key');
+  if (header !== undefined && !IDEMPOTENCY_KEY_RE.test(header)) {
+    throw new BadRequestError('Idempotency-Key must be 1 to 128 printable ASCII characters');
+  }
+  if (header !== undefined && body.client_message_id && header !== body.client_message_id) {
+    throw new BadRequestError('client_message_id and the Idempotency-Key header differ');
+  }
   return {
     content: body.content,
     content_type: body.content_type,
     files,
     complete_files: linked.map((f) => ({ id: null, type: f.type, url: f.url, name: null, size: null, mime_type: null })),
+    idempotency_key: body.client_message_id ?? header,
   };
 }

@@ -80,7 +80,7 @@ test('every connection of the user gets it (tabs, devices); another user does no
   await tab1.waitFor((d) => d.data?.id === sent.body.id);
   await tab2.waitFor((d) => d.data?.id === sent.body.id);
   // A bot reply (outcoming) arrives the same way.
-  const reply = await createMessage({ userId: session.user.id, botId: bot.id, chatId, content: 'bot says hi', content_type: 'text', files: [], sender: 'bot' });
+  const { item: reply } = await createMessage({ userId: session.user.id, botId: bot.id, chatId, content: 'bot says hi', content_type: 'text', files: [], sender: 'bot' });
   const pub = await tab1.waitFor((d) => d.data?.id === reply.id);
   expect(pub.data).toMatchObject({ sender_type: 'outcoming', sender: 'bot', content: 'bot says hi' });
   await new Promise((r) => setTimeout(r, 200));

@@ -80,7 +80,8 @@ async function setup(connectionId: string, failFirst: number) {
   behaviour.set(connectionId, { failFirst });
   expect(await subscribe(connectionId, userChannel(user.id), user.id)).toBe('ok');
   const { createMessage } = await import('../../lambdas/core/messages');
-  const say = (content: string) => createMessage({ userId: user.id, botId: bot.id, chatId: chat.id, content, content_type: 'text', files: [], sender: 'bot' });
+  const say = async (content: string) =>
+    (await createMessage({ userId: user.id, botId: bot.id, chatId: chat.id, content, content_type: 'text', files: [], sender: 'bot' })).item;
   return { say };
 }
 

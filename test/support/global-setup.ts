@@ -9,7 +9,17 @@ export default async function globalSetup(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'chat-test-'));
   // Bot cache off: tests switch bots off and expect the next request to see it. Webhook retries are short
   // (two retries, a second apart) so the retry and dead-letter paths run in seconds.
-  const env = await stackEnv(dataDir, { BOT_CACHE_TTL_MS: '0', WEBHOOK_RETRY_DELAYS: '1,1', WEBHOOK_TIMEOUT_MS: '1500' });
+  // Rate limits stay on but high: every test comes from 127.0.0.1 (test/e2e/limits.test.ts runs its own
+  // stack with low ones).
+  const env = await stackEnv(dataDir, {
+    BOT_CACHE_TTL_MS: '0',
+    WEBHOOK_RETRY_DELAYS: '1,1',
+    WEBHOOK_TIMEOUT_MS: '1500',
+    RATE_MESSAGES_PER_MINUTE: '1000',
+    RATE_CHATS_PER_MINUTE: '1000',
+    RATE_UPLOADS_PER_MINUTE: '1000',
+    RATE_SESSIONS_PER_IP_PER_MINUTE: '100000',
+  });
   // Its output goes to test-output/local-stack.log for anyone debugging a failure.
   const stack = await startLocalProcess(env, join(ROOT, 'test-output', 'local-stack.log'));
   Object.assign(process.env, env, { TEST_API_URL: stack.apiUrl });

@@ -1,0 +1,49 @@
+// Per-user and per-IP rate limits: fixed one-minute windows counted atomically in DynamoDB. On the write
+// paths the counter is one more item of the request's own transaction (no extra round trip).
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { dynamo, tableName } from './aws';
+import { TooManyRequestsError } from './errors';
+
+export type RateName = 'messages' | 'uploads' | 'chats' | 'sessions';
+
+export interface RateLimit {
+  name: RateName;
+  /** Whose budget: a user id, or an IP for sessions. */
+  subject: string;
+  perMinute: number;
+}
+
+const WINDOW_SECONDS = 60;
+
+/** The counter update for this minute, as a TransactWriteItems entry (undefined when the limit is off). */
+export function rateUpdate(limit: RateLimit, nowMs = Date.now()) {
+  if (limit.perMinute <= 0) return undefined;
+  const window = Math.floor(nowMs / 1000 / WINDOW_SECONDS) * WINDOW_SECONDS;
+  return {
+    TableName: tableName(),
+    Key: { pk: `RATE#${limit.name}#${limit.subject}`, sk: `W#${window}` },
+    UpdateExpression: 'SET entity = :entity, #ttl = :ttl ADD n :one',
+    ConditionExpression: 'attribute_not_exists(n) OR n < :limit',
+    ExpressionAttributeNames: { '#ttl': 'ttl' },
+    ExpressionAttributeValues: { ':entity': 'rate', ':ttl': window + 2 * WINDOW_SECONDS, ':one': 1, ':limit': limit.perMinute },
+  };
+}
+
+export function rateLimited(limit: RateLimit, nowMs = Date.now()): TooManyRequestsError {
+  const retryAfter = WINDOW_SECONDS - ((nowMs / 1000) % WINDOW_SECONDS);
+  return new TooManyRequestsError(`Too many ${limit.name}: at most ${limit.perMinute} a minute; retry in ${Math.ceil(retryAfter)} s`, retryAfter);
+}
+
+/** A rate check on its own (uploads, sessions): one UpdateItem; 429 with Retry-After when over. */
+export async function consumeRate(limit: RateLimit): Promise<void> {
+  const now = Date.now();
+  const update = rateUpdate(limit, now);
+  if (!update) return;
+  try {
+    await dynamo().send(new UpdateCommand(update));
+  } catch (err) {
+    if (err instanceof ConditionalCheckFailedException) throw rateLimited(limit, now);
+    throw err;
+  }
+}
