@@ -1,4 +1,7 @@
 // `npm run bot -- ...` against the running local stack: create, update, list, JSON output, clear errors.
+// Each CLI run starts a Node process (about a second, more under load).
+jest.setTimeout(90_000);
+
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { ROOT } from '../support/local-process';
