@@ -5,12 +5,18 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { config } from './config';
 
 let ddb: DynamoDBDocumentClient | undefined;
+
+/**
+ * Bounded waits: a request that cannot reach DynamoDB or S3 fails in seconds (503 to the client) instead of
+ * hanging until API Gateway's 30 s limit. Keep-alive sockets are reused across invocations.
+ */
+const handler = () => ({ connectionTimeout: 1000, requestTimeout: config().awsRequestTimeoutMs, throwOnRequestTimeout: true });
 let s3: S3Client | undefined;
 
 export function dynamo(): DynamoDBDocumentClient {
   if (!ddb) {
     const { region, dynamodbEndpoint } = config();
-    ddb = DynamoDBDocumentClient.from(new DynamoDBClient({ region, endpoint: dynamodbEndpoint }), {
+    ddb = DynamoDBDocumentClient.from(new DynamoDBClient({ region, endpoint: dynamodbEndpoint, requestHandler: handler(), maxAttempts: 3 }), {
       marshallOptions: { removeUndefinedValues: true },
     });
   }
@@ -24,6 +30,8 @@ export function s3Client(): S3Client {
       region,
       endpoint: s3Endpoint,
       forcePathStyle: Boolean(s3Endpoint),
+      requestHandler: handler(),
+      maxAttempts: 3,
       // The S3 emulator does not speak the newer flexible checksums; AWS does not need them for these calls.
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',

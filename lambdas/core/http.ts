@@ -1,6 +1,6 @@
 // HTTP glue for every API Gateway (payload v2) handler: request parsing, the ONE error mapper, JSON replies, logs.
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { BadRequestError, HttpError } from './errors';
+import { BadRequestError, HttpError, ServiceUnavailableError } from './errors';
 import { errorFields, log } from './log';
 
 export interface HttpRequest {
@@ -31,9 +31,22 @@ export function jsonReply(status: number, body: unknown, headers: Record<string,
   return { statusCode: status, headers: { ...JSON_HEADERS, ...headers }, body: JSON.stringify(body) };
 }
 
+/** DynamoDB/S3 unreachable, timed out or throttling: the request may succeed if retried shortly. */
+function isUnavailable(err: unknown): boolean {
+  const e = err as { name?: string; code?: string; $metadata?: { httpStatusCode?: number }; $retryable?: unknown };
+  const names = ['TimeoutError', 'RequestTimeout', 'ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded', 'ServiceUnavailable', 'SlowDown'];
+  const codes = ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH'];
+  return names.includes(e?.name ?? '') || codes.includes(e?.code ?? '') || (e?.$metadata?.httpStatusCode ?? 0) === 503;
+}
+
 /** The ONE error mapper: HttpError → its status and message; anything else → 500 logged with its cause. */
 export function errorReply(err: unknown, event: APIGatewayProxyEventV2): APIGatewayProxyStructuredResultV2 {
   if (err instanceof HttpError) return jsonReply(err.statusCode, { error: err.message }, err.headers);
+  if (isUnavailable(err)) {
+    log('error', 'dependency unavailable', { request_id: event.requestContext?.requestId, route: event.routeKey, error: errorFields(err) });
+    const unavailable = new ServiceUnavailableError();
+    return jsonReply(unavailable.statusCode, { error: unavailable.message }, unavailable.headers);
+  }
   // Ids and the error only: never headers or bodies, so tokens and secrets cannot leak into logs.
   log('error', 'unhandled error', { request_id: event.requestContext?.requestId, route: event.routeKey, error: errorFields(err) });
   return jsonReply(500, { error: 'Internal server error' });

@@ -1,24 +1,62 @@
-// Starts the S3 emulator (@20minutes/s3rver) in this process, storing objects under a folder.
+// The S3 emulator (@20minutes/s3rver), run as a child process of the local stack (like DynamoDB Local), so
+// it can fail or be stopped on its own, as S3 can.
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import S3rver from '@20minutes/s3rver';
+import { LocalStackError, stopChild } from './dynamodb';
 
 export interface LocalS3 {
   endpoint: string;
+  process: ChildProcess;
   stop(): Promise<void>;
 }
 
-export async function startS3(host: string, port: number, directory: string, bucket: string): Promise<LocalS3> {
+/** Runs in the child: serve until killed. */
+async function serve(host: string, port: number, directory: string, bucket: string): Promise<void> {
   mkdirSync(directory, { recursive: true });
-  const server = new S3rver({
-    address: host,
-    port,
-    directory,
-    silent: true,
-    configureBuckets: [{ name: bucket, configs: [] }],
-  });
+  const server = new S3rver({ address: host, port, directory, silent: true, configureBuckets: [{ name: bucket, configs: [] }] });
   await server.run();
-  return {
-    endpoint: `http://localhost:${port}`,
-    stop: () => server.close(),
-  };
+  process.stdout.write('s3 ready\n');
+}
+
+export async function startS3(root: string, host: string, port: number, directory: string, bucket: string): Promise<LocalS3> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(__dirname, 's3.ts'), host, String(port), directory, bucket], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new LocalStackError(`the S3 emulator did not start:\n${output}`)), 20_000);
+    child.stdout!.on('data', (d: Buffer) => {
+      output += d.toString();
+      if (output.includes('s3 ready')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new LocalStackError(`the S3 emulator exited (${code}):\n${output}`));
+    });
+  });
+  return { endpoint: `http://localhost:${port}`, process: child, stop: () => stopChild(child) };
+}
+
+if (require.main === module) {
+  const [host, port, directory, bucket] = process.argv.slice(2);
+  serve(host, Number(port), directory, bucket).catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });
+  // The stack that started us is gone (killed outright): stop too, no orphan holding the port.
+  const parent = process.ppid;
+  setInterval(() => {
+    try {
+      process.kill(parent, 0);
+    } catch {
+      process.exit(0);
+    }
+  }, 1000).unref();
 }

@@ -75,7 +75,38 @@ async function ensureDemoBot(dataDir: string, webhookUrl: string | undefined): P
   return demo;
 }
 
+/** The processes of a running stack, for tests that stop one of them and for cleaning up after a crash. */
+function writePids(dataDir: string, pids: Record<string, number | undefined>): void {
+  writeFileSync(resolve(dataDir, 'local-stack.json'), JSON.stringify(pids) + '\n');
+}
+
+/** A stack killed with SIGKILL leaves DynamoDB Local and the S3 emulator running: stop them first. */
+function stopOrphans(dataDir: string, log: (line: string) => void): void {
+  const file = resolve(dataDir, 'local-stack.json');
+  if (!existsSync(file)) return;
+  const pids = JSON.parse(readFileSync(file, 'utf8')) as Record<string, number | undefined>;
+  const alive = (pid?: number) => {
+    if (!pid) return false;
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  if (alive(pids.stack)) return; // that stack is still running: the port checks will say so
+  for (const name of ['dynamodb', 's3'] as const) {
+    if (alive(pids[name])) {
+      log(`stopping ${name} (pid ${pids[name]}) left behind by a stack that did not stop cleanly`);
+      process.kill(pids[name] as number, 'SIGKILL');
+      const until = Date.now() + 5000;
+      while (alive(pids[name]) && Date.now() < until) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
+    }
+  }
+}
+
 export async function startLocalStack(s: LocalSettings, log: (line: string) => void): Promise<RunningStack> {
+  if (existsSync(s.dataDir)) stopOrphans(s.dataDir, log);
   await assertPortFree(s.host, s.port, 'PORT');
   await assertPortFree('0.0.0.0', s.dynamodbPort, 'DYNAMODB_PORT');
   await assertPortFree(s.host, s.s3Port, 'S3_PORT');
@@ -87,18 +118,24 @@ export async function startLocalStack(s: LocalSettings, log: (line: string) => v
   ensureJwtSecret(jwtSecretFile(s));
 
   const stops: (() => Promise<void>)[] = [];
+  let s3: LocalS3 | undefined;
   const stop = async () => {
     for (const fn of stops.reverse()) await fn().catch(() => undefined);
   };
   try {
     const dynamo: LocalDynamo = await startDynamoLocal(s.dynamodbPort, resolve(s.dataDir, 'dynamodb'));
     stops.push(dynamo.stop);
+    // However this process ends (a crash, a closed pipe), do not leave the emulators running.
+    process.once('exit', () => {
+      for (const child of [dynamo.process, s3?.process]) if (child && child.exitCode === null) child.kill('SIGKILL');
+    });
     log(`DynamoDB Local on ${dynamo.endpoint}`);
     const ddb = new DynamoDBClient({ endpoint: dynamo.endpoint, region: process.env.AWS_REGION });
     log(`table ${s.tableName}: ${await ensureTable(ddb, s.tableName)}`);
     ddb.destroy();
 
-    const s3: LocalS3 = await startS3(s.host, s.s3Port, resolve(s.dataDir, 's3'), s.bucketName);
+    s3 = await startS3(s.root, s.host, s.s3Port, resolve(s.dataDir, 's3'), s.bucketName);
+    writePids(s.dataDir, { stack: process.pid, dynamodb: dynamo.process.pid, s3: s3.process.pid });
     stops.push(s3.stop);
     log(`S3 emulator on ${s3.endpoint} (bucket ${s.bucketName})`);
 
