@@ -145,6 +145,9 @@ export const ROUTES: RouteDef[] = [
   },
 ];
 
+/** Every request no route matches (the HTTP API's default route). */
+export const NOT_FOUND: FunctionDef = { id: 'not_found', entry: 'lambdas/client/not-found.ts', dynamodb: [] };
+
 export interface WsRouteDef extends FunctionDef {
   routeKey: '$connect' | '$default' | '$disconnect';
   /** Replies to the client through the route response (no @connections call). */

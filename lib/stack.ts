@@ -17,6 +17,7 @@ import { HttpLambdaIntegration, WebSocketLambdaIntegration } from 'aws-cdk-lib/a
 import { join } from 'node:path';
 import {
   CORS,
+  NOT_FOUND,
   PUBLISHER,
   ROUTES,
   STREAM_DELIVERY,
@@ -92,6 +93,7 @@ export class ChatStack extends Stack {
 
     this.api = new HttpApi(this, 'ClientApi', {
       description: 'Client API of the chat-bot messaging service',
+      defaultIntegration: new HttpLambdaIntegration('not-found-integration', this.makeFunction(NOT_FOUND)),
       corsPreflight: {
         allowOrigins: CORS.allowOrigins,
         allowMethods: CORS.allowMethods.map((m) => CorsHttpMethod[m]),
@@ -197,12 +199,14 @@ export class ChatStack extends Stack {
         removalPolicy: RemovalPolicy.DESTROY,
       }),
     });
-    fn.addToRolePolicy(
-      new iam.PolicyStatement({
-        actions: def.dynamodb.map((a) => `dynamodb:${a}`),
-        resources: [this.table.tableArn, ...(def.index ? [`${this.table.tableArn}/index/*`] : [])],
-      }),
-    );
+    if (def.dynamodb.length) {
+      fn.addToRolePolicy(
+        new iam.PolicyStatement({
+          actions: def.dynamodb.map((a) => `dynamodb:${a}`),
+          resources: [this.table.tableArn, ...(def.index ? [`${this.table.tableArn}/index/*`] : [])],
+        }),
+      );
+    }
     if (def.s3?.length) {
       fn.addToRolePolicy(new iam.PolicyStatement({ actions: def.s3, resources: [this.bucket.arnForObjects('bots/*')] }));
     }

@@ -2,7 +2,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { CORS, ROUTES, type RouteDef } from '../routes';
+import { CORS, NOT_FOUND, ROUTES, type RouteDef } from '../routes';
 import { handlerLoader } from './handlers';
 
 /** API Gateway's own request limit (the function's 6 MB payload limit is reported by the handler's 413). */
@@ -60,7 +60,7 @@ export function buildHttpEvent(
   const contentType = headers['content-type'] ?? '';
   const binary = body.length > 0 && !TEXT_TYPES.test(contentType);
   const now = new Date();
-  const routeKey = `${match.route.method} ${match.route.path}`;
+  const routeKey = match.route.path === '$default' ? '$default' : `${match.route.method} ${match.route.path}`;
   return {
     version: '2.0',
     routeKey,
@@ -131,10 +131,11 @@ export async function startHttpGateway(options: HttpGatewayOptions): Promise<Ser
           'access-control-max-age': String(CORS.maxAgeSeconds),
         });
       }
-      const match = matchRoute(routes, method, rawPath);
+      let match = matchRoute(routes, method, rawPath);
       if (!match) {
         if (options.fallback && (await options.fallback(req, res, rawPath))) return;
-        return send(res, 404, { 'content-type': 'application/json', ...corsHeaders(req) }, '{"message":"Not Found"}');
+        // The HTTP API's default route, as on AWS.
+        match = { route: { ...NOT_FOUND, method: method as 'GET', path: '$default' }, params: {} };
       }
 
       const chunks: Buffer[] = [];

@@ -2,7 +2,7 @@
 import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { ChatStack } from '../../lib/stack';
-import { PUBLISHER, ROUTES, STREAM_DELIVERY, WEBHOOK_DELIVERER, WEBHOOK_DISPATCHER, WEBHOOK_QUEUE, WS_ROUTES, type FunctionDef } from '../../lib/routes';
+import { NOT_FOUND, PUBLISHER, ROUTES, STREAM_DELIVERY, WEBHOOK_DELIVERER, WEBHOOK_DISPATCHER, WEBHOOK_QUEUE, WS_ROUTES, type FunctionDef } from '../../lib/routes';
 
 // Bundling is skipped here (fast); test/infra/bundle.test.ts bundles every function for real once.
 const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
@@ -81,7 +81,7 @@ test('HTTP API: CORS for any origin with Authorization and Content-Type; one rou
     }),
   });
   const routeKeys = Object.values(resources)
-    .filter((r) => r.Type === 'AWS::ApiGatewayV2::Route' && !r.Properties.RouteKey.startsWith('$'))
+    .filter((r) => r.Type === 'AWS::ApiGatewayV2::Route' && !r.Properties.RouteKey.startsWith('$') && r.Properties.ApiId.Ref === logicalId(stack.api))
     .map((r) => r.Properties.RouteKey)
     .sort();
   expect(routeKeys).toEqual(ROUTES.map((r) => `${r.method} ${r.path}`).sort());
@@ -104,13 +104,14 @@ test('each route has its own function: Node 22 on arm64, with the table, bucket 
   const integrationTargets = Object.values(resources)
     .filter((r) => r.Type === 'AWS::ApiGatewayV2::Integration' && r.Properties.IntegrationType === 'AWS_PROXY' && r.Properties.PayloadFormatVersion === '2.0')
     .map((r) => JSON.stringify(r.Properties.IntegrationUri));
-  expect(new Set(integrationTargets).size).toBe(ROUTES.length);
+  expect(new Set(integrationTargets).size).toBe(ROUTES.length + 1); // + the default route's not-found function
+  template.hasResourceProperties('AWS::ApiGatewayV2::Route', { RouteKey: '$default', ApiId: { Ref: logicalId(stack.api) } });
   template.hasResourceProperties('AWS::ApiGatewayV2::Integration', { PayloadFormatVersion: '2.0' });
 });
 
 test('grants are narrow: each function gets exactly the actions its definition lists', () => {
   const secretActions = ['secretsmanager:DescribeSecret', 'secretsmanager:GetSecretValue'];
-  const defs: FunctionDef[] = [...ROUTES, ...WS_ROUTES, PUBLISHER, WEBHOOK_DISPATCHER, WEBHOOK_DELIVERER];
+  const defs: FunctionDef[] = [...ROUTES, ...WS_ROUTES, PUBLISHER, WEBHOOK_DISPATCHER, WEBHOOK_DELIVERER, NOT_FOUND];
   for (const def of defs) {
     const { actions, statements } = actionsOf(logicalId(stack.functions[def.id]));
     const expected = [
@@ -153,7 +154,7 @@ test('a Secrets Manager secret holds the JWT key; outputs name the API URL, tabl
 describe('realtime', () => {
   test('WebSocket API with $connect, $default (route response) and $disconnect, each its own function', () => {
     template.hasResourceProperties('AWS::ApiGatewayV2::Api', { ProtocolType: 'WEBSOCKET' });
-    const routes = Object.values(resources).filter((r) => r.Type === 'AWS::ApiGatewayV2::Route' && r.Properties.RouteKey.startsWith('$'));
+    const routes = Object.values(resources).filter((r) => r.Type === 'AWS::ApiGatewayV2::Route' && r.Properties.ApiId.Ref === logicalId(stack.wsApi!));
     expect(routes.map((r) => r.Properties.RouteKey).sort()).toEqual(['$connect', '$default', '$disconnect']);
     const def = routes.find((r) => r.Properties.RouteKey === '$default');
     expect(def.Properties.RouteResponseSelectionExpression).toBe('$default');
@@ -187,8 +188,8 @@ describe('realtime', () => {
     // Only the webhook pipeline stays: its stream dispatcher and its SQS deliverer.
     off.resourceCountIs('AWS::Lambda::EventSourceMapping', 2);
     off.resourceCountIs('AWS::SQS::Queue', 3);
-    off.resourceCountIs('AWS::Lambda::Function', ROUTES.length + 2);
-    off.resourceCountIs('AWS::ApiGatewayV2::Route', ROUTES.length);
+    off.resourceCountIs('AWS::Lambda::Function', ROUTES.length + 3); // + webhook dispatcher, deliverer, not-found
+    off.resourceCountIs('AWS::ApiGatewayV2::Route', ROUTES.length + 1); // + $default
     expect(JSON.stringify(off.toJSON())).not.toContain('REALTIME_URL');
     expect(Object.keys(off.toJSON().Outputs)).not.toContain('RealtimeUrl');
   });
