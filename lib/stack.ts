@@ -12,7 +12,7 @@ import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
-import { CorsHttpMethod, HttpApi, HttpMethod, WebSocketApi, WebSocketStage } from 'aws-cdk-lib/aws-apigatewayv2';
+import { CorsHttpMethod, HttpApi, HttpMethod, HttpStage, WebSocketApi, WebSocketStage } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration, WebSocketLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import { join } from 'node:path';
 import {
@@ -37,7 +37,21 @@ export interface ChatStackProps extends StackProps {
   botCacheTtlMs?: number;
   /** WebSocket API + stream publisher (default on). Off: no realtime block, HTTP only. */
   realtime?: boolean;
+  /** API Gateway stage throttling, for both APIs (requests per second, burst). */
+  throttle?: { rateLimit: number; burstLimit: number };
+  /** Abuse limits, by their environment variable (README "Limits"), e.g. { RATE_MESSAGES_PER_MINUTE: 30 }. */
+  limits?: Partial<Record<LimitVariable, number>>;
 }
+
+export const LIMIT_VARIABLES = [
+  'RATE_MESSAGES_PER_MINUTE',
+  'RATE_UPLOADS_PER_MINUTE',
+  'RATE_CHATS_PER_MINUTE',
+  'RATE_SESSIONS_PER_IP_PER_MINUTE',
+  'MAX_CHATS_PER_USER',
+] as const;
+export type LimitVariable = (typeof LIMIT_VARIABLES)[number];
+export const DEFAULT_THROTTLE = { rateLimit: 200, burstLimit: 400 };
 
 const ROOT = join(__dirname, '..');
 const attr = (a: { name: string }) => ({ name: a.name, type: dynamodb.AttributeType.STRING });
@@ -94,6 +108,7 @@ export class ChatStack extends Stack {
     this.api = new HttpApi(this, 'ClientApi', {
       description: 'Client API of the chat-bot messaging service',
       defaultIntegration: new HttpLambdaIntegration('not-found-integration', this.makeFunction(NOT_FOUND)),
+      createDefaultStage: false, // made below, with throttling
       corsPreflight: {
         allowOrigins: CORS.allowOrigins,
         allowMethods: CORS.allowMethods.map((m) => CorsHttpMethod[m]),
@@ -102,11 +117,14 @@ export class ChatStack extends Stack {
       },
     });
 
+    const throttle = props.throttle ?? DEFAULT_THROTTLE;
+    new HttpStage(this, 'ClientApiStage', { httpApi: this.api, stageName: '$default', autoDeploy: true, throttle });
     this.baseEnv = {
       TABLE_NAME: this.table.tableName,
       BUCKET_NAME: this.bucket.bucketName,
       BOT_CACHE_TTL_MS: String(props.botCacheTtlMs ?? 30_000),
       NODE_OPTIONS: '--enable-source-maps',
+      ...Object.fromEntries(Object.entries(props.limits ?? {}).map(([k, v]) => [k, String(v)])),
     };
 
     // Webhooks: the stream dispatcher queues jobs; the deliverer (SQS consumer) POSTs them.
@@ -129,7 +147,7 @@ export class ChatStack extends Stack {
     if (props.realtime ?? true) {
       // Realtime first: session creation hands out its URL.
       this.wsApi = new WebSocketApi(this, 'RealtimeApi', { description: 'Realtime (Centrifuge client protocol)' });
-      this.wsStage = new WebSocketStage(this, 'RealtimeStage', { webSocketApi: this.wsApi, stageName: 'live', autoDeploy: true });
+      this.wsStage = new WebSocketStage(this, 'RealtimeStage', { webSocketApi: this.wsApi, stageName: 'live', autoDeploy: true, throttle });
       for (const route of WS_ROUTES) {
         const fn = this.makeFunction(route);
         this.wsApi.addRoute(route.routeKey, {

@@ -16,8 +16,9 @@ export const CODES = {
 } as const;
 
 export const SERVER_VERSION = 'nexus-1';
-/** Bounds the work one frame can cause. */
+/** Bounds the work one frame can cause. (API Gateway itself closes sockets sending frames over 128 KB with 1009.) */
 export const MAX_COMMANDS_PER_FRAME = 20;
+export const MAX_FRAME_BYTES = 16 * 1024;
 
 type Reply = Record<string, unknown>;
 
@@ -57,6 +58,9 @@ async function connect(connectionId: string, id: number | undefined, token: unkn
 
 /** Runs every command of one frame in order and returns the reply frame ('' when nothing to say). */
 export async function handleFrame(connectionId: string, frame: string): Promise<string> {
+  if (Buffer.byteLength(frame) > MAX_FRAME_BYTES) {
+    return JSON.stringify(error(undefined, CODES.badRequest, `bad request: frames are at most ${MAX_FRAME_BYTES} bytes`));
+  }
   const lines = frame.split('\n').filter((l) => l.trim() !== '');
   const replies: Reply[] = [];
   // A connect earlier in the same frame tells later commands who the user is without another read.

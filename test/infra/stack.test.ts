@@ -1,7 +1,7 @@
 // CDK assertions: table, bucket, secret, HTTP API routes (one function each) and narrow grants per function.
 import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
-import { ChatStack } from '../../lib/stack';
+import { ChatStack, DEFAULT_THROTTLE } from '../../lib/stack';
 import { NOT_FOUND, PUBLISHER, ROUTES, STREAM_DELIVERY, WEBHOOK_DELIVERER, WEBHOOK_DISPATCHER, WEBHOOK_QUEUE, WS_ROUTES, type FunctionDef } from '../../lib/routes';
 
 // Bundling is skipped here (fast); test/infra/bundle.test.ts bundles every function for real once.
@@ -221,5 +221,28 @@ describe('webhooks', () => {
     });
     const env = resources[logicalId(stack.functions.webhook_deliverer)].Properties.Environment.Variables;
     expect(Object.keys(env)).toEqual(expect.arrayContaining(['WEBHOOK_QUEUE_URL', 'WEBHOOK_DLQ_URL']));
+  });
+});
+
+describe('abuse limits in the stack', () => {
+  test('both APIs are throttled at the stage; limits given as props reach every function', () => {
+    template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+      StageName: '$default',
+      DefaultRouteSettings: { ThrottlingRateLimit: DEFAULT_THROTTLE.rateLimit, ThrottlingBurstLimit: DEFAULT_THROTTLE.burstLimit },
+    });
+    template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+      StageName: 'live',
+      DefaultRouteSettings: { ThrottlingRateLimit: DEFAULT_THROTTLE.rateLimit, ThrottlingBurstLimit: DEFAULT_THROTTLE.burstLimit },
+    });
+    const tuned = Template.fromStack(
+      new ChatStack(new App({ context: { 'aws:cdk:bundling-stacks': [] } }), 'Tuned', {
+        throttle: { rateLimit: 10, burstLimit: 20 },
+        limits: { RATE_MESSAGES_PER_MINUTE: 30, MAX_CHATS_PER_USER: 5 },
+      }),
+    );
+    tuned.hasResourceProperties('AWS::ApiGatewayV2::Stage', { DefaultRouteSettings: { ThrottlingRateLimit: 10, ThrottlingBurstLimit: 20 } });
+    tuned.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: { Variables: Match.objectLike({ RATE_MESSAGES_PER_MINUTE: '30', MAX_CHATS_PER_USER: '5' }) },
+    });
   });
 });
