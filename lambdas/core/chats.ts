@@ -1,10 +1,11 @@
 // Chats: the owner's copy (list, counters) plus a pointer by chat id, created together in one transaction.
-import { BatchGetCommand, GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { BatchGetCommand, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { dynamo, tableName } from './aws';
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from './errors';
 import { config } from './config';
 import { rateLimited, rateUpdate, type RateLimit } from './rate';
+import { transactWrite, type TransactItem } from './transact';
 import { TtlCache } from './cache';
 import { keys } from './keys';
 import { newUuid } from './ids';
@@ -64,66 +65,54 @@ export async function createChat({ userId, botId, externalId }: ChatOwner, input
   const { chatsPerUser, chatsPerMinute } = config().limits;
   const rate: RateLimit = { name: 'chats', subject: userId, perMinute: chatsPerMinute };
   const rateItem = rateUpdate(rate);
-  // Guards ride in the same transaction: the user's chat count and this minute's creation count.
-  const guards = [
-    ...(chatsPerUser > 0
-      ? [
-          {
-            Update: {
-              TableName: table,
-              Key: keys.userStats(userId),
-              UpdateExpression: 'SET entity = :entity ADD chats :one',
-              ConditionExpression: 'attribute_not_exists(chats) OR chats < :max',
-              ExpressionAttributeValues: { ':entity': 'user_stats', ':one': 1, ':max': chatsPerUser },
-            },
-          },
-        ]
-      : []),
-    ...(rateItem ? [{ Update: rateItem }] : []),
+  const items: TransactItem[] = [
+    {
+      Put: {
+        TableName: table,
+        Item: {
+          ...keys.chat(userId, id),
+          entity: 'chat',
+          ...chat,
+          user_id: userId,
+          bot_id: botId,
+          external_id: externalId,
+          unread_msg_by_operator: 0,
+          last_read_at: null,
+          gsi1pk: `BOT#${botId}`,
+          gsi1sk: activityKey(now, id),
+        },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    },
+    {
+      Put: {
+        TableName: table,
+        Item: { ...keys.chatPointer(id), entity: 'chat_pointer', chat_id: id, user_id: userId, bot_id: botId, external_id: externalId },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    },
+    { Put: { TableName: table, Item: { ...keys.chatStart(userId, id), ...marker } } },
+    { Put: { TableName: table, Item: { ...keys.chatEnd(userId, id), ...marker } } },
   ];
-  const sendTransaction = (items: object[]) =>
-    dynamo()
-      .send(new TransactWriteCommand({ TransactItems: items as never }))
-      .catch((err) => {
-        if (!(err instanceof TransactionCanceledException)) throw err;
-        const failed = (err.CancellationReasons ?? []).map((r) => r.Code === 'ConditionalCheckFailed');
-        const base = 4; // chat, pointer, two markers; then the guards in order
-        if (chatsPerUser > 0 && failed[base]) throw new ConflictError(`A user may have at most ${chatsPerUser} chats`);
-        if (rateItem && failed[base + (chatsPerUser > 0 ? 1 : 0)]) throw rateLimited(rate);
-        throw err;
-      });
-  await sendTransaction(
-      [
-        {
-          Put: {
-            TableName: table,
-            Item: {
-              ...keys.chat(userId, id),
-              entity: 'chat',
-              ...chat,
-              user_id: userId,
-              bot_id: botId,
-              external_id: externalId,
-              unread_msg_by_operator: 0,
-              last_read_at: null,
-              gsi1pk: `BOT#${botId}`,
-              gsi1sk: activityKey(now, id),
-            },
-            ConditionExpression: 'attribute_not_exists(pk)',
-          },
-        },
-        {
-          Put: {
-            TableName: table,
-            Item: { ...keys.chatPointer(id), entity: 'chat_pointer', chat_id: id, user_id: userId, bot_id: botId, external_id: externalId },
-            ConditionExpression: 'attribute_not_exists(pk)',
-          },
-        },
-        { Put: { TableName: table, Item: { ...keys.chatStart(userId, id), ...marker } } },
-        { Put: { TableName: table, Item: { ...keys.chatEnd(userId, id), ...marker } } },
-        ...guards,
-      ],
-  );
+  // Guards ride in the same transaction: the user's chat count, then this minute's creation count.
+  const countAt = chatsPerUser > 0 ? items.length : -2;
+  if (chatsPerUser > 0) {
+    items.push({
+      Update: {
+        TableName: table,
+        Key: keys.userStats(userId),
+        UpdateExpression: 'SET entity = :entity ADD chats :one',
+        ConditionExpression: 'attribute_not_exists(chats) OR chats < :max',
+        ExpressionAttributeValues: { ':entity': 'user_stats', ':one': 1, ':max': chatsPerUser },
+      },
+    });
+  }
+  const rateAt = rateItem ? items.length : -2;
+  if (rateItem) items.push({ Update: rateItem });
+  const failed = await transactWrite(items);
+  if (failed === countAt) throw new ConflictError(`A user may have at most ${chatsPerUser} chats`);
+  if (failed === rateAt) throw rateLimited(rate);
+  if (failed >= 0) throw new Error(`chat ${id} collided with an existing item`); // UUIDs: not expected
   return chat;
 }
 

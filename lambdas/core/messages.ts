@@ -1,10 +1,10 @@
 // Messages: one transaction per send (chat activity + message), one Query per history page.
 import { createHash } from 'node:crypto';
-import { QueryCommand, GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { config } from './config';
 import { ConflictError } from './errors';
 import { rateLimited, rateUpdate, type RateLimit } from './rate';
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { transactWrite, type TransactItem } from './transact';
 import { dynamo, tableName } from './aws';
 import { activityKey, rejectChatAccess, type ChatOwner } from './chats';
 import { keys } from './keys';
@@ -110,7 +110,9 @@ export async function createMessage(input: NewMessage): Promise<Created> {
       ...(input.webhook && { webhook: true as const }),
     };
     const rateItem = rateUpdate(rate, now);
-    const items: object[] = [
+    // Ordered by which failed condition wins: not the caller's chat, then a replayed idempotency key (even
+    // when now rate limited), then the rate limit, then a message-id collision.
+    const items: TransactItem[] = [
       {
         Update: {
           TableName: tableName(),
@@ -121,45 +123,40 @@ export async function createMessage(input: NewMessage): Promise<Created> {
           ExpressionAttributeValues: { ':now': createdAt, ':act': activityKey(createdAt, input.chatId), ':message': 'message', ':one': 1 },
         },
       },
-      {
+    ];
+    const keyAt = input.idempotencyKey ? items.length : -2;
+    if (input.idempotencyKey) {
+      items.push({
         Put: {
           TableName: tableName(),
-          Item: { ...keys.message(input.userId, input.chatId, item.id), entity: 'message', ...item },
+          Item: {
+            ...keys.idempotency(input.chatId, side, input.idempotencyKey),
+            entity: 'idempotency',
+            message_id: item.id,
+            fingerprint: print,
+            ttl: Math.floor(now / 1000) + IDEMPOTENCY_TTL_SECONDS,
+          },
           ConditionExpression: 'attribute_not_exists(pk)',
         },
-      },
-      ...(input.idempotencyKey
-        ? [
-            {
-              Put: {
-                TableName: tableName(),
-                Item: {
-                  ...keys.idempotency(input.chatId, side, input.idempotencyKey),
-                  entity: 'idempotency',
-                  message_id: item.id,
-                  fingerprint: print,
-                  ttl: Math.floor(now / 1000) + IDEMPOTENCY_TTL_SECONDS,
-                },
-                ConditionExpression: 'attribute_not_exists(pk)',
-              },
-            },
-          ]
-        : []),
-      ...(rateItem ? [{ Update: rateItem }] : []),
-    ];
-    try {
-      await dynamo().send(new TransactWriteCommand({ TransactItems: items as never }));
-      return { item, created: true };
-    } catch (err) {
-      if (!(err instanceof TransactionCanceledException)) throw err;
-      const failed = (err.CancellationReasons ?? []).map((r) => r.Code === 'ConditionalCheckFailed');
-      if (failed[0]) return rejectChatAccess(input.userId, input.chatId);
-      // A retry of a send that went through: answer with the first message, even if now rate limited.
-      if (input.idempotencyKey && failed[2]) return replay(input, side, print);
-      if (rateItem && failed[input.idempotencyKey ? 3 : 2]) throw rateLimited(rate, now);
-      if (failed[1] && attempt < 3) continue;
-      throw err;
+      });
     }
+    const rateAt = rateItem ? items.length : -2;
+    if (rateItem) items.push({ Update: rateItem });
+    const messageAt = items.length;
+    items.push({
+      Put: {
+        TableName: tableName(),
+        Item: { ...keys.message(input.userId, input.chatId, item.id), entity: 'message', ...item },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    });
+    const failed = await transactWrite(items);
+    if (failed < 0) return { item, created: true };
+    if (failed === 0) return rejectChatAccess(input.userId, input.chatId);
+    if (failed === keyAt) return replay(input, side, print);
+    if (failed === rateAt) throw rateLimited(rate, now);
+    if (failed === messageAt && attempt < 3) continue;
+    throw new Error(`message ${item.id} collided ${attempt + 1} times`);
   }
 }
 
