@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { stackEnv, startLocalProcess, type LocalProcess } from '../support/local-process';
+import { call } from '../support/api';
 
 let dir: string;
 let env: Record<string, string>;
@@ -34,13 +35,10 @@ afterAll(async () => {
 
 const pids = () => JSON.parse(readFileSync(join(dir, 'local-stack.json'), 'utf8')) as { stack: number; dynamodb: number; s3: number };
 
+/** The shared test client, pointed at this file's own stack. */
 async function api(method: string, path: string, token?: string, json?: unknown, body?: FormData) {
-  const res = await fetch(`${stack.apiUrl}${path}`, {
-    method,
-    headers: { ...(token && { authorization: `Bearer ${token}` }), ...(json !== undefined && { 'content-type': 'application/json' }) },
-    body: body ?? (json !== undefined ? JSON.stringify(json) : undefined),
-  });
-  return { status: res.status, body: (await res.json()) as any, retryAfter: res.headers.get('retry-after') };
+  const res = await call(method, path, { base: stack.apiUrl, token, json, body });
+  return { ...res, retryAfter: res.headers.get('retry-after') };
 }
 
 async function userWithChat() {

@@ -34,13 +34,10 @@ async function startOfWindow(): Promise<void> {
   if (intoMinute > 50) await new Promise((r) => setTimeout(r, (61 - intoMinute) * 1000));
 }
 
+/** The shared test client, pointed at this file's own stack. */
 async function api(method: string, path: string, token?: string, json?: unknown, body?: FormData) {
-  const res = await fetch(`${stack.apiUrl}${path}`, {
-    method,
-    headers: { ...(token && { authorization: `Bearer ${token}` }), ...(json !== undefined && { 'content-type': 'application/json' }) },
-    body: body ?? (json !== undefined ? JSON.stringify(json) : undefined),
-  });
-  return { status: res.status, body: (await res.json()) as any, retryAfter: res.headers.get('retry-after') };
+  const res = await call(method, path, { base: stack.apiUrl, token, json, body });
+  return { ...res, retryAfter: res.headers.get('retry-after') };
 }
 
 const expect429 = (res: { status: number; body: any; retryAfter: string | null }) => {

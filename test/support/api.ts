@@ -16,6 +16,8 @@ export interface Reply<T = any> {
 }
 
 export interface CallOptions {
+  /** Another stack than the run's shared one (tests that start their own). */
+  base?: string;
   token?: string;
   json?: unknown;
   body?: string | FormData | Buffer;
@@ -30,7 +32,7 @@ export async function call<T = any>(method: string, path: string, opts: CallOpti
     headers['content-type'] ??= 'application/json';
     body = JSON.stringify(opts.json);
   }
-  const res = await fetch(apiUrl() + path, { method, headers, body });
+  const res = await fetch((opts.base ?? apiUrl()) + path, { method, headers, body });
   const text = await res.text();
   let parsed: unknown = text;
   try {
