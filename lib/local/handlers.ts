@@ -1,12 +1,36 @@
-// Loads a handler module of the route table the way Lambda does: once, on first use (a cold start).
+// Loads a handler module of the route table the way Lambda does: once, on first use (a cold start). Each
+// invocation runs in its own async context, so tools (the benchmark) can attribute work to it.
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { resolve } from 'node:path';
 
-export function handlerLoader<H>(root: string): (entry: string) => Promise<H> {
+export interface Invocation {
+  /** The handler module (route table entry). */
+  entry: string;
+  /** Filled by whoever observes calls (e.g. DynamoDB round trips and capacity). */
+  counters: Record<string, number>;
+}
+
+export const invocations = new AsyncLocalStorage<Invocation>();
+/** Called after every invocation; the benchmark sets it. */
+export const invocationObservers: ((inv: Invocation) => void)[] = [];
+
+export function handlerLoader<H extends (event: never) => Promise<unknown>>(root: string): (entry: string) => Promise<H> {
   const loaded = new Map<string, Promise<H>>();
   return (entry) => {
     let h = loaded.get(entry);
     if (!h) {
-      h = import(resolve(root, entry)).then((m) => (m.handler ?? m.default?.handler) as H);
+      h = import(resolve(root, entry)).then((m) => {
+        const handler = (m.handler ?? m.default?.handler) as H;
+        const wrapped = async (event: never) => {
+          const inv: Invocation = { entry, counters: {} };
+          try {
+            return await invocations.run(inv, () => handler(event));
+          } finally {
+            for (const observe of invocationObservers) observe(inv);
+          }
+        };
+        return wrapped as unknown as H;
+      });
       loaded.set(entry, h);
     }
     return h;

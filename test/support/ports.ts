@@ -1,13 +1,2 @@
-// Free TCP ports for test stacks (asked from the OS, then released).
-import { createServer } from 'node:net';
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-}
+// Free TCP ports for test stacks (the same helper the benchmark uses).
+export { freePort } from '../../lib/local/ports';
