@@ -40,6 +40,7 @@ async function main(): Promise<void> {
     S3_PORT: String(await freePort()),
     SQS_PORT: String(await freePort()),
     ECHO_BOT: 'off',
+    BOT_CACHE_TTL_MS: '30000', // the default: bot settings cached, as on a warm Lambda
     // The benchmark measures the service, not its abuse limits.
     RATE_MESSAGES_PER_MINUTE: '0',
     RATE_CHATS_PER_MINUTE: '0',

@@ -1,0 +1,23 @@
+// `npm run bench -- --quick --json` keeps working and its round-trip targets hold (counts, not times:
+// timings are reported by the benchmark, never asserted in a test).
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { ROOT } from '../support/local-process';
+
+test('the quick benchmark prints one JSON object with every figure; round trips meet their targets', () => {
+  const run = spawnSync(process.execPath, [join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'), join(ROOT, 'bin', 'bench.ts'), '--quick', '--json'], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
+  expect(run.status).toBe(0);
+  const result = JSON.parse(run.stdout.trim().split('\n').pop() as string);
+  for (const key of ['round_trips', 'capacity_units', 'realtime_ms', 'bundle_kb', 'cold_init_ms']) expect(result).toHaveProperty(key);
+  expect(result.realtime_ms).toEqual({ median: expect.any(Number), p99: expect.any(Number), fanout50_median: expect.any(Number), messages: 50 });
+  const rt = result.round_trips;
+  for (const single of ['list_chats', 'create_chat', 'list_messages', 'create_message', 'mark_read']) expect({ [single]: rt[single] }).toEqual({ [single]: 1 });
+  expect(rt.create_session_returning).toBeLessThanOrEqual(2);
+  expect(rt.create_session_new).toBeLessThanOrEqual(3);
+  expect(rt.publisher_per_message).toBe(1);
+  expect(Object.keys(result.bundle_kb).length).toBeGreaterThanOrEqual(19);
+}, 150_000);
