@@ -101,7 +101,10 @@ const SECRET_KEY_RE = /^sk_([0-9a-f]{32})([0-9a-f]{48})$/;
 const newSecretKey = (botId: string): string => `sk_${botId.replace(/-/g, '')}${randomBytes(24).toString('hex')}`;
 const botIdOfKey = (hex: string): string =>
   `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
-export const newWebhookSecret = (): string => randomToken('whsec_', 24);
+
+/** A secret that exists while its feature is on: kept, made when missing or rotated, dropped when off. */
+const secretWhile = (on: boolean, current: string | undefined, rotate: boolean | undefined, prefix: string) =>
+  !on ? undefined : rotate || !current ? randomToken(prefix, 32) : current;
 
 /** The Bot API's authentication: the bot whose secret key this is, or 401. */
 export async function botForSecretKey(secretKey: string): Promise<Bot> {
@@ -190,6 +193,7 @@ export async function updateBot(botId: string, settings: BotSettings, rotate: Ro
   const secretKey = rotate.secretKey ? newSecretKey(botId) : undefined;
   const webhookOn = settings.webhook_url !== undefined ? settings.webhook_url !== null : Boolean(current.webhook_url);
   const identityOn = settings.identity_verification ?? Boolean(current.identity_secret);
+  if (rotate.webhookSecret && !webhookOn) throw new NotFoundError(`Bot ${botId} has no webhook_url to sign for`);
   if (rotate.identitySecret && !identityOn) throw new NotFoundError(`Bot ${botId} has no identity verification to rotate`);
   const next: Bot = {
     ...current,
@@ -199,21 +203,12 @@ export async function updateBot(botId: string, settings: BotSettings, rotate: Ro
     ...(settings.allowed_origins !== undefined && { allowed_origins: settings.allowed_origins }),
     ...(secretKey && { secret_hash: hashSecret(secretKey) }),
     webhook_url: settings.webhook_url !== undefined ? (settings.webhook_url ?? undefined) : current.webhook_url,
-    webhook_secret: !webhookOn
-      ? undefined
-      : rotate.webhookSecret || !current.webhook_secret
-        ? newWebhookSecret()
-        : current.webhook_secret,
-    identity_secret: !identityOn
-      ? undefined
-      : rotate.identitySecret || !current.identity_secret
-        ? randomToken('idsec_', 32)
-        : current.identity_secret,
+    webhook_secret: secretWhile(webhookOn, current.webhook_secret, rotate.webhookSecret, 'whsec_'),
+    identity_secret: secretWhile(identityOn, current.identity_secret, rotate.identitySecret, 'idsec_'),
     require_identity: settings.require_identity ?? current.require_identity ?? false,
     widget: { ...current.widget, ...settings.widget },
     updated_at: new Date().toISOString(),
   };
-  if (rotate.webhookSecret && !webhookOn) throw new NotFoundError(`Bot ${botId} has no webhook_url to sign for`);
   // Optimistic concurrency: the put only lands on the version we read.
   await dynamo().send(
     new PutCommand({

@@ -62,7 +62,7 @@ test('update switches settings; list shows the bot; the secret is never shown ag
 test('webhook URL and secret rotation from the CLI: new secrets printed once, old ones refused', async () => {
   const created = JSON.parse(bot(['create', '--name', 'hooks', '--json']).out);
   const hooked = JSON.parse(bot(['update', created.bot_id, '--webhook-url', 'https://hooks.example/in', '--json']).out);
-  expect(hooked).toMatchObject({ webhook_url: 'https://hooks.example/in', webhook_secret: expect.stringMatching(/^whsec_[0-9a-f]{48}$/) });
+  expect(hooked).toMatchObject({ webhook_url: 'https://hooks.example/in', webhook_secret: expect.stringMatching(/^whsec_[0-9a-f]{64}$/) });
   const again = JSON.parse(bot(['rotate-webhook-secret', created.bot_id, '--json']).out);
   expect(again.webhook_secret).toMatch(/^whsec_/);
   expect(again.webhook_secret).not.toBe(hooked.webhook_secret);
