@@ -69,12 +69,18 @@ async function main(): Promise<void> {
 
 // ---- 1. DynamoDB round trips and capacity per invocation ------------------------------------------------
 
+/** The last DynamoDB command each handler module sent, to replay it bare (handler overhead). */
+const lastCommand = new Map<string, { name: string; input: Record<string, unknown> }>();
+
 async function installCounter(): Promise<Invocation[]> {
   const { dynamo } = await import('../lambdas/core/aws');
   dynamo().middlewareStack.add(
-    (next) => async (args) => {
+    (next, context) => async (args) => {
       const inv = invocations.getStore();
-      if (inv) (args.input as Record<string, unknown>).ReturnConsumedCapacity = 'TOTAL';
+      if (inv) {
+        lastCommand.set(inv.entry, { name: String(context.commandName), input: structuredClone(args.input as Record<string, unknown>) });
+        (args.input as Record<string, unknown>).ReturnConsumedCapacity = 'TOTAL';
+      }
       const result = await next(args);
       if (inv) {
         inv.counters.calls = (inv.counters.calls ?? 0) + 1;
@@ -173,10 +179,74 @@ async function roundTrips(apiUrl: string, demo: { client_key: string; secret_key
   record('publisher_per_message', published);
   for (const ws of sockets) ws.close();
 
+  const overhead = await handlerOverhead(http, entry, { token, chatId: chat.id });
+
   out('\nDynamoDB round trips and consumed capacity units per request (median, bot settings cached)');
   out(`${'endpoint'.padEnd(28)}${'round trips'.padStart(12)}${'capacity'.padStart(10)}`);
   for (const k of Object.keys(trips)) out(`${k.padEnd(28)}${String(trips[k]).padStart(12)}${String(units[k]).padStart(10)}`);
-  return { round_trips: trips, capacity_units: units };
+  return { round_trips: trips, capacity_units: units, ...overhead };
+}
+
+// ---- 2. Handler overhead: the endpoint through the local HTTP gateway vs the bare DynamoDB call it makes --
+
+async function handlerOverhead(
+  http: (method: string, path: string, opts?: { token?: string; json?: unknown }) => Promise<unknown>,
+  entry: (id: string) => string,
+  ctx: { token: string; chatId: string },
+) {
+  const lib = await import('@aws-sdk/lib-dynamodb');
+  const { DynamoDBClient } = await import('@aws-sdk/client-dynamodb');
+  const bare = lib.DynamoDBDocumentClient.from(new DynamoDBClient({ region: process.env.AWS_REGION, endpoint: process.env.DYNAMODB_ENDPOINT }));
+  const commands = lib as unknown as Record<string, new (input: unknown) => never>;
+  const samples = quick ? 20 : 100;
+  const cases: [string, () => Promise<unknown>][] = [
+    ['list_chats', () => http('GET', '/api/client/chats', { token: ctx.token })],
+    ['create_chat', () => http('POST', '/api/client/chats', { token: ctx.token, json: { name: 'o' } })],
+    ['list_messages', () => http('GET', `/api/client/chats/${ctx.chatId}/messages?limit=20`, { token: ctx.token })],
+    ['create_message', () => http('POST', `/api/client/chats/${ctx.chatId}/messages`, { token: ctx.token, json: { content: 'o' } })],
+    ['mark_read', () => http('POST', `/api/client/chats/${ctx.chatId}/read`, { token: ctx.token })],
+  ];
+  const ratio: Record<string, number> = {};
+  const latency: Record<string, { median: number; p99: number; bare_median: number }> = {};
+  for (const [id, request] of cases) {
+    await request();
+    const through: number[] = [];
+    const direct: number[] = [];
+    for (let i = 0; i < samples; i++) {
+      // Interleaved: the endpoint, then the very command it sent, replayed on a client of our own (a write
+      // replayed may now fail its condition: still one round trip of the same size).
+      let t = performance.now();
+      await request();
+      through.push(performance.now() - t);
+      const cmd = lastCommand.get(entry(id));
+      if (!cmd) continue;
+      // The middleware sees the low-level command name and the document-client input.
+      const docName: Record<string, string> = {
+        TransactWriteItemsCommand: 'TransactWriteCommand',
+        GetItemCommand: 'GetCommand',
+        PutItemCommand: 'PutCommand',
+        UpdateItemCommand: 'UpdateCommand',
+        DeleteItemCommand: 'DeleteCommand',
+        BatchGetItemCommand: 'BatchGetCommand',
+        QueryCommand: 'QueryCommand',
+      };
+      const Ctor = commands[docName[cmd.name] ?? cmd.name];
+      if (!Ctor) throw new Error(`no command ${cmd.name}: ${JSON.stringify(cmd.input).slice(0, 200)}`);
+      t = performance.now();
+      await bare.send(new Ctor(structuredClone(cmd.input))).catch(() => undefined);
+      direct.push(performance.now() - t);
+    }
+    ratio[id] = round(median(through) / median(direct), 2);
+    latency[id] = { median: round(median(through)), p99: round(p99(through)), bare_median: round(median(direct)) };
+  }
+  bare.destroy();
+  out('\nHandler overhead: endpoint through the local HTTP gateway vs its bare DynamoDB call (ms, interleaved)');
+  out(`${'endpoint'.padEnd(28)}${'median'.padStart(8)}${'p99'.padStart(8)}${'bare'.padStart(8)}${'ratio'.padStart(8)}`);
+  for (const id of Object.keys(ratio)) {
+    const l = latency[id];
+    out(`${id.padEnd(28)}${String(l.median).padStart(8)}${String(l.p99).padStart(8)}${String(l.bare_median).padStart(8)}${String(ratio[id]).padStart(8)}`);
+  }
+  return { overhead_ratio: ratio, latency_ms: latency };
 }
 
 // ---- 3. Realtime delivery --------------------------------------------------------------------------------
