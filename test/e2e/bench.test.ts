@@ -12,7 +12,7 @@ test('the quick benchmark prints one JSON object with every figure; round trips 
   });
   expect(run.status).toBe(0);
   const result = JSON.parse(run.stdout.trim().split('\n').pop() as string);
-  for (const key of ['round_trips', 'capacity_units', 'realtime_ms', 'bundle_kb', 'cold_init_ms']) expect(result).toHaveProperty(key);
+  for (const key of ['round_trips', 'capacity_units', 'overhead_ratio', 'realtime_ms', 'bundle_kb', 'cold_init_ms']) expect(result).toHaveProperty(key);
   expect(result.realtime_ms).toEqual({ median: expect.any(Number), p99: expect.any(Number), fanout50_median: expect.any(Number), messages: 50 });
   const rt = result.round_trips;
   for (const single of ['list_chats', 'create_chat', 'list_messages', 'create_message', 'mark_read']) expect({ [single]: rt[single] }).toEqual({ [single]: 1 });
