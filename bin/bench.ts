@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { build } from 'esbuild';
 import WebSocket from 'ws';
 import { Centrifuge } from 'centrifuge';
-import { freePort } from '../lib/local/ports';
+import { stackPortsEnv } from '../lib/local/ports';
 import { invocationObservers, invocations, type Invocation } from '../lib/local/handlers';
 import { NOT_FOUND, PUBLISHER, ROUTES, WEBHOOK_DELIVERER, WEBHOOK_DISPATCHER, WS_ROUTES, type FunctionDef } from '../lib/routes';
 import { BUNDLING } from '../lib/bundling';
@@ -34,11 +34,7 @@ async function main(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'chat-bench-'));
   Object.assign(process.env, {
     DATA_DIR: dataDir,
-    PORT: String(await freePort()),
-    WS_PORT: String(await freePort()),
-    DYNAMODB_PORT: String(await freePort()),
-    S3_PORT: String(await freePort()),
-    SQS_PORT: String(await freePort()),
+    ...(await stackPortsEnv()),
     ECHO_BOT: 'off',
     BOT_CACHE_TTL_MS: '30000', // the default: bot settings cached, as on a warm Lambda
     // The benchmark measures the service, not its abuse limits.

@@ -1,6 +1,6 @@
 // AWS SDK clients, made once per cold start; endpoints point at DynamoDB Local / the S3 emulator when configured.
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { config } from './config';
 
@@ -41,3 +41,15 @@ export function s3Client(): S3Client {
 }
 
 export const tableName = (): string => config().tableName;
+
+/** Every item a Query matches, following LastEvaluatedKey (a page is at most 1 MB). */
+export async function queryAll(input: Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey'>): Promise<Record<string, unknown>[]> {
+  const items: Record<string, unknown>[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const out = await dynamo().send(new QueryCommand({ ...input, TableName: tableName(), ExclusiveStartKey: start }));
+    items.push(...(out.Items ?? []));
+    start = out.LastEvaluatedKey;
+  } while (start);
+  return items;
+}

@@ -1,7 +1,7 @@
 // Bots: settings read by every request (cached per TTL) and the admin operations the bot CLI uses.
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo, tableName } from './aws';
+import { GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo, queryAll, tableName } from './aws';
 import { config } from './config';
 import { ForbiddenError, NotFoundError, UnauthorizedError } from './errors';
 import { keys } from './keys';
@@ -222,22 +222,8 @@ export async function updateBot(botId: string, settings: BotSettings, rotate: Ro
 }
 
 export async function listBots(): Promise<Bot[]> {
-  const bots: Bot[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const out = await dynamo().send(
-      new QueryCommand({
-        TableName: tableName(),
-        IndexName: 'gsi1',
-        KeyConditionExpression: 'gsi1pk = :p',
-        ExpressionAttributeValues: { ':p': keys.botsIndex },
-        ExclusiveStartKey: start,
-      }),
-    );
-    for (const item of out.Items ?? []) bots.push(stripKeys(item) as Bot);
-    start = out.LastEvaluatedKey;
-  } while (start);
-  return bots;
+  const items = await queryAll({ IndexName: 'gsi1', KeyConditionExpression: 'gsi1pk = :p', ExpressionAttributeValues: { ':p': keys.botsIndex } });
+  return items.map((item) => stripKeys(item) as Bot);
 }
 
 /** Test and CLI helper: forget cached settings in this process. */

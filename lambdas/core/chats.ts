@@ -1,7 +1,7 @@
 // Chats: the owner's copy (list, counters) plus a pointer by chat id, created together in one transaction.
 import { BatchGetCommand, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { dynamo, tableName } from './aws';
+import { dynamo, queryAll, tableName } from './aws';
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from './errors';
 import { config } from './config';
 import { rateLimited, rateUpdate, type RateLimit } from './rate';
@@ -118,22 +118,12 @@ export async function createChat({ userId, botId, externalId }: ChatOwner, input
 
 /** Every chat of the user, newest activity first; strongly consistent, so a chat just made is listed. */
 export async function listChats(userId: string): Promise<Chat[]> {
-  const chats: Chat[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const out = await dynamo().send(
-      new QueryCommand({
-        TableName: tableName(),
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :chat)',
-        ExpressionAttributeValues: { ':pk': `USER#${userId}`, ':chat': keys.chatPrefix },
-        ConsistentRead: true,
-        ExclusiveStartKey: start,
-      }),
-    );
-    for (const item of out.Items ?? []) chats.push(toChat(item));
-    start = out.LastEvaluatedKey;
-  } while (start);
-  return chats.sort((a, b) => b.updated_at.localeCompare(a.updated_at) || b.id.localeCompare(a.id));
+  const items = await queryAll({
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :chat)',
+    ExpressionAttributeValues: { ':pk': `USER#${userId}`, ':chat': keys.chatPrefix },
+    ConsistentRead: true,
+  });
+  return items.map(toChat).sort((a, b) => b.updated_at.localeCompare(a.updated_at) || b.id.localeCompare(a.id));
 }
 
 /**

@@ -1,8 +1,8 @@
 // Realtime: connections and subscriptions, and fan-out to sockets through the @connections API.
-import { DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { ApiGatewayManagementApiClient, GoneException, PostToConnectionCommand } from '@aws-sdk/client-apigatewaymanagementapi';
-import { dynamo, tableName } from './aws';
+import { dynamo, queryAll, tableName } from './aws';
 import { config, requireEnv } from './config';
 import { keys } from './keys';
 import type { TokenClaims } from './tokens';
@@ -121,22 +121,12 @@ export async function removeConnection(connectionId: string, userId?: string): P
 
 /** Every connection subscribed to a channel: one Query (pages only past 1 MB of subscribers). */
 export async function channelSubscribers(channel: string): Promise<string[]> {
-  const ids: string[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const out = await dynamo().send(
-      new QueryCommand({
-        TableName: tableName(),
-        KeyConditionExpression: 'pk = :pk',
-        ExpressionAttributeValues: { ':pk': `SUB#${channel}` },
-        ProjectionExpression: 'connection_id',
-        ExclusiveStartKey: start,
-      }),
-    );
-    for (const item of out.Items ?? []) ids.push(item.connection_id as string);
-    start = out.LastEvaluatedKey;
-  } while (start);
-  return ids;
+  const items = await queryAll({
+    KeyConditionExpression: 'pk = :pk',
+    ExpressionAttributeValues: { ':pk': `SUB#${channel}` },
+    ProjectionExpression: 'connection_id',
+  });
+  return items.map((item) => item.connection_id as string);
 }
 
 let management: ApiGatewayManagementApiClient | undefined;

@@ -11,3 +11,11 @@ export function freePort(): Promise<number> {
     });
   });
 }
+
+/** Free ports for every listener of a local stack, as the environment `npm start` reads. */
+export async function stackPortsEnv(): Promise<Record<string, string>> {
+  const names = ['PORT', 'WS_PORT', 'DYNAMODB_PORT', 'S3_PORT', 'SQS_PORT', 'ECHO_BOT_PORT'];
+  const env: Record<string, string> = {};
+  for (const name of names) env[name] = String(await freePort());
+  return env;
+}

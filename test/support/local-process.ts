@@ -2,7 +2,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { freePort } from './ports';
+import { stackPortsEnv } from '../../lib/local/ports';
 
 export const ROOT = join(__dirname, '..', '..');
 
@@ -15,16 +15,7 @@ export interface LocalProcess {
 }
 
 export async function stackEnv(dataDir: string, extra: Record<string, string> = {}): Promise<Record<string, string>> {
-  return {
-    DATA_DIR: dataDir,
-    PORT: String(await freePort()),
-    WS_PORT: String(await freePort()),
-    SQS_PORT: String(await freePort()),
-    ECHO_BOT_PORT: String(await freePort()),
-    DYNAMODB_PORT: String(await freePort()),
-    S3_PORT: String(await freePort()),
-    ...extra,
-  };
+  return { DATA_DIR: dataDir, ...(await stackPortsEnv()), ...extra };
 }
 
 export async function startLocalProcess(env: Record<string, string>, logFile?: string, timeoutMs = 60_000): Promise<LocalProcess> {
