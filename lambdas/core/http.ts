@@ -54,6 +54,7 @@ export function errorReply(err: unknown, event: APIGatewayProxyEventV2): APIGate
 
 export function toRequest(event: APIGatewayProxyEventV2): HttpRequest {
   let raw: Buffer | undefined;
+  let parsedJson: Record<string, unknown> | undefined;
   const rawBody = (): Buffer =>
     (raw ??= Buffer.from(event.body ?? '', event.isBase64Encoded ? 'base64' : 'utf8'));
   return {
@@ -63,21 +64,23 @@ export function toRequest(event: APIGatewayProxyEventV2): HttpRequest {
     sourceIp: () => event.requestContext?.http?.sourceIp ?? 'unknown',
     pathParam: (name) => event.pathParameters?.[name],
     rawBody,
-    json: () => {
-      const text = rawBody().toString('utf8');
-      if (text.trim() === '') throw new BadRequestError('Request body must be a JSON object');
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(text);
-      } catch {
-        throw new BadRequestError('Request body is not valid JSON');
-      }
-      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-        throw new BadRequestError('Request body must be a JSON object');
-      }
-      return parsed as Record<string, unknown>;
-    },
+    // Parsed once, however many parameter readers ask (message body, Bot API sender).
+    json: () => (parsedJson ??= parseJson()),
   };
+  function parseJson(): Record<string, unknown> {
+    const text = rawBody().toString('utf8');
+    if (text.trim() === '') throw new BadRequestError('Request body must be a JSON object');
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      throw new BadRequestError('Request body is not valid JSON');
+    }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+      throw new BadRequestError('Request body must be a JSON object');
+    }
+    return parsed as Record<string, unknown>;
+  }
 }
 
 /** Wraps a thin handler: it parses, calls the domain, and returns a status and body; errors go to errorReply. */

@@ -21,15 +21,17 @@ function messageIdQuery(req: HttpRequest, name: string): string | undefined {
   return value;
 }
 
+/** The `limit` query parameter: an integer from 1 to `max`, `fallback` when absent. */
+function limitQuery(req: HttpRequest, fallback: number, max: number): number {
+  const raw = req.query('limit');
+  if (raw === undefined) return fallback;
+  const limit = /^[0-9]{1,4}$/.test(raw) ? Number(raw) : NaN;
+  if (!(limit >= 1 && limit <= max)) throw new BadRequestError(`limit must be an integer from 1 to ${max}`);
+  return limit;
+}
+
 export function historyPage(req: HttpRequest): HistoryPage {
-  const rawLimit = req.query('limit');
-  let limit: number = LIMITS.historyDefault;
-  if (rawLimit !== undefined) {
-    limit = /^[0-9]{1,4}$/.test(rawLimit) ? Number(rawLimit) : NaN;
-    if (!(limit >= 1 && limit <= LIMITS.historyMax)) {
-      throw new BadRequestError(`limit must be an integer from 1 to ${LIMITS.historyMax}`);
-    }
-  }
+  const limit = limitQuery(req, LIMITS.historyDefault, LIMITS.historyMax);
   const after = messageIdQuery(req, 'after');
   const before = messageIdQuery(req, 'before');
   if (after && before && after >= before) throw new BadRequestError('after must be older than before');
@@ -77,9 +79,7 @@ export function botSender(req: HttpRequest): 'bot' | 'operator' {
 
 /** Bot API chat list paging: limit 1..200 (default 50) and an opaque cursor. */
 export function botChatsPage(req: HttpRequest): { limit: number; cursor?: string } {
-  const raw = req.query('limit');
-  const limit = raw === undefined ? 50 : /^[0-9]{1,3}$/.test(raw) ? Number(raw) : NaN;
-  if (!(limit >= 1 && limit <= 200)) throw new BadRequestError('limit must be an integer from 1 to 200');
+  const limit = limitQuery(req, 50, 200);
   const cursor = req.query('cursor');
   if (cursor !== undefined && (cursor === '' || cursor.length > 2048)) throw new BadRequestError('Invalid cursor');
   return { limit, cursor };
