@@ -1,6 +1,6 @@
 // AWS SDK clients, made once per cold start; endpoints point at DynamoDB Local / the S3 emulator when configured.
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, type BatchGetCommandOutput, DynamoDBDocumentClient, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { config } from './config';
 
@@ -51,5 +51,22 @@ export async function queryAll(input: Omit<QueryCommandInput, 'TableName' | 'Exc
     items.push(...(out.Items ?? []));
     start = out.LastEvaluatedKey;
   } while (start);
+  return items;
+}
+
+/**
+ * The items at these keys (missing ones are simply absent), in one BatchGetItem; keys DynamoDB leaves
+ * unprocessed under load are asked for again (rare, bounded).
+ */
+export async function batchGet(keys: { pk: string; sk: string }[], consistentRead = false): Promise<Record<string, unknown>[]> {
+  if (keys.length === 0) return [];
+  const table = tableName();
+  let items: Record<string, unknown>[] = [];
+  let pending: Record<string, unknown>[] | undefined = keys;
+  for (let attempt = 0; pending?.length && attempt < 6; attempt++) {
+    const out: BatchGetCommandOutput = await dynamo().send(new BatchGetCommand({ RequestItems: { [table]: { Keys: pending, ConsistentRead: consistentRead } } }));
+    items = items.concat(out.Responses?.[table] ?? []);
+    pending = out.UnprocessedKeys?.[table]?.Keys;
+  }
   return items;
 }

@@ -1,7 +1,7 @@
 // Chats: the owner's copy (list, counters) plus a pointer by chat id, created together in one transaction.
-import { BatchGetCommand, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { dynamo, queryAll, tableName } from './aws';
+import { batchGet, dynamo, queryAll, tableName } from './aws';
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from './errors';
 import { config } from './config';
 import { rateLimited, rateUpdate, type RateLimit } from './rate';
@@ -228,14 +228,7 @@ export async function listBotChats(botId: string, limit: number, cursor?: string
   );
   const items = out.Items ?? [];
   const externalIds = [...new Set(items.map((i) => i.external_id as string | undefined).filter((e): e is string => !!e))];
-  const users = new Map<string, Record<string, unknown>>();
-  if (externalIds.length) {
-    const table = tableName();
-    const got = await dynamo().send(
-      new BatchGetCommand({ RequestItems: { [table]: { Keys: externalIds.map((e) => keys.user(botId, e)) } } }),
-    );
-    for (const u of got.Responses?.[table] ?? []) users.set(u.external_id as string, u);
-  }
+  const users = new Map((await batchGet(externalIds.map((e) => keys.user(botId, e)))).map((u) => [u.external_id as string, u]));
   const chats = items.map((item) => {
     const user = users.get(item.external_id as string);
     return {

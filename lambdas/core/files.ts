@@ -1,8 +1,8 @@
 // Files: bytes in S3 under a key naming bot and user, a record in the table, URLs presigned at read time.
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import { BatchGetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo, s3Client, tableName } from './aws';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { batchGet, dynamo, s3Client, tableName } from './aws';
 import { config, requireEnv } from './config';
 import { BadRequestError, ForbiddenError } from './errors';
 import { keys } from './keys';
@@ -95,23 +95,8 @@ export async function saveUpload(userId: string, botId: string, upload: Upload):
 
 /** Reads the files a message attaches; each must exist and have been uploaded by this user. */
 export async function getOwnedFiles(userId: string, ids: string[]): Promise<FileRecord[]> {
-  if (ids.length === 0) return [];
-  const table = tableName();
-  const out = await dynamo().send(
-    new BatchGetCommand({
-      RequestItems: { [table]: { Keys: ids.map((id) => keys.file(id)), ConsistentRead: true } },
-    }),
-  );
-  let items = out.Responses?.[table] ?? [];
-  // BatchGet may leave keys unprocessed under load; ask again for those (rare, bounded by the id count).
-  let pending = out.UnprocessedKeys?.[table]?.Keys;
-  for (let attempt = 0; pending?.length && attempt < 5; attempt++) {
-    const retry = await dynamo().send(
-      new BatchGetCommand({ RequestItems: { [table]: { Keys: pending, ConsistentRead: true } } }),
-    );
-    items = items.concat(retry.Responses?.[table] ?? []);
-    pending = retry.UnprocessedKeys?.[table]?.Keys;
-  }
+  // Strongly consistent: a file uploaded a moment ago is attached at once.
+  const items = await batchGet(ids.map((id) => keys.file(id)), true);
   const byId = new Map(items.map((item) => [item.id as string, item as unknown as FileRecord]));
   return ids.map((id, i) => {
     const file = byId.get(id);

@@ -1,7 +1,6 @@
 // Webhooks: the event a bot receives for each user message, its signature, and one delivery attempt.
 import { createHmac } from 'node:crypto';
-import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo, tableName } from './aws';
+import { batchGet } from './aws';
 import { config } from './config';
 import { keys } from './keys';
 import { toChat } from './chats';
@@ -30,10 +29,7 @@ export const signWebhook = (secret: string, timestamp: string, body: string): st
 /** The event for a message: the chat and user come from one BatchGet; file URLs are presigned now. */
 export async function buildWebhookEvent(job: WebhookJob): Promise<WebhookEvent> {
   const m = job.message;
-  const table = tableName();
-  const wanted = [keys.chat(m.user_id, m.chat_id), ...(m.external_id ? [keys.user(m.bot_id, m.external_id)] : [])];
-  const out = await dynamo().send(new BatchGetCommand({ RequestItems: { [table]: { Keys: wanted } } }));
-  const items = out.Responses?.[table] ?? [];
+  const items = await batchGet([keys.chat(m.user_id, m.chat_id), ...(m.external_id ? [keys.user(m.bot_id, m.external_id)] : [])]);
   const chat = items.find((i) => i.entity === 'chat');
   const user = items.find((i) => i.entity === 'user');
   return {
