@@ -49,6 +49,10 @@ const ready = (page: Page) => page.waitForSelector('body[data-ready="true"]', { 
 const box = (page: Page) => page.getByRole('textbox', { name: 'Message' });
 const demo = () => JSON.parse(readFileSync(join(process.env.DATA_DIR as string, 'demo-bot.json'), 'utf8'));
 
+/** The external_id the page keeps in localStorage. */
+const storedExternalId = (page: Page) =>
+  page.evaluate(() => Object.entries((globalThis as any).localStorage as Record<string, string>).find(([k]) => k.startsWith('chat.external_id:'))?.[1]);
+
 async function sendText(page: Page, text: string): Promise<void> {
   await box(page).fill(text);
   await box(page).press('Enter');
@@ -81,7 +85,7 @@ test('reload: same visitor (external_id kept in localStorage), same history in c
   await ready(page);
   expect(await page.locator('.message .text').allTextContents()).toEqual(before);
   expect(before).toEqual(['first', 'You said: first', 'second', 'You said: second']);
-  const stored = await page.evaluate(() => Object.entries((globalThis as any).localStorage as Record<string, string>).find(([k]) => k.startsWith('chat.external_id:'))?.[1]);
+  const stored = await storedExternalId(page);
   expect(stored).toMatch(/^visitor_/);
 });
 
@@ -106,7 +110,7 @@ test('the unread badge counts a bot reply while the chat is minimized and clears
   await page.locator('.message.outcoming', { hasText: 'You said: hi' }).waitFor();
   await page.getByRole('button', { name: 'Minimize' }).click();
   // An operator writes through the Bot API while the chat is minimized.
-  const external = await page.evaluate(() => Object.entries((globalThis as any).localStorage as Record<string, string>).find(([k]) => k.startsWith('chat.external_id:'))?.[1]);
+  const external = await storedExternalId(page);
   const auth = { authorization: `Bearer ${demo().secret_key}` };
   let chatId: string | undefined;
   for (let i = 0; i < 50 && !chatId; i++) {
@@ -134,7 +138,7 @@ test('after the server drops the socket the page reconnects and catches up with 
   await ready(page);
   await sendText(page, 'before the drop');
   await page.locator('.message.outcoming', { hasText: 'You said: before the drop' }).waitFor();
-  const external = await page.evaluate(() => Object.entries((globalThis as any).localStorage as Record<string, string>).find(([k]) => k.startsWith('chat.external_id:'))?.[1]);
+  const external = await storedExternalId(page);
   const auth = { authorization: `Bearer ${demo().secret_key}` };
   const chat = (await call('GET', '/api/bot/chats?limit=20', { headers: auth })).body.chats.find((c: any) => c.user.external_id === external);
   const subs = await dynamo().send(

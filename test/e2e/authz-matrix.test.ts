@@ -4,11 +4,17 @@ import { call, newSession, userWithChat } from '../support/api';
 
 const UNKNOWN = '00000000-0000-4000-8000-000000000000';
 
-test('client routes: own → 2xx, another user’s or another bot’s chat → 403, unknown → 404, malformed → 400', async () => {
+/** A user with a chat, another user's chat of the same bot, and a chat of another bot. */
+async function chatsAroundMe() {
   const me = await userWithChat();
   const sameBot = await newSession(me.bot.client_key);
-  const otherUserChat = (await call('POST', '/api/client/chats', { token: sameBot.session_token, json: { name: 'theirs' } })).body.id;
+  const otherUserChat = (await call('POST', '/api/client/chats', { token: sameBot.session_token, json: { name: 'theirs' } })).body.id as string;
   const otherBot = await userWithChat();
+  return { me, otherUserChat, otherBot };
+}
+
+test('client routes: own → 2xx, another user’s or another bot’s chat → 403, unknown → 404, malformed → 400', async () => {
+  const { me, otherUserChat, otherBot } = await chatsAroundMe();
   const resources: [string, string, number][] = [
     ['own', me.chatId, 0],
     ["another user's", otherUserChat, 403],
@@ -32,10 +38,7 @@ test('client routes: own → 2xx, another user’s or another bot’s chat → 4
 });
 
 test('Bot API routes: any chat of the bot → 2xx, another bot’s or unknown → 404, malformed → 400', async () => {
-  const me = await userWithChat();
-  const sameBot = await newSession(me.bot.client_key);
-  const otherUserChat = (await call('POST', '/api/client/chats', { token: sameBot.session_token, json: { name: 'theirs' } })).body.id;
-  const otherBot = await userWithChat();
+  const { me, otherUserChat, otherBot } = await chatsAroundMe();
   const auth = { authorization: `Bearer ${me.secretKey}` };
   const resources: [string, string, number][] = [
     ['own user', me.chatId, 0],
