@@ -11,7 +11,7 @@ import { Centrifuge } from 'centrifuge';
 import { stackPortsEnv } from '../lib/local/ports';
 import { invocationObservers, invocations, type Invocation } from '../lib/local/handlers';
 import { NOT_FOUND, PUBLISHER, ROUTES, WEBHOOK_DELIVERER, WEBHOOK_DISPATCHER, WS_ROUTES, type FunctionDef } from '../lib/routes';
-import { BUNDLING } from '../lib/bundling';
+import { BUNDLING, ESBUILD_ALIAS } from '../lib/bundling';
 
 const quick = process.argv.includes('--quick');
 const asJson = process.argv.includes('--json');
@@ -315,6 +315,7 @@ async function bundles(apiUrl: string, clientKey: string, secretKey: string) {
       sourcemap: BUNDLING.sourceMap,
       sourcesContent: BUNDLING.sourcesContent,
       mainFields: BUNDLING.mainFields,
+      alias: ESBUILD_ALIAS,
       logLevel: 'silent',
     });
     kb[def.id] = round(statSync(file).size / 1024);

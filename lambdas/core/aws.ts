@@ -1,7 +1,7 @@
-// AWS SDK clients, made once per cold start; endpoints point at DynamoDB Local / the S3 emulator when configured.
+// The DynamoDB client, made once per cold start; its endpoint points at DynamoDB Local when configured.
+// (S3 and Secrets Manager calls go through aws-http.ts.)
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { BatchGetCommand, type BatchGetCommandOutput, DynamoDBDocumentClient, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
-import { S3Client } from '@aws-sdk/client-s3';
 import { config } from './config';
 
 let ddb: DynamoDBDocumentClient | undefined;
@@ -11,7 +11,6 @@ let ddb: DynamoDBDocumentClient | undefined;
  * hanging until API Gateway's 30 s limit. Keep-alive sockets are reused across invocations.
  */
 const handler = () => ({ connectionTimeout: 1000, requestTimeout: config().awsRequestTimeoutMs, throwOnRequestTimeout: true });
-let s3: S3Client | undefined;
 
 export function dynamo(): DynamoDBDocumentClient {
   if (!ddb) {
@@ -21,23 +20,6 @@ export function dynamo(): DynamoDBDocumentClient {
     });
   }
   return ddb;
-}
-
-export function s3Client(): S3Client {
-  if (!s3) {
-    const { region, s3Endpoint } = config();
-    s3 = new S3Client({
-      region,
-      endpoint: s3Endpoint,
-      forcePathStyle: Boolean(s3Endpoint),
-      requestHandler: handler(),
-      maxAttempts: 3,
-      // The S3 emulator does not speak the newer flexible checksums; AWS does not need them for these calls.
-      requestChecksumCalculation: 'WHEN_REQUIRED',
-      responseChecksumValidation: 'WHEN_REQUIRED',
-    });
-  }
-  return s3;
 }
 
 export const tableName = (): string => config().tableName;

@@ -31,6 +31,8 @@ export interface Config {
   /** Set locally (DynamoDB Local / S3 emulator); absent on AWS. */
   dynamodbEndpoint?: string;
   s3Endpoint?: string;
+  /** Tests only: a stand-in for Secrets Manager (AWS itself is the default). */
+  secretsManagerEndpoint?: string;
   /** Where the JWT signing key comes from: Secrets Manager on AWS, a file locally. */
   jwtSecretArn?: string;
   jwtSecretFile?: string;
@@ -71,6 +73,7 @@ export function config(): Config {
     region: process.env.AWS_REGION || 'us-east-1',
     dynamodbEndpoint: process.env.DYNAMODB_ENDPOINT || undefined,
     s3Endpoint: process.env.S3_ENDPOINT || undefined,
+    secretsManagerEndpoint: process.env.SECRETS_MANAGER_ENDPOINT || undefined,
     jwtSecretArn: process.env.JWT_SECRET_ARN || undefined,
     jwtSecretFile: process.env.JWT_SECRET_FILE || undefined,
     realtimeUrl: process.env.REALTIME_URL || undefined,

@@ -1,8 +1,7 @@
 // Files: bytes in S3 under a key naming bot and user, a record in the table, URLs presigned at read time.
-import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
-import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { batchGet, dynamo, s3Client, tableName } from './aws';
+import { batchGet, dynamo, tableName } from './aws';
+import { presign, signedFetch } from './aws-http';
 import { config, requireEnv } from './config';
 import { BadRequestError, ForbiddenError } from './errors';
 import { keys } from './keys';
@@ -45,6 +44,16 @@ export interface FileJson {
 
 const bucket = (): string => config().bucketName ?? requireEnv('BUCKET_NAME');
 
+/** RFC 3986 escaping, as SigV4 wants it (encodeURIComponent leaves !'()* alone). */
+const escape = (s: string) => encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+
+/** An object's URL: virtual-hosted on AWS, path-style on the local S3 emulator. */
+function objectUrl(s3Key: string): URL {
+  const { s3Endpoint, region } = config();
+  const path = s3Key.split('/').map(escape).join('/');
+  return new URL(s3Endpoint ? `${s3Endpoint.replace(/\/$/, '')}/${bucket()}/${path}` : `https://${bucket()}.s3.${region}.amazonaws.com/${path}`);
+}
+
 export function guessFileType(mime: string): FileType {
   if (mime.startsWith('image/')) return 'photo';
   if (mime.startsWith('video/')) return 'video';
@@ -78,15 +87,14 @@ export async function saveUpload(userId: string, botId: string, upload: Upload):
     created_at: new Date().toISOString(),
   };
   const disposition = INLINE_MIME.test(upload.mime_type) ? 'inline' : 'attachment';
-  await s3Client().send(
-    new PutObjectCommand({
-      Bucket: bucket(),
-      Key: record.s3_key,
-      Body: upload.bytes,
-      ContentType: upload.mime_type,
-      ContentDisposition: `${disposition}; filename*=UTF-8''${encodeURIComponent(upload.name)}`,
-    }),
+  const res = await signedFetch(
+    's3',
+    'PUT',
+    objectUrl(record.s3_key),
+    { 'content-type': upload.mime_type, 'content-disposition': `${disposition}; filename*=UTF-8''${encodeURIComponent(upload.name)}` },
+    upload.bytes,
   );
+  if (!res.ok) throw new Error(`S3 PutObject answered ${res.status}: ${(await res.text()).slice(0, 300)}`);
   await dynamo().send(
     new PutCommand({ TableName: tableName(), Item: { ...keys.file(id), entity: 'file', ...record } }),
   );
@@ -117,9 +125,7 @@ export const toStoredFile = (f: FileRecord): StoredFile => ({
 
 /** A presigned GET: computed locally (no network), valid FILE_URL_TTL_SECONDS. */
 export function presignedUrl(s3Key: string): Promise<string> {
-  return getSignedUrl(s3Client(), new GetObjectCommand({ Bucket: bucket(), Key: s3Key }), {
-    expiresIn: config().fileUrlTtlSeconds,
-  });
+  return presign('s3', 'GET', objectUrl(s3Key), config().fileUrlTtlSeconds);
 }
 
 export async function toFileJson(f: StoredFile): Promise<FileJson> {

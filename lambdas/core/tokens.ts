@@ -2,6 +2,7 @@
 import { readFile } from 'node:fs/promises';
 import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
 import { config } from './config';
+import { getSecretValue } from './aws-http';
 import { isUuid } from './ids';
 import { UnauthorizedError } from './errors';
 
@@ -24,13 +25,10 @@ export interface TokenClaims {
 let keyPromise: Promise<Uint8Array> | undefined;
 
 async function loadKey(): Promise<Uint8Array> {
-  const { jwtSecretArn, jwtSecretFile, region } = config();
+  const { jwtSecretArn, jwtSecretFile } = config();
   let secret: string;
   if (jwtSecretArn) {
-    // Loaded lazily so local runs never pull the Secrets Manager client in.
-    const { SecretsManagerClient, GetSecretValueCommand } = await import('@aws-sdk/client-secrets-manager');
-    const out = await new SecretsManagerClient({ region }).send(new GetSecretValueCommand({ SecretId: jwtSecretArn }));
-    secret = out.SecretString ?? '';
+    secret = await getSecretValue(jwtSecretArn);
   } else if (jwtSecretFile) {
     secret = (await readFile(jwtSecretFile, 'utf8')).trim();
   } else {

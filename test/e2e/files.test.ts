@@ -38,6 +38,13 @@ test('upload a PNG → 201 with id, type, url, status, metadata; the URL serves 
   expect(download.status).toBe(200);
   expect(Buffer.from(await download.arrayBuffer()).equals(PNG)).toBe(true);
   expect(download.headers.get('content-type')).toBe('image/png');
+  // The emulator checks signatures, as S3 does: the same URL with another signature or a later expiry is refused.
+  const tampered = new URL(res.body.url);
+  tampered.searchParams.set('X-Amz-Signature', '0'.repeat(64));
+  expect((await fetch(tampered)).status).toBe(403);
+  const extended = new URL(res.body.url);
+  extended.searchParams.set('X-Amz-Expires', '604800');
+  expect((await fetch(extended)).status).toBe(403);
 
   // A photo message carrying the file: its URL also downloads the same bytes (signed at read time).
   const msg = await call('POST', `/api/client/chats/${chatId}/messages`, {

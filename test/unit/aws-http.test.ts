@@ -1,0 +1,105 @@
+// The signed calls made without SDK clients: a stand-in for Secrets Manager (AWS itself is the only thing
+// replaced) checks that the request on the wire is a signed GetSecretValue; the presigned URL is the one the
+// SDK's own S3 presigner makes. (Signed PUTs and presigned GETs against the S3 emulator, which checks
+// signatures as S3 does, are in test/e2e/files.test.ts.)
+import { createServer, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { SignatureV4 } from '@smithy/signature-v4';
+import { S3RequestPresigner } from '@aws-sdk/s3-request-presigner';
+import { createHash, createHmac, type Hash, type Hmac } from 'node:crypto';
+import type { SourceData } from '@smithy/types';
+
+/** The checksum the SDK's signers take, written here on its own (not the module's). */
+class Sha256 {
+  private h: Hash | Hmac;
+  constructor(secret?: SourceData) {
+    this.h = secret ? createHmac('sha256', typeof secret === 'string' ? secret : Buffer.from(secret as Uint8Array)) : createHash('sha256');
+  }
+  update(d: Uint8Array) {
+    this.h.update(d);
+  }
+  async digest() {
+    return new Uint8Array(this.h.digest());
+  }
+  reset() {}
+}
+
+const received: { req: IncomingMessage; body: string }[] = [];
+let answer: { status: number; body: unknown } = { status: 200, body: {} };
+const server = createServer((req, res) => {
+  let body = '';
+  req.on('data', (d) => (body += d));
+  req.on('end', () => {
+    received.push({ req, body });
+    res.writeHead(answer.status, { 'content-type': 'application/x-amz-json-1.1' }).end(JSON.stringify(answer.body));
+  });
+});
+
+let awsHttp: typeof import('../../lambdas/core/aws-http');
+beforeAll(async () => {
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  process.env.SECRETS_MANAGER_ENDPOINT = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+  process.env.AWS_REGION = 'eu-west-1';
+  process.env.AWS_ACCESS_KEY_ID = 'AKIDEXAMPLE';
+  process.env.AWS_SECRET_ACCESS_KEY = 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY';
+  process.env.AWS_SESSION_TOKEN = 'session-token';
+  awsHttp = await import('../../lambdas/core/aws-http');
+});
+afterAll(() => new Promise((r) => server.close(r)));
+
+const credentials = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY', sessionToken: 'session-token' };
+
+test('GetSecretValue: a JSON 1.1 POST signed for secretsmanager in the region, with the session token', async () => {
+  answer = { status: 200, body: { ARN: 'arn:x', SecretString: 's3cr3t-value' } };
+  received.length = 0;
+  await expect(awsHttp.getSecretValue('arn:aws:secretsmanager:eu-west-1:1:secret:jwt')).resolves.toBe('s3cr3t-value');
+  const [{ req, body }] = received;
+  expect(req.method).toBe('POST');
+  expect(JSON.parse(body)).toEqual({ SecretId: 'arn:aws:secretsmanager:eu-west-1:1:secret:jwt' });
+  expect(req.headers['x-amz-target']).toBe('secretsmanager.GetSecretValue');
+  expect(req.headers['content-type']).toBe('application/x-amz-json-1.1');
+  expect(req.headers['x-amz-security-token']).toBe('session-token');
+  const auth = String(req.headers.authorization);
+  expect(auth).toMatch(/^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE\/\d{8}\/eu-west-1\/secretsmanager\/aws4_request, SignedHeaders=[^,]*host[^,]*, Signature=[0-9a-f]{64}$/);
+
+  // Re-sign what arrived (headers and body as received, at the time it claims): the signatures agree, so
+  // nothing signed was changed or dropped on the way.
+  const signedNames = auth.match(/SignedHeaders=([^,]+)/)![1].split(';');
+  const headers = Object.fromEntries(signedNames.map((h) => [h, String(req.headers[h])]));
+  const amzDate = String(req.headers['x-amz-date']);
+  const signingDate = new Date(`${amzDate.slice(0, 4)}-${amzDate.slice(4, 6)}-${amzDate.slice(6, 8)}T${amzDate.slice(9, 11)}:${amzDate.slice(11, 13)}:${amzDate.slice(13, 15)}Z`);
+  const resigned = await new SignatureV4({ service: 'secretsmanager', region: 'eu-west-1', credentials, sha256: Sha256 }).sign(
+    { method: 'POST', protocol: 'http:', hostname: '127.0.0.1', path: '/', query: {}, headers, body },
+    { signingDate },
+  );
+  expect(resigned.headers.authorization).toBe(auth);
+});
+
+test('GetSecretValue refused (e.g. AccessDenied) → an error naming the status and type, not a key', async () => {
+  answer = { status: 400, body: { __type: 'AccessDeniedException', message: 'not allowed' } };
+  await expect(awsHttp.getSecretValue('arn:x')).rejects.toThrow(/answered 400: AccessDeniedException not allowed/);
+});
+
+test('Secrets Manager down → an unavailable error (503 to clients) after three attempts', async () => {
+  answer = { status: 503, body: { __type: 'ServiceUnavailable' } };
+  received.length = 0;
+  const err = await awsHttp.getSecretValue('arn:x').catch((e) => e);
+  expect(err.name).toBe('ServiceUnavailable');
+  expect(received).toHaveLength(3);
+});
+
+test('a presigned S3 GET is the URL the SDK S3 presigner makes for the same request and time', async () => {
+  const signingDate = new Date('2026-11-21T10:00:00Z');
+  const url = new URL('https://files-bucket.s3.eu-west-1.amazonaws.com/bots/b1/users/u1/files/f%20(1)');
+  const ours = await awsHttp.presign('s3', 'GET', url, 3600, signingDate);
+  const sdk = await new S3RequestPresigner({ credentials, region: 'eu-west-1', sha256: Sha256 }).presign(
+    { method: 'GET', protocol: 'https:', hostname: url.hostname, path: url.pathname, query: {}, headers: { host: url.hostname } } as never,
+    { expiresIn: 3600, signingDate },
+  );
+  const q = new URL(ours).searchParams;
+  expect(q.get('X-Amz-Signature')).toBe(sdk.query!['X-Amz-Signature']);
+  expect(q.get('X-Amz-Credential')).toBe('AKIDEXAMPLE/20261121/eu-west-1/s3/aws4_request');
+  expect(q.get('X-Amz-Expires')).toBe('3600');
+  expect(q.get('X-Amz-Security-Token')).toBe('session-token');
+  expect(ours.startsWith('https://files-bucket.s3.eu-west-1.amazonaws.com/bots/b1/users/u1/files/f%20(1)?')).toBe(true);
+});
