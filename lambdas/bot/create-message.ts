@@ -1,7 +1,6 @@
 // POST /api/bot/chats/{chat_id}/messages: a bot or operator reply → 201; the user gets it over realtime.
 import { httpHandler } from '../core/http';
-import { authenticateBot } from '../core/auth';
-import { resolveBotChat } from '../core/chats';
+import { authenticateBot, botChatOwner } from '../core/auth';
 import { sendMessage } from '../core/messages';
 import { botSender, chatIdParam, messageBody } from '../core/params';
 
@@ -10,6 +9,6 @@ export const handler = httpHandler(async (req) => {
   const chatId = chatIdParam(req);
   const body = messageBody(req);
   const sender = botSender(req);
-  const { message, created } = await sendMessage(await resolveBotChat(bot.id, chatId), chatId, body, sender);
+  const { message, created } = await sendMessage(await botChatOwner(req, bot, chatId), chatId, body, sender);
   return { status: created ? 201 : 200, body: message };
 });

@@ -1,13 +1,13 @@
 // POST /api/bot/chats/{chat_id}/read: the operator has read the chat (resets the bot side's unread count).
 import { httpHandler } from '../core/http';
-import { authenticateBot } from '../core/auth';
-import { markChatReadByOperator, resolveBotChat } from '../core/chats';
+import { authenticateBot, botChatOwner } from '../core/auth';
+import { markChatReadByOperator } from '../core/chats';
 import { chatIdParam } from '../core/params';
 
 export const handler = httpHandler(async (req) => {
   const bot = await authenticateBot(req);
   const chatId = chatIdParam(req);
-  const { userId } = await resolveBotChat(bot.id, chatId);
+  const { userId } = await botChatOwner(req, bot, chatId);
   await markChatReadByOperator(userId, chatId);
   return { status: 200, body: { status: 'ok' } };
 });

@@ -1,7 +1,6 @@
 // POST /api/bot/files: multipart `file` + `chat_id` (+ optional `type`): a file the bot then attaches by id.
 import { httpHandler } from '../core/http';
-import { authenticateBot } from '../core/auth';
-import { resolveBotChat } from '../core/chats';
+import { authenticateBot, botChatOwner } from '../core/auth';
 import { BadRequestError } from '../core/errors';
 import { isUuid } from '../core/ids';
 import { parseUpload } from '../core/multipart';
@@ -13,7 +12,7 @@ export const handler = httpHandler(async (req) => {
   const chatId = upload.fields.chat_id;
   if (!isUuid(chatId)) throw new BadRequestError('chat_id: a form field with the chat id (UUID) is required');
   // Stored as the chat user's file, so it can be attached to that chat's messages.
-  const { userId } = await resolveBotChat(bot.id, chatId);
+  const { userId } = await botChatOwner(req, bot, chatId);
   const record = await saveUpload(userId, bot.id, upload);
   return { status: 201, body: await toUploadJson(record) };
 });

@@ -6,7 +6,7 @@ import { getBot } from '../core/bots';
 import { config, requireEnv } from '../core/config';
 import { sendToQueue } from '../core/queue';
 import { buildWebhookEvent, deliver, type WebhookJob } from '../core/webhooks';
-import { errorFields, log } from '../core/log';
+import { log } from '../core/log';
 
 const jobFields = (job: WebhookJob) => ({ bot_id: job.bot_id, message_id: job.message.id, attempt: job.attempt });
 
@@ -29,7 +29,7 @@ export async function handler(event: SQSEvent): Promise<SQSBatchResponse> {
   const results = await Promise.allSettled(
     event.Records.map((r) =>
       handle(JSON.parse(r.body) as WebhookJob).catch((err) => {
-        log('error', 'webhook job failed; SQS will redeliver it', { sqs_message_id: r.messageId, error: errorFields(err) });
+        log('error', 'webhook job failed; SQS will redeliver it', { sqs_message_id: r.messageId }, err);
         throw err;
       }),
     ),

@@ -8,7 +8,7 @@ import { config, requireEnv } from '../core/config';
 import { sendBatchToQueue } from '../core/queue';
 import type { MessageItem } from '../core/messages';
 import type { WebhookJob } from '../core/webhooks';
-import { errorFields, log } from '../core/log';
+import { log } from '../core/log';
 
 export async function handler(event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> {
   const jobs: WebhookJob[] = [];
@@ -25,7 +25,7 @@ export async function handler(event: DynamoDBStreamEvent): Promise<DynamoDBBatch
     await sendBatchToQueue(config().webhookQueueUrl ?? requireEnv('WEBHOOK_QUEUE_URL'), jobs);
     return { batchItemFailures: [] };
   } catch (err) {
-    log('error', 'could not queue webhooks; the batch will be retried', { error: errorFields(err) });
+    log('error', 'could not queue webhooks; the batch will be retried', {}, err);
     // Queueing is all or nothing here: retry from the first record (receivers dedupe by X-Webhook-Id).
     return { batchItemFailures: [{ itemIdentifier: event.Records[0].dynamodb?.SequenceNumber ?? '' }] };
   }

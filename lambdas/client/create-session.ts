@@ -35,6 +35,7 @@ export const handler = httpHandler(async (req) => {
     first_name: body.first_name ?? undefined,
     last_name: body.last_name ?? undefined,
   });
+  Object.assign(req.logKeys, { bot_id: bot.id, user_id: user.id });
   const expiresAt = new Date(Date.now() + config().sessionTtlSeconds * 1000);
   const claims = { userId: user.id, botId: bot.id, externalId: user.external_id };
   return {

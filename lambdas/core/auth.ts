@@ -1,6 +1,7 @@
 // Authenticates requests: a client's Bearer session token (→ user and bot, the bot's switches checked), or
 // a bot's Bearer secret key (Bot API).
 import { assertClientApiOpen, botForSecretKey, getBot, type Bot } from './bots';
+import { resolveBotChat, type ChatOwner } from './chats';
 import { UnauthorizedError } from './errors';
 import type { HttpRequest } from './http';
 import { verifyToken } from './tokens';
@@ -25,12 +26,22 @@ export function bearerToken(req: HttpRequest, what = 'session_token'): string {
 }
 
 /** Bot API: the bot whose secret key is in the Authorization header. */
-export function authenticateBot(req: HttpRequest): Promise<Bot> {
-  return botForSecretKey(bearerToken(req, 'secret_key'));
+export async function authenticateBot(req: HttpRequest): Promise<Bot> {
+  const bot = await botForSecretKey(bearerToken(req, 'secret_key'));
+  req.logKeys.bot_id = bot.id;
+  return bot;
+}
+
+/** Bot API on one chat: its owner, for this bot only (another bot's chat is a 404). */
+export async function botChatOwner(req: HttpRequest, bot: Bot, chatId: string): Promise<ChatOwner> {
+  const owner = await resolveBotChat(bot.id, chatId);
+  req.logKeys.user_id = owner.userId;
+  return owner;
 }
 
 export async function authenticate(req: HttpRequest): Promise<Caller> {
   const { userId, botId, externalId } = await verifyToken('session', bearerToken(req));
+  Object.assign(req.logKeys, { bot_id: botId, user_id: userId });
   const bot = assertClientApiOpen(await getBot(botId));
   return { userId, botId, externalId, bot };
 }

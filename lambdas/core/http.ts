@@ -1,10 +1,20 @@
 // HTTP glue for every API Gateway (payload v2) handler: request parsing, the ONE error mapper, JSON replies, logs.
-import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { BadRequestError, HttpError, ServiceUnavailableError } from './errors';
-import { errorFields, log } from './log';
+import { log } from './log';
+
+/** What every log line of a request carries; authentication adds the bot and user ids when it knows them. */
+export interface LogKeys {
+  request_id?: string;
+  lambda_request_id?: string;
+  route?: string;
+  bot_id?: string;
+  user_id?: string;
+}
 
 export interface HttpRequest {
   event: APIGatewayProxyEventV2;
+  logKeys: LogKeys;
   /** Header names in lower case (API Gateway v2 already sends them so). */
   header(name: string): string | undefined;
   query(name: string): string | undefined;
@@ -23,7 +33,7 @@ export interface HttpReply {
   headers?: Record<string, string>;
 }
 
-export type Handler = (event: APIGatewayProxyEventV2) => Promise<APIGatewayProxyStructuredResultV2>;
+export type Handler = (event: APIGatewayProxyEventV2, context?: Pick<Context, 'awsRequestId'>) => Promise<APIGatewayProxyStructuredResultV2>;
 
 const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' };
 
@@ -39,26 +49,30 @@ function isUnavailable(err: unknown): boolean {
   return names.includes(e?.name ?? '') || codes.includes(e?.code ?? '') || (e?.$metadata?.httpStatusCode ?? 0) === 503;
 }
 
-/** The ONE error mapper: HttpError → its status and message; anything else → 500 logged with its cause. */
-export function errorReply(err: unknown, event: APIGatewayProxyEventV2): APIGatewayProxyStructuredResultV2 {
+/**
+ * The ONE error mapper: HttpError → its status and message (the client's mistake: not logged as an error);
+ * a dependency down → 503; anything else → 500. The last two are logged here, once, with their cause.
+ */
+export function errorReply(err: unknown, keys: LogKeys): APIGatewayProxyStructuredResultV2 {
   if (err instanceof HttpError) return jsonReply(err.statusCode, { error: err.message }, err.headers);
+  // Ids and the error only: never headers or bodies, so tokens and secrets cannot leak into logs.
   if (isUnavailable(err)) {
-    log('error', 'dependency unavailable', { request_id: event.requestContext?.requestId, route: event.routeKey, error: errorFields(err) });
+    log('error', 'dependency unavailable', { ...keys }, err);
     const unavailable = new ServiceUnavailableError();
     return jsonReply(unavailable.statusCode, { error: unavailable.message }, unavailable.headers);
   }
-  // Ids and the error only: never headers or bodies, so tokens and secrets cannot leak into logs.
-  log('error', 'unhandled error', { request_id: event.requestContext?.requestId, route: event.routeKey, error: errorFields(err) });
+  log('error', 'unhandled error', { ...keys }, err);
   return jsonReply(500, { error: 'Internal server error' });
 }
 
-export function toRequest(event: APIGatewayProxyEventV2): HttpRequest {
+export function toRequest(event: APIGatewayProxyEventV2, context?: Pick<Context, 'awsRequestId'>): HttpRequest {
   let raw: Buffer | undefined;
   let parsedJson: Record<string, unknown> | undefined;
   const rawBody = (): Buffer =>
     (raw ??= Buffer.from(event.body ?? '', event.isBase64Encoded ? 'base64' : 'utf8'));
   return {
     event,
+    logKeys: { request_id: event.requestContext?.requestId, lambda_request_id: context?.awsRequestId, route: event.routeKey },
     header: (name) => event.headers?.[name.toLowerCase()],
     query: (name) => event.queryStringParameters?.[name],
     sourceIp: () => event.requestContext?.http?.sourceIp ?? 'unknown',
@@ -83,14 +97,22 @@ export function toRequest(event: APIGatewayProxyEventV2): HttpRequest {
   }
 }
 
-/** Wraps a thin handler: it parses, calls the domain, and returns a status and body; errors go to errorReply. */
+/**
+ * Wraps a thin handler: it parses, calls the domain, and returns a status and body; errors go to errorReply.
+ * One access line per request: its ids, status and duration.
+ */
 export function httpHandler(fn: (req: HttpRequest) => Promise<HttpReply>): Handler {
-  return async (event) => {
+  return async (event, context) => {
+    const started = performance.now();
+    const req = toRequest(event, context);
+    let reply: APIGatewayProxyStructuredResultV2;
     try {
-      const reply = await fn(toRequest(event));
-      return jsonReply(reply.status, reply.body, reply.headers);
+      const r = await fn(req);
+      reply = jsonReply(r.status, r.body, r.headers);
     } catch (err) {
-      return errorReply(err, event);
+      reply = errorReply(err, req.logKeys);
     }
+    log('info', 'request', { ...req.logKeys, status: reply.statusCode, duration_ms: Math.round((performance.now() - started) * 10) / 10 });
+    return reply;
   };
 }

@@ -4,7 +4,7 @@ import { UnauthorizedError } from '../core/errors';
 import { verifyToken, type TokenClaims } from '../core/tokens';
 import { recordConnection } from '../core/realtime';
 import { wsFields, type WsEvent, type WsResult } from '../core/ws';
-import { errorFields, log } from '../core/log';
+import { log } from '../core/log';
 
 export async function handler(event: WsEvent): Promise<WsResult> {
   const token = event.queryStringParameters?.token;
@@ -14,7 +14,7 @@ export async function handler(event: WsEvent): Promise<WsResult> {
       claims = await verifyToken('realtime', token);
     } catch (err) {
       if (err instanceof UnauthorizedError) return { statusCode: 401, body: err.message };
-      log('error', 'connect failed', { ...wsFields(event), error: errorFields(err) });
+      log('error', 'connect failed', wsFields(event), err);
       return { statusCode: 500 };
     }
   }

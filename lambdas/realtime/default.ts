@@ -1,7 +1,7 @@
 // WebSocket $default: the Centrifuge protocol subset; replies go back through the route response.
 import { handleFrame, CODES } from '../core/protocol';
 import { wsFields, type WsEvent, type WsResult } from '../core/ws';
-import { errorFields, log } from '../core/log';
+import { log } from '../core/log';
 
 export async function handler(event: WsEvent): Promise<WsResult> {
   const frame = event.isBase64Encoded ? Buffer.from(event.body ?? '', 'base64').toString('utf8') : (event.body ?? '');
@@ -10,7 +10,7 @@ export async function handler(event: WsEvent): Promise<WsResult> {
     return reply ? { statusCode: 200, body: reply } : { statusCode: 200 };
   } catch (err) {
     // A temporary error: the client retries with backoff.
-    log('error', 'frame failed', { ...wsFields(event), error: errorFields(err) });
+    log('error', 'frame failed', wsFields(event), err);
     return { statusCode: 200, body: JSON.stringify({ error: { code: CODES.internal, message: 'internal error', temporary: true } }) };
   }
 }

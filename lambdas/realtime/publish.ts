@@ -6,7 +6,7 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { toMessage } from '../core/messages';
 import { publish } from '../core/realtime';
 import { userChannel } from '../core/channels';
-import { errorFields, log } from '../core/log';
+import { log } from '../core/log';
 
 interface Publication {
   channel: string;
@@ -65,6 +65,5 @@ function logFailure(record: DynamoDBRecord, err: unknown): void {
   log('error', 'publish failed; the record will be retried', {
     sequence_number: record.dynamodb?.SequenceNumber,
     event_id: record.eventID,
-    error: errorFields(err),
-  });
+  }, err);
 }

@@ -27,21 +27,59 @@ test.each([
   expect(res.headers?.['content-type']).toMatch(/application\/json/);
 });
 
-test('an unexpected error is a 500 {error} and one log line with request id and route, never the token or body', async () => {
+/** The JSON lines a call writes to stdout and stderr (where the logger writes on Lambda). */
+async function logged(fn: () => Promise<unknown>): Promise<string[]> {
   const lines: string[] = [];
-  const spy = jest.spyOn(console, 'error').mockImplementation((line: string) => void lines.push(line));
+  const capture = (chunk: unknown) => {
+    lines.push(...String(chunk).split('\n').filter(Boolean));
+    return true;
+  };
+  const out = jest.spyOn(process.stdout, 'write').mockImplementation(capture);
+  const err = jest.spyOn(process.stderr, 'write').mockImplementation(capture);
   try {
-    const res = await httpHandler(async () => {
-      throw new TypeError('boom');
-    })(event('Bearer SECRET-TOKEN-123', '{"password":"hunter2"}'));
-    expect(res.statusCode).toBe(500);
-    expect(JSON.parse(res.body as string)).toEqual({ error: 'Internal server error' });
-    expect(lines).toHaveLength(1);
-    const logged = JSON.parse(lines[0]);
-    expect(logged).toMatchObject({ level: 'error', request_id: 'req-1', route: 'POST /x', error: { name: 'TypeError', message: 'boom' } });
-    expect(lines[0]).not.toContain('SECRET-TOKEN-123');
-    expect(lines[0]).not.toContain('hunter2');
+    await fn();
   } finally {
-    spy.mockRestore();
+    out.mockRestore();
+    err.mockRestore();
   }
+  return lines;
+}
+
+test('an unexpected error is a 500 {error}, logged once with its cause, request id and route, never the token or body', async () => {
+  let res: any;
+  const lines = await logged(async () => {
+    res = await httpHandler(async () => {
+      throw new TypeError('boom', { cause: new Error('the socket closed') });
+    })(event('Bearer SECRET-TOKEN-123', '{"password":"hunter2"}'), { awsRequestId: 'lambda-1' });
+  });
+  expect(res.statusCode).toBe(500);
+  expect(JSON.parse(res.body as string)).toEqual({ error: 'Internal server error' });
+  const entries = lines.map((l) => JSON.parse(l));
+  const errors = entries.filter((e) => e.level === 'ERROR');
+  expect(errors).toHaveLength(1);
+  expect(errors[0]).toMatchObject({
+    message: 'unhandled error',
+    service: 'chat-bot',
+    request_id: 'req-1',
+    lambda_request_id: 'lambda-1',
+    route: 'POST /x',
+    error: { name: 'TypeError', message: 'boom', cause: { message: 'the socket closed' } },
+  });
+  // The access line of the same request says 500.
+  expect(entries.filter((e) => e.message === 'request')).toEqual([expect.objectContaining({ level: 'INFO', request_id: 'req-1', status: 500 })]);
+  for (const line of lines) {
+    expect(line).not.toContain('SECRET-TOKEN-123');
+    expect(line).not.toContain('hunter2');
+  }
+});
+
+test('a client error is not logged as an error: only the access line, with its status', async () => {
+  const lines = await logged(() =>
+    httpHandler(async () => {
+      throw new NotFoundError('gone');
+    })(event('Bearer t')),
+  );
+  expect(lines.map((l) => JSON.parse(l))).toEqual([
+    expect.objectContaining({ level: 'INFO', message: 'request', request_id: 'req-1', route: 'POST /x', status: 404, duration_ms: expect.any(Number) }),
+  ]);
 });
