@@ -1,16 +1,28 @@
-// CDK app entry (cdk.json: "app": "npx tsx bin/app.ts"): `npx cdk synth` / `npx cdk deploy`.
-import { App } from 'aws-cdk-lib';
+// CDK app entry (cdk.json: "app": "npx tsx bin/app.ts"): `npx cdk synth` / `npx cdk deploy`, or `npm run deploy`.
+// Settings come from context keys (lib/stack-config.ts); `--context stage=staging,prod` makes both stacks.
+import { App, Validations } from 'aws-cdk-lib';
+import { AwsSolutionsChecks } from 'cdk-nag';
 import { ChatStack } from '../lib/stack';
+import { configsFromContext, stackName, type StackConfig } from '../lib/stack-config';
 
 const app = new App();
-const stage = (app.node.tryGetContext('stage') as string | undefined) ?? 'dev';
-if (!/^[a-z][a-z0-9-]{0,20}$/.test(stage)) throw new Error(`context stage must be lower-case letters, digits and dashes: "${stage}"`);
 
-const realtimeContext = String(app.node.tryGetContext('realtime') ?? 'true');
-if (!['true', 'false'].includes(realtimeContext)) throw new Error(`context realtime must be true or false: "${realtimeContext}"`);
+function readConfigs(): StackConfig[] {
+  try {
+    return configsFromContext(app.node.getAllContext());
+  } catch (err) {
+    // One readable line instead of a stack trace: these are the user's own --context values.
+    console.error(`Error: ${(err as Error).message}`);
+    process.exit(1);
+  }
+}
 
-new ChatStack(app, `ChatBot-${stage}`, {
-  realtime: realtimeContext === 'true',
-  env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION },
-  description: `Chat-bot messaging service (${stage})`,
-});
+for (const config of readConfigs()) {
+  new ChatStack(app, stackName(config.stage), {
+    ...config,
+    env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION },
+    description: `Chat-bot messaging service (${config.stage})`,
+  });
+}
+// cdk-nag (AwsSolutions) checks every synth: a finding stops it, acknowledged ones carry their reason in lib/stack.ts.
+Validations.of(app).addPlugins(new AwsSolutionsChecks(app));

@@ -1,39 +1,85 @@
-// CDK assertions: table, bucket, secret, HTTP API routes (one function each) and narrow grants per function.
-import { App } from 'aws-cdk-lib';
-import { Match, Template } from 'aws-cdk-lib/assertions';
-import { ChatStack, DEFAULT_THROTTLE } from '../../lib/stack';
+// CDK assertions: table, bucket, secret, HTTP API routes (one function each), narrow grants per function
+// (actions and resources), the settings of lib/stack-config.ts, alarms, cdk-nag, two stages side by side.
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { App, Validations } from 'aws-cdk-lib';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { ChatStack, DEFAULT_THROTTLE, type ChatStackProps } from '../../lib/stack';
+import { configsFromContext, stackName } from '../../lib/stack-config';
 import { NOT_FOUND, PUBLISHER, ROUTES, STREAM_DELIVERY, WEBHOOK_DELIVERER, WEBHOOK_DISPATCHER, WEBHOOK_QUEUE, WS_ROUTES, type FunctionDef } from '../../lib/routes';
 
 // Bundling is skipped here (fast); test/infra/bundle.test.ts bundles every function for real once.
-const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
-const stack = new ChatStack(app, 'Test');
-const template = Template.fromStack(stack);
-const resources = template.toJSON().Resources as Record<string, any>;
+const NO_BUNDLING = { 'aws:cdk:bundling-stacks': [] };
+function build(props: ChatStackProps = {}, id = 'Test') {
+  const stack = new ChatStack(new App({ context: NO_BUNDLING }), id, props);
+  const template = Template.fromStack(stack);
+  return { stack, template, resources: template.toJSON().Resources as Record<string, any> };
+}
+const { stack, template, resources } = build();
 
-const logicalId = (construct: { node: { defaultChild?: unknown } }) =>
-  stack.getLogicalId((construct.node.defaultChild ?? construct) as never);
+const logicalIdIn = (s: ChatStack) => (construct: { node: { defaultChild?: unknown } }) =>
+  s.getLogicalId((construct.node.defaultChild ?? construct) as never);
+const logicalId = logicalIdIn(stack);
+const ALL_DEFS: FunctionDef[] = [...ROUTES, ...WS_ROUTES, PUBLISHER, WEBHOOK_DISPATCHER, WEBHOOK_DELIVERER, NOT_FOUND];
 
-/** What an event source mapping itself needs, granted to the function's role by CDK. */
-const STREAM_CONSUMER_ACTIONS = [
-  'dynamodb:DescribeStream',
-  'dynamodb:GetRecords',
-  'dynamodb:GetShardIterator',
-  'dynamodb:ListStreams',
-  'sqs:GetQueueAttributes',
-  'sqs:GetQueueUrl',
-  'sqs:SendMessage',
-];
-const SQS_CONSUMER_ACTIONS = ['sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:ReceiveMessage'];
+const LOG_ACTIONS = ['logs:CreateLogStream', 'logs:PutLogEvents'];
+const SECRET_ACTIONS = ['secretsmanager:DescribeSecret', 'secretsmanager:GetSecretValue'];
 const SEND_ACTIONS = ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'];
+/** What an event source mapping itself needs, granted to the function's role by CDK. */
+const STREAM_READ_ACTIONS = ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator'];
+const SQS_CONSUMER_ACTIONS = ['sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:ReceiveMessage'];
+const XRAY_ACTIONS = ['xray:PutTelemetryRecords', 'xray:PutTraceSegments'];
 
-/** Every action granted to a function's role, across its policies. */
-function actionsOf(fnLogicalId: string): { actions: string[]; statements: any[] } {
-  const roleId = resources[fnLogicalId].Properties.Role['Fn::GetAtt'][0];
-  const statements = Object.values(resources)
+/** A CloudFormation value as a readable string: <Table.Arn>/index/gsi1, <AWS::Region>, *. */
+const flat = (v: any): string =>
+  typeof v === 'string'
+    ? v
+    : 'Fn::GetAtt' in v
+      ? `<${v['Fn::GetAtt'].join('.')}>`
+      : 'Ref' in v
+        ? `<${v.Ref}>`
+        : 'Fn::Join' in v
+          ? v['Fn::Join'][1].map(flat).join(v['Fn::Join'][0])
+          : JSON.stringify(v);
+const pairs = (actions: string[], ...on: string[]) => actions.flatMap((a) => on.map((r) => `${a} on ${r}`));
+const sortedSet = (xs: string[]) => [...new Set(xs)].sort();
+
+/** Every "action on resource" a function's role is granted, across its policies (all Allow). */
+function grantsOf(s: ChatStack, res: Record<string, any>, fnId: string): string[] {
+  const roleId = res[logicalIdIn(s)(s.functions[fnId])].Properties.Role['Fn::GetAtt'][0];
+  expect(res[roleId].Properties.ManagedPolicyArns).toBeUndefined(); // no AWS managed policy (e.g. AWSLambdaBasicExecutionRole)
+  const statements = Object.values(res)
     .filter((r) => r.Type === 'AWS::IAM::Policy' && r.Properties.Roles.some((x: any) => x.Ref === roleId))
     .flatMap((r) => r.Properties.PolicyDocument.Statement);
-  const actions = statements.flatMap((s: any) => (Array.isArray(s.Action) ? s.Action : [s.Action]));
-  return { actions: [...new Set(actions)].sort(), statements };
+  expect(statements.every((st: any) => st.Effect === 'Allow' && !st.Condition)).toBe(true);
+  return sortedSet(statements.flatMap((st: any) => [st.Action].flat().flatMap((a: string) => [st.Resource].flat().map((r: any) => `${a} on ${flat(r)}`))));
+}
+
+/** What a definition says its function may do, on exactly which resources. */
+function expectedGrants(s: ChatStack, res: Record<string, any>, def: FunctionDef, tracing: boolean): string[] {
+  const id = logicalIdIn(s);
+  const table = `<${id(s.table)}.Arn>`;
+  const secret = `<${Object.keys(res).find((k) => res[k].Type === 'AWS::SecretsManager::Secret')}>`;
+  const streamDlq = def === PUBLISHER ? s.publisherDlq! : s.webhookDispatcherDlq;
+  return sortedSet([
+    ...pairs(LOG_ACTIONS, `<${id(s.functions[def.id].logGroup as never)}.Arn>`), // its own log group only
+    ...pairs(def.dynamodb.map((a) => `dynamodb:${a}`), table, ...(def.index ? [`${table}/index/gsi1`] : [])),
+    ...pairs(def.s3 ?? [], `<${id(s.bucket)}.Arn>/bots/*`),
+    ...(def.jwt ? pairs(SECRET_ACTIONS, secret) : []),
+    ...(def.manageConnections
+      ? pairs(['execute-api:ManageConnections'], `arn:<AWS::Partition>:execute-api:<AWS::Region>:<AWS::AccountId>:<${id(s.wsApi!)}>/live/*/@connections/*`)
+      : []),
+    ...(def.queues ?? []).flatMap((q) => pairs(SEND_ACTIONS, `<${id(s.queues[q])}.Arn>`)),
+    // Event source mappings read the stream (ListStreams cannot be scoped) and send failures to the DLQ...
+    ...('filters' in def
+      ? [...pairs(STREAM_READ_ACTIONS, `<${id(s.table)}.StreamArn>`), 'dynamodb:ListStreams on *', ...pairs(SEND_ACTIONS, `<${id(streamDlq)}.Arn>`)]
+      : []),
+    // ...or consume the queue, with the function's role.
+    ...(def === WEBHOOK_DELIVERER ? pairs(SQS_CONSUMER_ACTIONS, `<${id(s.queues.webhooks)}.Arn>`) : []),
+    ...(tracing ? pairs(XRAY_ACTIONS, '*') : []), // X-Ray has no resource-level permissions
+  ]);
 }
 
 test('the table: on-demand, PITR, stream with old and new images, TTL, gsi1, retained', () => {
@@ -109,37 +155,32 @@ test('each route has its own function: Node 22 on arm64, with the table, bucket 
   template.hasResourceProperties('AWS::ApiGatewayV2::Integration', { PayloadFormatVersion: '2.0' });
 });
 
-test('grants are narrow: each function gets exactly the actions its definition lists', () => {
-  const secretActions = ['secretsmanager:DescribeSecret', 'secretsmanager:GetSecretValue'];
-  const defs: FunctionDef[] = [...ROUTES, ...WS_ROUTES, PUBLISHER, WEBHOOK_DISPATCHER, WEBHOOK_DELIVERER, NOT_FOUND];
-  for (const def of defs) {
-    const { actions, statements } = actionsOf(logicalId(stack.functions[def.id]));
-    const expected = [
-      ...new Set([
-        ...def.dynamodb.map((a) => `dynamodb:${a}`),
-        ...(def.s3 ?? []),
-        ...(def.jwt ? secretActions : []),
-        ...(def.manageConnections ? ['execute-api:ManageConnections'] : []),
-        ...(def.queues?.length ? SEND_ACTIONS : []),
-        // Event source mappings read the stream (and send failures to the DLQ) or the queue with the function's role.
-        ...('filters' in def ? STREAM_CONSUMER_ACTIONS : []),
-        ...(def === WEBHOOK_DELIVERER ? SQS_CONSUMER_ACTIONS : []),
-      ]),
-    ].sort();
-    expect({ fn: def.id, actions }).toEqual({ fn: def.id, actions: expected });
-    // No wildcard resources, except dynamodb:ListStreams, which IAM cannot scope to a resource.
-    for (const st of statements.filter((x: any) => x.Action !== 'dynamodb:ListStreams')) {
-      expect(JSON.stringify(st.Resource)).not.toMatch(/"\*"/);
+describe('least privilege', () => {
+  test('each function gets exactly the actions its definition lists, on exactly its resources', () => {
+    for (const def of ALL_DEFS) {
+      expect({ fn: def.id, grants: grantsOf(stack, resources, def.id) }).toEqual({ fn: def.id, grants: expectedGrants(stack, resources, def, false) });
     }
-  }
-  // Only the publisher posts to sockets, and only on this API's stage.
-  const { statements } = actionsOf(logicalId(stack.functions.publisher));
-  const manage = statements.find((st: any) => st.Action === 'execute-api:ManageConnections');
-  expect(JSON.stringify(manage.Resource)).toMatch(/\/live\/\*\/@connections\/\*/);
-  const listChats = actionsOf(logicalId(stack.functions.list_chats)).actions;
-  for (const write of ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 's3:PutObject']) {
-    expect(listChats).not.toContain(write);
-  }
+    // Only the publisher posts to sockets; list_chats writes nothing.
+    for (const def of ALL_DEFS.filter((d) => d !== PUBLISHER)) {
+      expect(grantsOf(stack, resources, def.id).join('\n')).not.toContain('execute-api:');
+    }
+    for (const write of ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 's3:PutObject']) {
+      expect(grantsOf(stack, resources, 'list_chats').join('\n')).not.toContain(write);
+    }
+    for (const def of ALL_DEFS) expect(resources[logicalId(stack.functions[def.id])].Properties.TracingConfig).toBeUndefined();
+  });
+
+  test('X-Ray on: every function traces, and gains only xray:Put* (on *, X-Ray has no resources)', () => {
+    const traced = build({ tracing: true });
+    for (const def of ALL_DEFS) {
+      const fn = traced.resources[logicalIdIn(traced.stack)(traced.stack.functions[def.id])];
+      expect({ fn: def.id, tracing: fn.Properties.TracingConfig }).toEqual({ fn: def.id, tracing: { Mode: 'Active' } });
+      expect({ fn: def.id, grants: grantsOf(traced.stack, traced.resources, def.id) }).toEqual({
+        fn: def.id,
+        grants: expectedGrants(traced.stack, traced.resources, def, true),
+      });
+    }
+  });
 });
 
 test('a Secrets Manager secret holds the JWT key; outputs name the API URL, table and bucket', () => {
@@ -245,4 +286,179 @@ describe('abuse limits in the stack', () => {
       Environment: { Variables: Match.objectLike({ RATE_MESSAGES_PER_MINUTE: '30', MAX_CHATS_PER_USER: '5' }) },
     });
   });
+});
+
+describe('settings (lib/stack-config.ts)', () => {
+  test('defaults: retained data, 30-day logs, arm64 at 512 MB, HTTP access logs on, WebSocket access logs off', () => {
+    template.hasResource('AWS::DynamoDB::Table', { DeletionPolicy: 'Retain', UpdateReplacePolicy: 'Retain' });
+    expect(Object.values(template.findResources('AWS::S3::Bucket')).map((b) => b.DeletionPolicy)).toEqual(['Retain', 'Retain']);
+    template.resourceCountIs('Custom::S3AutoDeleteObjects', 0);
+    const logGroups = Object.values(template.findResources('AWS::Logs::LogGroup'));
+    expect(logGroups.length).toBe(ALL_DEFS.length + 1); // one per function + the HTTP API's access logs
+    for (const lg of logGroups) expect(lg.Properties.RetentionInDays).toBe(30);
+    for (const def of ALL_DEFS) {
+      const props = resources[logicalId(stack.functions[def.id])].Properties;
+      expect([def.id, props.MemorySize, props.Architectures]).toEqual([def.id, 512, ['arm64']]);
+    }
+    const httpStage = template.findResources('AWS::ApiGatewayV2::Stage', { Properties: { StageName: '$default' } });
+    const { AccessLogSettings } = Object.values(httpStage)[0].Properties;
+    expect(JSON.parse(AccessLogSettings.Format)).toMatchObject({ requestId: '$context.requestId', routeKey: '$context.routeKey', status: '$context.status' });
+    template.hasResourceProperties('AWS::ApiGatewayV2::Stage', { StageName: 'live', AccessLogSettings: Match.absent() });
+    // The files bucket logs its accesses to the log bucket, which S3 may write to under a bucket policy (no ACLs).
+    template.hasResourceProperties('AWS::S3::Bucket', { LoggingConfiguration: { DestinationBucketName: { Ref: logicalId(stack.accessLogsBucket) }, LogFilePrefix: 'files/' } });
+    template.hasResourceProperties('AWS::S3::BucketPolicy', {
+      Bucket: { Ref: logicalId(stack.accessLogsBucket) },
+      PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Principal: { Service: 'logging.s3.amazonaws.com' }, Action: 's3:PutObject' })]) },
+    });
+    template.hasResourceProperties('AWS::S3::Bucket', {
+      Tags: Match.arrayWith([{ Key: 'stage', Value: 'dev' }]),
+      LifecycleConfiguration: { Rules: [{ ExpirationInDays: 30, Status: 'Enabled' }] },
+    });
+  });
+
+  test('every setting reaches the resources it names', () => {
+    const tuned = build({
+      stage: 'staging',
+      corsOrigins: ['https://shop.example', 'http://localhost:8080'],
+      logRetentionDays: 7,
+      removalPolicy: 'destroy',
+      memorySize: 1024,
+      architecture: 'x86_64',
+      wsAccessLogs: true,
+      botCacheTtlMs: 0,
+    });
+    const t = tuned.template;
+    t.hasResourceProperties('AWS::ApiGatewayV2::Api', {
+      ProtocolType: 'HTTP',
+      CorsConfiguration: Match.objectLike({ AllowOrigins: ['https://shop.example', 'http://localhost:8080'] }),
+    });
+    t.hasResourceProperties('AWS::S3::Bucket', {
+      CorsConfiguration: { CorsRules: [Match.objectLike({ AllowedOrigins: ['https://shop.example', 'http://localhost:8080'] })] },
+    });
+    for (const lg of Object.values(t.findResources('AWS::Logs::LogGroup'))) expect(lg.Properties.RetentionInDays).toBe(7);
+    t.resourceCountIs('AWS::Logs::LogGroup', ALL_DEFS.length + 2); // + both APIs' access logs
+    t.hasResourceProperties('AWS::ApiGatewayV2::Stage', { StageName: 'live', AccessLogSettings: Match.objectLike({ Format: Match.stringLikeRegexp('connectionId') }) });
+    // A throwaway stage: table and buckets go with the stack, the buckets emptied first.
+    t.hasResource('AWS::DynamoDB::Table', { DeletionPolicy: 'Delete' });
+    expect(Object.values(t.findResources('AWS::S3::Bucket')).map((b) => b.DeletionPolicy)).toEqual(['Delete', 'Delete']);
+    t.resourceCountIs('Custom::S3AutoDeleteObjects', 2);
+    for (const def of ALL_DEFS) {
+      const props = tuned.resources[logicalIdIn(tuned.stack)(tuned.stack.functions[def.id])].Properties;
+      expect([def.id, props.MemorySize, props.Architectures]).toEqual([def.id, 1024, ['x86_64']]);
+      if (def !== NOT_FOUND) expect(props.Environment.Variables.BOT_CACHE_TTL_MS).toBe('0');
+    }
+    t.hasResourceProperties('AWS::S3::Bucket', { Tags: Match.arrayWith([{ Key: 'stage', Value: 'staging' }]) });
+  });
+
+  test('bad props fail with the same messages as bad context keys', () => {
+    expect(() => new ChatStack(new App({ context: NO_BUNDLING }), 'Bad', { memorySize: 64 })).toThrow(/memorySize must be a whole number of MB from 128 to 10240: 64/);
+    expect(() => new ChatStack(new App({ context: NO_BUNDLING }), 'Bad', { corsOrigins: ['shop.example'] })).toThrow(/corsOrigins: "shop.example" is not \* or an origin/);
+  });
+});
+
+describe('alarms', () => {
+  const alarmsOf = (t: Template) => Object.entries(t.findResources('AWS::CloudWatch::Alarm'));
+
+  test('function errors and throttles, stream iterator age, HTTP API 5xx rate, dead-letter queue depth; no topic by default', () => {
+    const alarms = alarmsOf(template);
+    const byMetric = (name: string) => alarms.filter(([, a]) => a.Properties.MetricName === name);
+    const fnRefs = (xs: typeof alarms) => xs.map(([, a]) => a.Properties.Dimensions[0].Value.Ref).sort();
+    const allFns = ALL_DEFS.map((d) => logicalId(stack.functions[d.id])).sort();
+    expect(fnRefs(byMetric('Errors'))).toEqual(allFns);
+    expect(fnRefs(byMetric('Throttles'))).toEqual(allFns);
+    expect(fnRefs(byMetric('IteratorAge'))).toEqual([logicalId(stack.functions.publisher), logicalId(stack.functions.webhook_dispatcher)].sort());
+    for (const [, a] of byMetric('IteratorAge')) expect(a.Properties).toMatchObject({ Statistic: 'Maximum', Threshold: 60_000 });
+    const dlqs = byMetric('ApproximateNumberOfMessagesVisible').map(([, a]) => a.Properties.Dimensions[0].Value['Fn::GetAtt'][0]).sort();
+    expect(dlqs).toEqual([stack.queues.webhooks_dlq, stack.webhookDispatcherDlq, stack.publisherDlq!].map(logicalId).sort());
+    const rate = alarms.filter(([, a]) => a.Properties.Metrics);
+    expect(rate).toHaveLength(1);
+    expect(rate[0][1].Properties).toMatchObject({ Threshold: 5, ComparisonOperator: 'GreaterThanOrEqualToThreshold' });
+    expect(rate[0][1].Properties.Metrics.map((m: any) => m.MetricStat?.Metric.MetricName).filter(Boolean).sort()).toEqual(['5xx', 'Count']);
+    expect(alarms).toHaveLength(2 * ALL_DEFS.length + 2 + 1 + 3);
+    for (const [, a] of alarms) {
+      expect(a.Properties.TreatMissingData).toBe('notBreaching');
+      expect(a.Properties.AlarmActions).toBeUndefined();
+    }
+    template.resourceCountIs('AWS::SNS::Topic', 0);
+  });
+
+  test('alarmEmail: a topic of our own (SSL only) with the address subscribed, on alarm and on recovery', () => {
+    const { template: t, stack: s } = build({ alarmEmail: 'ops@shop.example' });
+    t.hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', Endpoint: 'ops@shop.example' });
+    t.hasResourceProperties('AWS::SNS::TopicPolicy', {
+      PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]) },
+    });
+    const topic = { Ref: logicalIdIn(s)(s.alarmTopic as never) };
+    for (const [, a] of alarmsOf(t)) expect(a.Properties).toMatchObject({ AlarmActions: [topic], OKActions: [topic] });
+  });
+
+  test('alarmTopicArn: an existing topic; realtime off: no publisher alarms', () => {
+    const arn = 'arn:aws:sns:eu-west-1:123456789012:ops';
+    const { template: t } = build({ alarmTopicArn: arn, realtime: false });
+    t.resourceCountIs('AWS::SNS::Topic', 0);
+    const alarms = alarmsOf(t);
+    for (const [, a] of alarms) expect(a.Properties.AlarmActions).toEqual([arn]);
+    expect(alarms.filter(([, a]) => a.Properties.MetricName === 'IteratorAge')).toHaveLength(1);
+    expect(alarms.filter(([, a]) => a.Properties.MetricName === 'ApproximateNumberOfMessagesVisible')).toHaveLength(2);
+  });
+});
+
+describe('cdk-nag AwsSolutions', () => {
+  const configs: Record<string, ChatStackProps> = {
+    defaults: {},
+    'every option on': { tracing: true, removalPolicy: 'destroy', alarmEmail: 'ops@shop.example', wsAccessLogs: true, architecture: 'x86_64' },
+    'realtime off, an existing topic, a known region': { realtime: false, alarmTopicArn: 'arn:aws:sns:eu-west-1:123456789012:ops', env: { region: 'eu-west-1' } },
+  };
+
+  test.each(Object.entries(configs))('%s: no finding (error or warning) left unacknowledged, no CDK warning either', (_name, props) => {
+    const { stack: s } = build(props);
+    const report = new AwsSolutionsChecks().validateScope(s);
+    expect(report.violations.map((v) => `${v.severity} ${v.ruleName} at ${v.violatingResources.map((r) => r.constructPath).join(', ')}`)).toEqual([]);
+    const annotations = Annotations.fromStack(s);
+    expect([...annotations.findWarning('*', Match.anyValue()), ...annotations.findError('*', Match.anyValue())]).toEqual([]);
+  });
+
+  test.each(Object.entries(configs))('%s: every acknowledgement has a one-line reason and silences a real finding', (_name, props) => {
+    // Record the acknowledgements instead of applying them (CDK's method, not ours), to see what each one hides.
+    const acks: { path: string; id: string; reason: string }[] = [];
+    const spy = jest.spyOn(Validations.prototype, 'acknowledge').mockImplementation(function (this: any, ...rules) {
+      for (const r of rules) acks.push({ path: this.scope.node.path, id: r.id, reason: r.reason });
+    });
+    let violations;
+    try {
+      violations = new AwsSolutionsChecks().validateScope(build(props).stack).violations;
+    } finally {
+      spy.mockRestore();
+    }
+    expect(acks.length).toBeGreaterThan(0);
+    for (const ack of acks) {
+      expect(ack.reason).toMatch(/^[^\n]{20,200}$/);
+      const hidden = violations.find((v) => v.ruleName === ack.id && v.violatingResources.some((r) => r.constructPath?.startsWith(`${ack.path}/`)));
+      expect({ ...ack, hides: hidden ? 'a finding' : 'nothing' }).toEqual({ ...ack, hides: 'a finding' });
+    }
+  });
+});
+
+test('two stages synthesize side by side in one app (context stage=staging,prod), cdk-nag on, no fixed names', () => {
+  const outdir = mkdtempSync(join(tmpdir(), 'cdk-stages-'));
+  try {
+    const app = new App({ outdir, context: { ...NO_BUNDLING, stage: 'staging,prod', removalPolicy: 'destroy' } });
+    for (const config of configsFromContext(app.node.getAllContext())) new ChatStack(app, stackName(config.stage), config);
+    Validations.of(app).addPlugins(new AwsSolutionsChecks(app)); // as bin/app.ts: a finding would stop synth
+    app.synth();
+    const templates = readdirSync(outdir).filter((f) => f.endsWith('.template.json')).sort();
+    expect(templates).toEqual(['ChatBot-prod.template.json', 'ChatBot-staging.template.json']);
+    // Physical names are generated per stack (stack name + logical id): no resource may pin one.
+    // (An HTTP API's Name and an inline policy's PolicyName are labels inside their API or role, not global.)
+    const NAME_PROPS = ['TableName', 'BucketName', 'FunctionName', 'QueueName', 'TopicName', 'LogGroupName', 'AlarmName', 'RoleName', 'SecretName', 'Name'];
+    for (const file of templates) {
+      const res = JSON.parse(readFileSync(join(outdir, file), 'utf8')).Resources as Record<string, any>;
+      const pinned = Object.entries(res).flatMap(([id, r]) =>
+        NAME_PROPS.filter((p) => typeof r.Properties?.[p] === 'string' && r.Type !== 'AWS::ApiGatewayV2::Api').map((p) => `${id}.${p}`),
+      );
+      expect({ file, pinned }).toEqual({ file, pinned: [] });
+    }
+  } finally {
+    rmSync(outdir, { recursive: true, force: true });
+  }
 });
