@@ -1,53 +1,16 @@
 // Test client for the running local stack: real HTTP to the gateway, real DynamoDB Local for set-up and checks.
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { call } from './http';
 import { createBot, updateBot, type BotSettings } from '../../lambdas/core/bots';
 import { dynamo, tableName } from '../../lambdas/core/aws';
 
-export const apiUrl = (): string => {
-  const url = process.env.TEST_API_URL;
-  if (!url) throw new Error('TEST_API_URL is not set: run the tests through jest (global set-up starts the stack)');
-  return url;
-};
-
-export interface Reply<T = any> {
-  status: number;
-  body: T;
-  headers: Headers;
-}
-
-export interface CallOptions {
-  /** Another stack than the run's shared one (tests that start their own). */
-  base?: string;
-  token?: string;
-  json?: unknown;
-  body?: string | FormData | Buffer;
-  headers?: Record<string, string>;
-}
-
-export async function call<T = any>(method: string, path: string, opts: CallOptions = {}): Promise<Reply<T>> {
-  const headers: Record<string, string> = { ...opts.headers };
-  if (opts.token) headers.authorization = `Bearer ${opts.token}`;
-  let body = opts.body;
-  if (opts.json !== undefined) {
-    headers['content-type'] ??= 'application/json';
-    body = JSON.stringify(opts.json);
-  }
-  const res = await fetch((opts.base ?? apiUrl()) + path, { method, headers, body });
-  const text = await res.text();
-  let parsed: unknown = text;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    /* not JSON: the assertion on it will say so */
-  }
-  return { status: res.status, body: parsed as T, headers: res.headers };
-}
+export { apiUrl, call, ISO_UTC, UUID, type CallOptions, type Reply } from './http';
 
 export async function newBot(settings: Omit<BotSettings, 'name'> & { name?: string } = {}) {
-  const { bot, secretKey } = await createBot({ name: 'test bot', ...settings });
-  if (settings.enabled === false || settings.client_api_enabled === false) {
-    return { bot: (await updateBot(bot.id, settings)).bot, secretKey };
-  }
+  const { name = 'test bot', allowed_origins, widget, ...later } = settings;
+  const { bot, secretKey } = await createBot({ name, allowed_origins, widget });
+  // Switches, webhooks and identity verification are set on an existing bot.
+  if (Object.keys(later).length) return { bot: (await updateBot(bot.id, later)).bot, secretKey };
   return { bot, secretKey };
 }
 
@@ -87,5 +50,3 @@ export async function botItems(botId: string): Promise<Record<string, unknown>[]
   return items.sort((a, b) => `${a.pk}|${a.sk}`.localeCompare(`${b.pk}|${b.sk}`));
 }
 
-export const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{3})?Z$/;
-export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;

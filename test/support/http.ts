@@ -1,0 +1,44 @@
+// Plain HTTP calls to a running stack (fetch, JSON in and out): no access to the stack's internals, so the
+// integration suite (test/stack) uses it against deployed stacks too.
+export const apiUrl = (): string => {
+  const url = process.env.TEST_API_URL;
+  if (!url) throw new Error('TEST_API_URL is not set: run the tests through jest (global set-up starts the stack)');
+  return url;
+};
+
+export interface Reply<T = any> {
+  status: number;
+  body: T;
+  headers: Headers;
+}
+
+export interface CallOptions {
+  /** Another stack than the run's shared one (tests that start their own). */
+  base?: string;
+  token?: string;
+  json?: unknown;
+  body?: string | FormData | Buffer;
+  headers?: Record<string, string>;
+}
+
+export async function call<T = any>(method: string, path: string, opts: CallOptions = {}): Promise<Reply<T>> {
+  const headers: Record<string, string> = { ...opts.headers };
+  if (opts.token) headers.authorization = `Bearer ${opts.token}`;
+  let body = opts.body;
+  if (opts.json !== undefined) {
+    headers['content-type'] ??= 'application/json';
+    body = JSON.stringify(opts.json);
+  }
+  const res = await fetch((opts.base ?? apiUrl()) + path, { method, headers, body });
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    /* not JSON: the assertion on it will say so */
+  }
+  return { status: res.status, body: parsed as T, headers: res.headers };
+}
+
+export const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{3})?Z$/;
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
