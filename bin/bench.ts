@@ -1,10 +1,13 @@
 // `npm run bench [-- --quick] [-- --json]`: measures a fresh local stack (started in this process, so every
 // DynamoDB call of every handler invocation is counted by an SDK middleware): round trips and consumed
-// capacity per endpoint, realtime delivery latency, bundle sizes and cold init. See BENCHMARKS.md.
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+// capacity per endpoint, handler overhead, realtime delivery latency, bundle sizes, cold init of every
+// function, throughput under a bounded load from a second process (autocannon) and resident memory.
+// See BENCHMARKS.md.
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { build } from 'esbuild';
 import WebSocket from 'ws';
 import { Centrifuge } from 'centrifuge';
@@ -48,16 +51,25 @@ async function main(): Promise<void> {
   const { startLocalStack } = await import('../lib/local/stack');
   const settings = localSettings();
   const stack = await startLocalStack(settings, () => undefined);
+  // The functions log one JSON line per request (serialized as on Lambda, so that cost is measured); the
+  // lines themselves are dropped here, not to bury the tables.
+  const write = process.stdout.write.bind(process.stdout) as (chunk: unknown, ...rest: unknown[]) => boolean;
+  process.stdout.write = ((chunk: unknown, ...rest: unknown[]) => (String(chunk).startsWith('{"level"') ? true : write(chunk, ...rest))) as typeof process.stdout.write;
+  const webhookReceiver = await startWebhookReceiver();
   try {
+    const memory = new MemorySampler(dataDir);
+    const atRest = memory.sample();
     const results = {
       machine: `${process.platform} ${process.arch}, Node ${process.version}`,
       quick,
-      ...(await roundTrips(stack.apiUrl, stack.demoBot)),
+      ...(await roundTrips(stack.apiUrl, stack.demoBot, webhookReceiver.url)),
       realtime_ms: await realtime(stack.apiUrl, stack.demoBot.client_key),
-      ...(await bundles(stack.apiUrl, stack.demoBot.client_key, stack.demoBot.secret_key)),
+      ...(await throughput(stack.apiUrl, stack.demoBot.client_key, memory, atRest)),
+      ...(await bundles()),
     };
     if (asJson) console.log(JSON.stringify(results));
   } finally {
+    webhookReceiver.server.close();
     await stack.stop();
     rmSync(dataDir, { recursive: true, force: true });
   }
@@ -67,6 +79,8 @@ async function main(): Promise<void> {
 
 /** The last DynamoDB command each handler module sent, to replay it bare (handler overhead). */
 const lastCommand = new Map<string, { name: string; input: Record<string, unknown> }>();
+/** The first event each handler module got from the running stack: replayed for its cold start. */
+const firstEvents = new Map<string, unknown>();
 
 async function installCounter(): Promise<Invocation[]> {
   const { dynamo } = await import('../lambdas/core/aws');
@@ -90,11 +104,14 @@ async function installCounter(): Promise<Invocation[]> {
     { step: 'initialize', name: 'benchRoundTrips' },
   );
   const seen: Invocation[] = [];
-  invocationObservers.push((inv) => seen.push(inv));
+  invocationObservers.push((inv) => {
+    seen.push(inv);
+    if (!firstEvents.has(inv.entry)) firstEvents.set(inv.entry, structuredClone(inv.event));
+  });
   return seen;
 }
 
-async function roundTrips(apiUrl: string, demo: { client_key: string; secret_key: string }) {
+async function roundTrips(apiUrl: string, demo: { client_key: string; secret_key: string }, webhookUrl: string) {
   const seen = await installCounter();
   const runs = quick ? 3 : 7;
   const http = async (method: string, path: string, opts: { token?: string; json?: unknown; form?: FormData; bot?: boolean } = {}) => {
@@ -117,6 +134,7 @@ async function roundTrips(apiUrl: string, demo: { client_key: string; secret_key
       await act(i);
       await new Promise((r) => setTimeout(r, 5));
       const inv = seen.find((s) => s.entry === entry);
+      if (!inv) throw new Error(`${entry} was not invoked`);
       calls.push(inv?.counters.calls ?? 0);
       capacity.push(inv?.counters.capacity ?? 0);
     }
@@ -151,6 +169,13 @@ async function roundTrips(apiUrl: string, demo: { client_key: string; secret_key
   record('bot_list_messages', await measure(entry('bot_list_messages'), () => http('GET', `/api/bot/chats/${chat.id}/messages`, { bot: true })));
   record('bot_create_message', await measure(entry('bot_create_message'), () => http('POST', `/api/bot/chats/${chat.id}/messages`, { bot: true, json: { content: 'hi' } })));
   record('bot_mark_read', await measure(entry('bot_mark_read'), () => http('POST', `/api/bot/chats/${chat.id}/read`, { bot: true })));
+  // An unknown path: the default route's 404 {error} (no DynamoDB at all).
+  record('not_found', await measure(NOT_FOUND.entry, () => fetch(`${apiUrl}/api/client/nope`).then((r) => r.text())));
+  record('bot_upload_file', await measure(entry('bot_upload_file'), () => {
+    const fd = form();
+    fd.append('chat_id', chat.id);
+    return http('POST', '/api/bot/files', { bot: true, form: fd });
+  }));
 
   // Realtime: $connect (no token in the URL), then $default with connect + subscribe in one frame.
   const rt = s.realtime as { url: string; token: string; channel: string };
@@ -174,6 +199,26 @@ async function roundTrips(apiUrl: string, demo: { client_key: string; secret_key
   });
   record('publisher_per_message', published);
   for (const ws of sockets) ws.close();
+
+  // Webhooks, on a bot of their own (its settings are cached from its first request, as on Lambda): the
+  // stream dispatcher per user message, and the deliverer per job (a local receiver answers 200).
+  const { createBot, updateBot } = await import('../lambdas/core/bots');
+  const hooked = await createBot({ name: 'bench webhooks' });
+  await updateBot(hooked.bot.id, { webhook_url: webhookUrl });
+  const hs = await http('POST', '/api/client/session', { json: { client_key: hooked.bot.client_key, external_id: 'bench-webhooks' } });
+  const hchat = await http('POST', '/api/client/chats', { token: hs.session_token, json: { name: 'hooks' } });
+  const waitFor = async (e: string) => {
+    for (let i = 0; i < 300 && !seen.some((x) => x.entry === e); i++) await new Promise((r) => setTimeout(r, 10));
+  };
+  const sendHooked = async (e: string) => {
+    seen.length = 0;
+    await http('POST', `/api/client/chats/${hchat.id}/messages`, { token: hs.session_token, json: { content: 'hook' } });
+    await waitFor(e);
+  };
+  record('webhook_dispatcher_per_message', await measure(WEBHOOK_DISPATCHER.entry, () => sendHooked(WEBHOOK_DISPATCHER.entry)));
+  record('webhook_deliverer_per_job', await measure(WEBHOOK_DELIVERER.entry, () => sendHooked(WEBHOOK_DELIVERER.entry)));
+  // $disconnect's event, for its cold start below (the sockets closed above).
+  for (let i = 0; i < 300 && !firstEvents.has(entry('ws_disconnect')); i++) await new Promise((r) => setTimeout(r, 10));
 
   const overhead = await handlerOverhead(http, entry, { token, chatId: chat.id });
 
@@ -295,12 +340,11 @@ async function realtime(apiUrl: string, clientKey: string) {
 
 // ---- 4. Bundles and cold init ----------------------------------------------------------------------------
 
-async function bundles(apiUrl: string, clientKey: string, secretKey: string) {
+async function bundles() {
   const outdir = mkdtempSync(join(tmpdir(), 'chat-bundles-'));
   const defs: FunctionDef[] = [...ROUTES, ...WS_ROUTES, PUBLISHER, WEBHOOK_DISPATCHER, WEBHOOK_DELIVERER, NOT_FOUND];
   const kb: Record<string, number> = {};
   const cold: Record<string, number> = {};
-  const session = (await (await fetch(`${apiUrl}/api/client/session`, { method: 'POST', body: JSON.stringify({ client_key: clientKey, external_id: 'bench-cold' }) })).json()) as any;
   for (const def of defs) {
     const file = join(outdir, def.id, 'index.js');
     // The options the CDK's NodejsFunction passes to esbuild (lib/bundling.ts).
@@ -320,27 +364,128 @@ async function bundles(apiUrl: string, clientKey: string, secretKey: string) {
     });
     kb[def.id] = round(statSync(file).size / 1024);
   }
-  // Cold init: a fresh Node process loads the bundle and serves its first request (median of 5).
-  const coldCases: Record<string, unknown> = {
-    list_chats: { routeKey: 'GET /api/client/chats', rawPath: '/api/client/chats', headers: { authorization: `Bearer ${session.session_token}` }, requestContext: { http: { method: 'GET', sourceIp: '127.0.0.1' } } },
-    create_session: { routeKey: 'POST /api/client/session', rawPath: '/api/client/session', headers: {}, body: JSON.stringify({ client_key: clientKey, external_id: 'bench-cold' }), requestContext: { http: { method: 'POST', sourceIp: '127.0.0.1' } } },
-    bot_list_chats: { routeKey: 'GET /api/bot/chats', rawPath: '/api/bot/chats', headers: { authorization: `Bearer ${secretKey}` }, requestContext: { http: { method: 'GET', sourceIp: '127.0.0.1' } } },
-  };
-  for (const [id, event] of Object.entries(coldCases)) {
+  // Cold init: a fresh Node process loads the bundle and handles the very event the function got from the
+  // running stack earlier in this run (median of 5). Its logs are dropped; a 5xx or a throw fails the run.
+  for (const def of defs) {
+    const event = firstEvents.get(def.entry);
+    if (event === undefined) throw new Error(`cold init of ${def.id}: the stack never invoked it, no event to replay`);
     const times: number[] = [];
     for (let i = 0; i < 5; i++) {
-      const script = `const t0=performance.now();const m=require(${JSON.stringify(join(outdir, id, 'index.js'))});m.handler(${JSON.stringify(event)}).then(r=>{console.log(JSON.stringify({ms:performance.now()-t0,status:r.statusCode}))})`;
-      const r = spawnSync(process.execPath, ['-e', script], { env: process.env, encoding: 'utf8' });
-      const line = JSON.parse(r.stdout.trim().split('\n').pop() || '{}');
-      if (line.status !== 200) throw new Error(`cold init of ${id}: status ${line.status} ${r.stderr}`);
+      const script = `process.stdout.write=()=>true;const t0=performance.now();const m=require(${JSON.stringify(join(outdir, def.id, 'index.js'))});m.handler(${JSON.stringify(event)},{awsRequestId:'cold'}).then(r=>{process.stderr.write(JSON.stringify({ms:performance.now()-t0,status:r&&r.statusCode})+'\\n');process.exit(0)})`;
+      // Not spawnSync: the stack's gateways, queue and receiver live in this process and must keep answering.
+      const r = await run(process.execPath, ['-e', script]);
+      const last = r.stderr.split('\n').find((l) => l.startsWith('{"ms"'));
+      const line = (last ? JSON.parse(last) : {}) as { ms?: number; status?: number };
+      if (line.ms === undefined || (line.status ?? 200) >= 500) throw new Error(`cold init of ${def.id}: ${r.stderr}`);
       times.push(line.ms);
     }
-    cold[id] = round(median(times));
+    cold[def.id] = round(median(times));
+    if (process.env.BENCH_VERBOSE) console.error(`cold init ${def.id}: ${times.map((t) => round(t)).join(', ')} ms`);
   }
   rmSync(outdir, { recursive: true, force: true });
-  out('\nBundles (minified, AWS SDK inside) and cold init (fresh process: load + first request, median of 5)');
-  for (const id of Object.keys(kb)) out(`${id.padEnd(28)}${`${kb[id]} KB`.padStart(12)}${cold[id] !== undefined ? `${cold[id]} ms`.padStart(12) : ''}`);
+  out('\nBundles (minified, AWS SDK inside) and cold init (fresh process: load + first event, median of 5)');
+  for (const id of Object.keys(kb)) out(`${id.padEnd(28)}${`${kb[id]} KB`.padStart(12)}${`${cold[id]} ms`.padStart(12)}`);
   return { bundle_kb: kb, cold_init_ms: cold };
+}
+
+/** A command's stderr once it exits (killed after 30 s). */
+function run(command: string, args: string[]): Promise<{ stderr: string }> {
+  const child = spawn(command, args, { env: process.env, stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+  return new Promise((resolve) =>
+    child.once('close', () => {
+      clearTimeout(timer);
+      resolve({ stderr });
+    }),
+  );
+}
+
+// ---- 5. Throughput and memory ----------------------------------------------------------------------------
+
+/** Resident memory (MB) of the stack's processes: this Node process (gateways, handlers; the benchmark's own
+ * clients too), DynamoDB Local (Java) and the S3 emulator, read from /proc. */
+class MemorySampler {
+  private readonly pids: Record<string, number>;
+  constructor(dataDir: string) {
+    const p = JSON.parse(readFileSync(join(dataDir, 'local-stack.json'), 'utf8')) as Record<string, number>;
+    this.pids = { node: process.pid, dynamodb_local: p.dynamodb, s3_emulator: p.s3 };
+  }
+  sample(): Record<string, number> {
+    const mb: Record<string, number> = {};
+    for (const [name, pid] of Object.entries(this.pids)) {
+      try {
+        const kb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN);
+        mb[name] = round(kb / 1024);
+      } catch {
+        mb[name] = NaN; // not Linux, or gone
+      }
+    }
+    mb.total = round(Object.values(mb).reduce((a, b) => a + b, 0));
+    return mb;
+  }
+}
+
+/** autocannon in a second process (bin/bench-load.ts): one connection per user, for `seconds`. */
+function autocannon(cfg: { url: string; method: 'GET' | 'POST'; body?: string; seconds: number; users: { token: string; path: string }[] }) {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bin', 'bench-load.ts'), JSON.stringify(cfg)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let stdout = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  return new Promise<{ requests: { average: number }; latency: { p50: number; p99: number }; non2xx: number; errors: number }>((resolve, reject) =>
+    child.once('exit', (code) => (code === 0 ? resolve(JSON.parse(stdout)) : reject(new Error(`autocannon exited ${code}`)))),
+  );
+}
+
+async function throughput(apiUrl: string, clientKey: string, memory: MemorySampler, atRest: Record<string, number>) {
+  const post = async (path: string, json: unknown, token?: string) =>
+    (await (await fetch(apiUrl + path, { method: 'POST', headers: { 'content-type': 'application/json', ...(token && { authorization: `Bearer ${token}` }) }, body: JSON.stringify(json) })).json()) as any;
+  // Ten users, each with a chat: ten connections, each one user's client.
+  const users: { token: string; chatId: string }[] = [];
+  for (let i = 0; i < 10; i++) {
+    const session = await post('/api/client/session', { client_key: clientKey, external_id: `bench-load-${i}` });
+    const chat = await post('/api/client/chats', { name: 'load' }, session.session_token);
+    users.push({ token: session.session_token, chatId: chat.id });
+  }
+  const seconds = quick ? 3 : 10;
+  const rps: Record<string, number> = {};
+  const latency: Record<string, { p50: number; p99: number }> = {};
+  let peak: Record<string, number> = {};
+  const cases: [string, Parameters<typeof autocannon>[0]][] = [
+    ['list_chats', { url: apiUrl, method: 'GET', seconds, users: users.map((u) => ({ token: u.token, path: '/api/client/chats' })) }],
+    ['create_message', { url: apiUrl, method: 'POST', body: JSON.stringify({ content: 'load' }), seconds, users: users.map((u) => ({ token: u.token, path: `/api/client/chats/${u.chatId}/messages` })) }],
+  ];
+  for (const [id, cfg] of cases) {
+    const sampler = setInterval(() => {
+      const now = memory.sample();
+      if (!(peak.total >= now.total)) peak = now;
+    }, 500);
+    try {
+      const r = await autocannon(cfg);
+      if (r.non2xx || r.errors) throw new Error(`load on ${id}: ${r.non2xx} non-2xx replies, ${r.errors} errors`);
+      rps[id] = round(r.requests.average, 0);
+      latency[id] = { p50: r.latency.p50, p99: r.latency.p99 };
+    } finally {
+      clearInterval(sampler);
+    }
+  }
+  const rss = { at_rest: atRest, under_load: peak };
+  out(`\nThroughput: 10 users, one connection each, ${seconds} s, from a second process (autocannon)`);
+  for (const id of Object.keys(rps)) out(`${id.padEnd(28)}${`${rps[id]} req/s`.padStart(12)}   p50 ${latency[id].p50} ms, p99 ${latency[id].p99} ms`);
+  out(`\nResident memory (MB)${''.padEnd(9)}${Object.keys(atRest).map((k) => k.padStart(16)).join('')}`);
+  out(`${'at rest'.padEnd(29)}${Object.values(atRest).map((v) => String(v).padStart(16)).join('')}`);
+  out(`${'under load (peak)'.padEnd(29)}${Object.values(peak).map((v) => String(v).padStart(16)).join('')}`);
+  return { rps, load_latency_ms: latency, rss_mb: rss };
+}
+
+/** The bench bot's webhook receiver: answers 200 to every delivery. */
+async function startWebhookReceiver() {
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { server, url: `http://127.0.0.1:${(server.address() as { port: number }).port}/webhook` };
 }
 
 main().catch((err) => {

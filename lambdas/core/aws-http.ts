@@ -1,6 +1,6 @@
 // Small AWS calls without their SDK clients. The S3 client with its presigner adds ~150 KB, and the Secrets
 // Manager client ~30 KB, to every function that uses them, for one PUT, one presigned GET and one
-// GetSecretValue. AWS's own SigV4 signer (@smithy/signature-v4, already in every bundle through the DynamoDB
+// GetSecretValue; the @connections API's client costs CPU on every post of a fan-out. AWS's own SigV4 signer (@smithy/signature-v4, already in every bundle through the DynamoDB
 // client) signs them here and fetch sends them (BENCHMARKS.md "Bundles").
 import { createHash, createHmac } from 'node:crypto';
 import { SignatureV4 } from '@smithy/signature-v4';
@@ -31,8 +31,11 @@ class Sha256 implements Checksum {
   }
 }
 
+/** The services called this way: S3, Secrets Manager, and API Gateway's @connections API. */
+type Service = 's3' | 'secretsmanager' | 'execute-api';
+
 const signers = new Map<string, SignatureV4>();
-function signer(service: 's3' | 'secretsmanager'): SignatureV4 {
+function signer(service: Service): SignatureV4 {
   let s = signers.get(service);
   if (!s) {
     // S3 signs the path as sent (keys are escaped once, by us); other services escape it again.
@@ -64,7 +67,7 @@ function toSignable(method: string, url: URL, headers: Record<string, string>, b
  * Signs and sends one request: bounded by AWS_REQUEST_TIMEOUT_MS per attempt, network failures and 5xx tried
  * three times in all (as the SDK clients do), then an AwsUnavailableError. Other statuses are returned.
  */
-export async function signedFetch(service: 's3' | 'secretsmanager', method: string, url: URL, headers: Record<string, string> = {}, body?: Buffer | string): Promise<Response> {
+export async function signedFetch(service: Service, method: string, url: URL, headers: Record<string, string> = {}, body?: Buffer | string): Promise<Response> {
   const payload = body === undefined ? '' : body;
   const toSign = toSignable(method, url, { ...headers, 'x-amz-content-sha256': createHash('sha256').update(payload).digest('hex') }, body);
   let last: unknown;

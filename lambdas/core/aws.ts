@@ -10,12 +10,12 @@ let ddb: DynamoDBDocumentClient | undefined;
  * Bounded waits: a request that cannot reach DynamoDB or S3 fails in seconds (503 to the client) instead of
  * hanging until API Gateway's 30 s limit. Keep-alive sockets are reused across invocations.
  */
-const handler = () => ({ connectionTimeout: 1000, requestTimeout: config().awsRequestTimeoutMs, throwOnRequestTimeout: true });
+export const boundedRequests = () => ({ connectionTimeout: 1000, requestTimeout: config().awsRequestTimeoutMs, throwOnRequestTimeout: true });
 
 export function dynamo(): DynamoDBDocumentClient {
   if (!ddb) {
     const { region, dynamodbEndpoint } = config();
-    ddb = DynamoDBDocumentClient.from(new DynamoDBClient({ region, endpoint: dynamodbEndpoint, requestHandler: handler(), maxAttempts: 3 }), {
+    ddb = DynamoDBDocumentClient.from(new DynamoDBClient({ region, endpoint: dynamodbEndpoint, requestHandler: boundedRequests(), maxAttempts: 3 }), {
       marshallOptions: { removeUndefinedValues: true },
     });
   }

@@ -132,8 +132,11 @@ export interface BotSettings {
   require_identity?: boolean;
 }
 
+/** What a new bot can be made with; switches, webhooks and identity verification are set by updateBot. */
+export type NewBotSettings = Pick<BotSettings, 'allowed_origins' | 'widget'> & { name: string };
+
 /** Creates a bot with a fresh client key and secret key; the secret key is returned once and stored hashed. */
-export async function createBot(settings: BotSettings & { name: string }): Promise<{ bot: Bot; secretKey: string }> {
+export async function createBot(settings: NewBotSettings): Promise<{ bot: Bot; secretKey: string }> {
   const now = new Date().toISOString();
   const id = newUuid();
   const secretKey = newSecretKey(id);
@@ -142,8 +145,8 @@ export async function createBot(settings: BotSettings & { name: string }): Promi
     name: settings.name,
     client_key: randomToken('cli_', 16),
     secret_hash: hashSecret(secretKey),
-    enabled: settings.enabled ?? true,
-    client_api_enabled: settings.client_api_enabled ?? true,
+    enabled: true,
+    client_api_enabled: true,
     allowed_origins: settings.allowed_origins ?? [],
     widget: { ...DEFAULT_WIDGET, ...settings.widget },
     created_at: now,

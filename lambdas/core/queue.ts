@@ -1,9 +1,10 @@
 // SQS: the webhook queue and its dead-letter queue (the local stack serves the same API, see lib/local/sqs.ts).
 import { SQSClient, SendMessageBatchCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { config } from './config';
+import { boundedRequests } from './aws';
 
 let sqs: SQSClient | undefined;
-const client = () => (sqs ??= new SQSClient({ region: config().region, endpoint: config().sqsEndpoint }));
+const client = () => (sqs ??= new SQSClient({ region: config().region, endpoint: config().sqsEndpoint, requestHandler: boundedRequests(), maxAttempts: 3 }));
 
 export async function sendToQueue(queueUrl: string, body: unknown, delaySeconds = 0): Promise<void> {
   await client().send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: JSON.stringify(body), DelaySeconds: delaySeconds }));

@@ -1,8 +1,8 @@
 // Realtime: connections and subscriptions, and fan-out to sockets through the @connections API.
 import { DeleteCommand, GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { ApiGatewayManagementApiClient, GoneException, PostToConnectionCommand } from '@aws-sdk/client-apigatewaymanagementapi';
 import { dynamo, queryAll, tableName } from './aws';
+import { signedFetch } from './aws-http';
 import { config, requireEnv } from './config';
 import { keys } from './keys';
 import type { TokenClaims } from './tokens';
@@ -129,12 +129,19 @@ export async function channelSubscribers(channel: string): Promise<string[]> {
   return items.map((item) => item.connection_id as string);
 }
 
-let management: ApiGatewayManagementApiClient | undefined;
-const connectionsApi = () =>
-  (management ??= new ApiGatewayManagementApiClient({
-    region: config().region,
-    endpoint: config().wsManagementEndpoint ?? requireEnv('WS_MANAGEMENT_ENDPOINT'),
-  }));
+/**
+ * The @connections API's PostToConnection, signed and sent without the SDK client: a fan-out makes one post
+ * per socket, and the client's middleware stack costs more CPU per post than the signing itself.
+ * Returns false when the socket is gone (410).
+ */
+async function postToConnection(connectionId: string, frame: Buffer): Promise<boolean> {
+  const endpoint = (config().wsManagementEndpoint ?? requireEnv('WS_MANAGEMENT_ENDPOINT')).replace(/\/$/, '');
+  const res = await signedFetch('execute-api', 'POST', new URL(`${endpoint}/@connections/${encodeURIComponent(connectionId)}`), {}, frame);
+  if (res.status === 410) return false;
+  if (!res.ok) throw new Error(`@connections answered ${res.status}: ${(await res.text()).slice(0, 200)}`);
+  await res.arrayBuffer(); // let the connection be reused
+  return true;
+}
 
 /** A Centrifuge publication frame for a channel. */
 export const publicationFrame = (channel: string, data: unknown): string =>
@@ -154,14 +161,9 @@ export async function publish(channel: string, data: unknown): Promise<FanOutRes
   const owner = channelUser(channel);
   const results = await Promise.allSettled(
     (await channelSubscribers(channel)).map(async (connectionId) => {
-      try {
-        await connectionsApi().send(new PostToConnectionCommand({ ConnectionId: connectionId, Data: frame }));
-        return 'delivered' as const;
-      } catch (err) {
-        if (!(err instanceof GoneException)) throw err;
-        await removeConnection(connectionId, owner);
-        return 'gone' as const;
-      }
+      if (await postToConnection(connectionId, frame)) return 'delivered' as const;
+      await removeConnection(connectionId, owner);
+      return 'gone' as const;
     }),
   );
   const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');

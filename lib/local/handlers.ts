@@ -6,6 +6,8 @@ import { resolve } from 'node:path';
 export interface Invocation {
   /** The handler module (route table entry). */
   entry: string;
+  /** The event it was given (the benchmark replays one for cold starts). */
+  event: unknown;
   /** Filled by whoever observes calls (e.g. DynamoDB round trips and capacity). */
   counters: Record<string, number>;
 }
@@ -22,7 +24,7 @@ export function handlerLoader<H extends (event: never) => Promise<unknown>>(root
       h = import(resolve(root, entry)).then((m) => {
         const handler = (m.handler ?? m.default?.handler) as H;
         const wrapped = async (event: never) => {
-          const inv: Invocation = { entry, counters: {} };
+          const inv: Invocation = { entry, event, counters: {} };
           try {
             return await invocations.run(inv, () => handler(event));
           } finally {

@@ -1,6 +1,6 @@
 // A local stand-in for API Gateway's WebSocket API: the same $connect/$default/$disconnect events, route
 // responses sent back on the socket, and the @connections management API (POST, GET, DELETE) on the same
-// port, so @aws-sdk/client-apigatewaymanagementapi works unchanged with an endpoint override.
+// port, so the same signed PostToConnection calls work unchanged with an endpoint override.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Duplex } from 'node:stream';

@@ -1,0 +1,38 @@
+// The load generator of `npm run bench`, run as a second process so it does not share the stack's thread:
+// autocannon, each connection acting as its own user (its own token and chat), as real clients would.
+// Argument: JSON { url, method, body?, seconds, users: [{ token, path }] } (one connection per user).
+// Prints autocannon's JSON summary.
+import autocannon from 'autocannon';
+
+interface LoadConfig {
+  url: string;
+  method: 'GET' | 'POST';
+  body?: string;
+  seconds: number;
+  users: { token: string; path: string }[];
+}
+
+const cfg = JSON.parse(process.argv[2]) as LoadConfig;
+let next = 0;
+autocannon(
+  {
+    url: cfg.url,
+    connections: cfg.users.length,
+    duration: cfg.seconds,
+    requests: [
+      {
+        method: cfg.method,
+        body: cfg.body,
+        headers: { 'content-type': 'application/json' },
+        setupRequest: (req: any, context: any) => {
+          context.user ??= cfg.users[next++ % cfg.users.length];
+          return { ...req, path: context.user.path, headers: { ...req.headers, authorization: `Bearer ${context.user.token}` } };
+        },
+      },
+    ],
+  },
+  (err, result) => {
+    if (err) throw err;
+    process.stdout.write(JSON.stringify(result) + '\n');
+  },
+);
