@@ -370,7 +370,7 @@ async function bundles() {
     const event = firstEvents.get(def.entry);
     if (event === undefined) throw new Error(`cold init of ${def.id}: the stack never invoked it, no event to replay`);
     const times: number[] = [];
-    for (let i = 0; i < 5; i++) {
+    for (let i = 0; i < (quick ? 3 : 5); i++) {
       const script = `process.stdout.write=()=>true;const t0=performance.now();const m=require(${JSON.stringify(join(outdir, def.id, 'index.js'))});m.handler(${JSON.stringify(event)},{awsRequestId:'cold'}).then(r=>{process.stderr.write(JSON.stringify({ms:performance.now()-t0,status:r&&r.statusCode})+'\\n');process.exit(0)})`;
       // Not spawnSync: the stack's gateways, queue and receiver live in this process and must keep answering.
       const r = await run(process.execPath, ['-e', script]);
@@ -383,7 +383,7 @@ async function bundles() {
     if (process.env.BENCH_VERBOSE) console.error(`cold init ${def.id}: ${times.map((t) => round(t)).join(', ')} ms`);
   }
   rmSync(outdir, { recursive: true, force: true });
-  out('\nBundles (minified, AWS SDK inside) and cold init (fresh process: load + first event, median of 5)');
+  out(`\nBundles (minified, AWS SDK inside) and cold init (fresh process: load + first event, median of ${quick ? 3 : 5})`);
   for (const id of Object.keys(kb)) out(`${id.padEnd(28)}${`${kb[id]} KB`.padStart(12)}${`${cold[id]} ms`.padStart(12)}`);
   return { bundle_kb: kb, cold_init_ms: cold };
 }

@@ -225,7 +225,8 @@ export async function startStreamPoller(o: StreamPollerOptions): Promise<StreamP
           if (it?.ShardIterator) iterators.set(shardId, it.ShardIterator);
         }
       }
-      if (++sinceDiscover >= 100) {
+      // No open shard yet (a table just made): look for one on every round, not every hundredth.
+      if (++sinceDiscover >= 100 || iterators.size === 0) {
         sinceDiscover = 0;
         await discover(false).catch((err) => !stopped && o.log(`stream poller: ${(err as Error).message}`));
       }

@@ -92,13 +92,15 @@ test('a failing post is retried and delivered once it recovers; order kept; noth
   const { say } = await setup('flaky=', 5);
   const sent: string[] = [];
   for (const text of ['one', 'two', 'three']) sent.push((await say(text)).content);
-  await until(() => contents('flaky=').length >= 3, 30_000, 'three deliveries');
+  await until(() => contents('flaky=').length >= 3, 45_000, 'three deliveries').catch((err: Error) => {
+    throw new Error(`${err.message}; posts tried: ${attempts.get('flaky=') ?? 0}, delivered: ${JSON.stringify(contents('flaky='))}`);
+  });
   // At-least-once: a redelivered record may post again; the client dedupes by id. Order is kept.
   const seen = contents('flaky=');
   expect([...new Set(seen)]).toEqual(sent);
   expect(seen.length).toBeLessThanOrEqual(sent.length + 1);
   expect(attempts.get('flaky=')).toBeGreaterThanOrEqual(6);
-}, 60_000);
+}, 90_000);
 
 test('a record that keeps failing goes to the dead-letter file after the bounded retries; later records flow', async () => {
   const { say } = await setup('broken=', Number.MAX_SAFE_INTEGER);
