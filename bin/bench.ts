@@ -111,19 +111,22 @@ async function installCounter(): Promise<Invocation[]> {
   return seen;
 }
 
+/** One request to the stack's HTTP API (a session token or a bot secret key as Bearer); a 4xx/5xx fails the run. */
+async function request(apiUrl: string, method: string, path: string, opts: { token?: string; json?: unknown; form?: FormData } = {}): Promise<any> {
+  const headers: Record<string, string> = {};
+  if (opts.token) headers.authorization = `Bearer ${opts.token}`;
+  if (opts.json !== undefined) headers['content-type'] = 'application/json';
+  const res = await fetch(apiUrl + path, { method, headers, body: opts.form ?? (opts.json !== undefined ? JSON.stringify(opts.json) : undefined) });
+  const body = (await res.json()) as any;
+  if (res.status >= 400) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(body)}`);
+  return body;
+}
+
 async function roundTrips(apiUrl: string, demo: { client_key: string; secret_key: string }, webhookUrl: string) {
   const seen = await installCounter();
   const runs = quick ? 3 : 7;
-  const http = async (method: string, path: string, opts: { token?: string; json?: unknown; form?: FormData; bot?: boolean } = {}) => {
-    const headers: Record<string, string> = {};
-    if (opts.token) headers.authorization = `Bearer ${opts.token}`;
-    if (opts.bot) headers.authorization = `Bearer ${demo.secret_key}`;
-    if (opts.json !== undefined) headers['content-type'] = 'application/json';
-    const res = await fetch(apiUrl + path, { method, headers, body: opts.form ?? (opts.json !== undefined ? JSON.stringify(opts.json) : undefined) });
-    const body = (await res.json()) as any;
-    if (res.status >= 400) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(body)}`);
-    return body;
-  };
+  const http = (method: string, path: string, opts: { token?: string; json?: unknown; form?: FormData; bot?: boolean } = {}) =>
+    request(apiUrl, method, path, { ...opts, token: opts.bot ? demo.secret_key : opts.token });
   /** Runs `act` (once to warm up, then `runs` times) and returns the median calls and capacity of `entry`. */
   const measure = async (entry: string, act: (i: number) => Promise<unknown>) => {
     await act(-1);
@@ -293,14 +296,7 @@ async function handlerOverhead(
 // ---- 3. Realtime delivery --------------------------------------------------------------------------------
 
 async function realtime(apiUrl: string, clientKey: string) {
-  const post = async (path: string, json: unknown, token?: string) => {
-    const res = await fetch(apiUrl + path, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...(token && { authorization: `Bearer ${token}` }) },
-      body: JSON.stringify(json),
-    });
-    return (await res.json()) as any;
-  };
+  const post = (path: string, json: unknown, token?: string) => request(apiUrl, 'POST', path, { json, token });
   const session = await post('/api/client/session', { client_key: clientKey, external_id: 'bench-realtime' });
   const token = session.session_token;
   const chat = await post('/api/client/chats', { name: 'latency' }, token);
@@ -438,8 +434,7 @@ function autocannon(cfg: { url: string; method: 'GET' | 'POST'; body?: string; s
 }
 
 async function throughput(apiUrl: string, clientKey: string, memory: MemorySampler, atRest: Record<string, number>) {
-  const post = async (path: string, json: unknown, token?: string) =>
-    (await (await fetch(apiUrl + path, { method: 'POST', headers: { 'content-type': 'application/json', ...(token && { authorization: `Bearer ${token}` }) }, body: JSON.stringify(json) })).json()) as any;
+  const post = (path: string, json: unknown, token?: string) => request(apiUrl, 'POST', path, { json, token });
   // Ten users, each with a chat: ten connections, each one user's client.
   const users: { token: string; chatId: string }[] = [];
   for (let i = 0; i < 10; i++) {
