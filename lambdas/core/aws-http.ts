@@ -45,6 +45,9 @@ function signer(service: Service): SignatureV4 {
   return s;
 }
 
+/** RFC 3986 escaping of one path segment, as SigV4 wants it (encodeURIComponent leaves !'()* alone). */
+export const uriEscape = (s: string) => encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+
 /** An AWS dependency that could not be reached or kept failing: a 503 with Retry-After for the client. */
 export class AwsUnavailableError extends Error {
   override name = 'ServiceUnavailable';

@@ -1,7 +1,7 @@
 // Files: bytes in S3 under a key naming bot and user, a record in the table, URLs presigned at read time.
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { batchGet, dynamo, tableName } from './aws';
-import { presign, signedFetch } from './aws-http';
+import { presign, signedFetch, uriEscape } from './aws-http';
 import { config, requireEnv } from './config';
 import { BadRequestError, ForbiddenError } from './errors';
 import { keys } from './keys';
@@ -44,13 +44,10 @@ export interface FileJson {
 
 const bucket = (): string => config().bucketName ?? requireEnv('BUCKET_NAME');
 
-/** RFC 3986 escaping, as SigV4 wants it (encodeURIComponent leaves !'()* alone). */
-const escape = (s: string) => encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
-
 /** An object's URL: virtual-hosted on AWS, path-style on the local S3 emulator. */
 function objectUrl(s3Key: string): URL {
   const { s3Endpoint, region } = config();
-  const path = s3Key.split('/').map(escape).join('/');
+  const path = s3Key.split('/').map(uriEscape).join('/');
   return new URL(s3Endpoint ? `${s3Endpoint.replace(/\/$/, '')}/${bucket()}/${path}` : `https://${bucket()}.s3.${region}.amazonaws.com/${path}`);
 }
 

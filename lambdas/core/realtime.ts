@@ -2,7 +2,7 @@
 import { DeleteCommand, GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { dynamo, queryAll, tableName } from './aws';
-import { signedFetch } from './aws-http';
+import { signedFetch, uriEscape } from './aws-http';
 import { config, requireEnv } from './config';
 import { keys } from './keys';
 import type { TokenClaims } from './tokens';
@@ -136,7 +136,7 @@ export async function channelSubscribers(channel: string): Promise<string[]> {
  */
 async function postToConnection(connectionId: string, frame: Buffer): Promise<boolean> {
   const endpoint = (config().wsManagementEndpoint ?? requireEnv('WS_MANAGEMENT_ENDPOINT')).replace(/\/$/, '');
-  const res = await signedFetch('execute-api', 'POST', new URL(`${endpoint}/@connections/${encodeURIComponent(connectionId)}`), {}, frame);
+  const res = await signedFetch('execute-api', 'POST', new URL(`${endpoint}/@connections/${uriEscape(connectionId)}`), {}, frame);
   if (res.status === 410) return false;
   if (!res.ok) throw new Error(`@connections answered ${res.status}: ${(await res.text()).slice(0, 200)}`);
   await res.arrayBuffer(); // let the connection be reused
