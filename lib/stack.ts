@@ -203,7 +203,9 @@ export class ChatStack extends Stack {
 
     // Webhooks: the stream dispatcher queues jobs; the deliverer (SQS consumer) POSTs them.
     const queueProps = { enforceSSL: true, encryption: sqs.QueueEncryption.SQS_MANAGED };
-    const webhookDlq = new sqs.Queue(this, 'WebhookDlq', { ...queueProps, retentionPeriod: Duration.days(14) });
+    /** Where what failed every retry waits, 14 days (the SQS maximum), to be looked at and redriven. */
+    const deadLetterQueue = (qid: string) => new sqs.Queue(this, qid, { ...queueProps, retentionPeriod: Duration.days(14) });
+    const webhookDlq = deadLetterQueue('WebhookDlq');
     this.queues = {
       webhooks_dlq: webhookDlq,
       webhooks: new sqs.Queue(this, 'WebhookQueue', {
@@ -212,7 +214,7 @@ export class ChatStack extends Stack {
         deadLetterQueue: { queue: webhookDlq, maxReceiveCount: WEBHOOK_QUEUE.maxReceiveCount },
       }),
     };
-    this.webhookDispatcherDlq = new sqs.Queue(this, 'WebhookDispatcherDlq', { ...queueProps, retentionPeriod: Duration.days(14) });
+    this.webhookDispatcherDlq = deadLetterQueue('WebhookDispatcherDlq');
     this.streamConsumer(WEBHOOK_DISPATCHER, this.webhookDispatcherDlq);
     this.makeFunction(WEBHOOK_DELIVERER).addEventSource(
       new SqsEventSource(this.queues.webhooks, { batchSize: WEBHOOK_QUEUE.batchSize, reportBatchItemFailures: true }),
@@ -249,7 +251,7 @@ export class ChatStack extends Stack {
           returnResponse: route.returnResponse,
         });
       }
-      this.publisherDlq = new sqs.Queue(this, 'PublisherDlq', { ...queueProps, retentionPeriod: Duration.days(14) });
+      this.publisherDlq = deadLetterQueue('PublisherDlq');
       this.streamConsumer(PUBLISHER, this.publisherDlq);
       new CfnOutput(this, 'RealtimeUrl', { value: this.wsStage.url, description: 'WebSocket URL (also in every session response)' });
     }
