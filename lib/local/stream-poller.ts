@@ -212,13 +212,19 @@ export async function startStreamPoller(o: StreamPollerOptions): Promise<StreamP
           if (stopped) return;
           o.log(`stream poller: ${(err as Error).message}; resuming the shard`);
           await sleep(500);
+          // A read that failed on the way (timeout, connection, 5xx) leaves its iterator usable: the same
+          // records are asked for again. An iterator refused (4xx: expired, trimmed, unknown) is replaced, right
+          // after the last record handed on, or from the shard's start when none was yet (records may then
+          // come twice, never not at all; LATEST would skip what came meanwhile).
+          const status = (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode ?? 0;
+          if (status < 400 || status >= 500) continue;
           const seq = lastSeq.get(shardId);
           const it = await streams
             .send(
               new GetShardIteratorCommand({
                 StreamArn: streamArn,
                 ShardId: shardId,
-                ...(seq ? { ShardIteratorType: 'AFTER_SEQUENCE_NUMBER', SequenceNumber: seq } : { ShardIteratorType: 'LATEST' }),
+                ...(seq ? { ShardIteratorType: 'AFTER_SEQUENCE_NUMBER', SequenceNumber: seq } : { ShardIteratorType: 'TRIM_HORIZON' }),
               }),
             )
             .catch(() => undefined);
