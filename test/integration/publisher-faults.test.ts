@@ -24,6 +24,8 @@ let deadLetterDir: string;
 const behaviour = new Map<string, { failFirst: number }>();
 const received = new Map<string, string[]>();
 const attempts = new Map<string, number>();
+/** What the poller said (shown when a test fails). */
+const pollerLog: string[] = [];
 
 beforeAll(async () => {
   // The publisher logs each injected failure; expected here, so kept out of the test output.
@@ -57,7 +59,7 @@ beforeAll(async () => {
     root: ROOT,
     consumers: [PUBLISHER],
     deadLetterDir,
-    log: () => undefined,
+    log: (line) => void pollerLog.push(line),
   });
 });
 
@@ -93,7 +95,7 @@ test('a failing post is retried and delivered once it recovers; order kept; noth
   const sent: string[] = [];
   for (const text of ['one', 'two', 'three']) sent.push((await say(text)).content);
   await until(() => contents('flaky=').length >= 3, 45_000, 'three deliveries').catch((err: Error) => {
-    throw new Error(`${err.message}; posts tried: ${attempts.get('flaky=') ?? 0}, delivered: ${JSON.stringify(contents('flaky='))}`);
+    throw new Error(`${err.message}; posts tried: ${attempts.get('flaky=') ?? 0}, delivered: ${JSON.stringify(contents('flaky='))}; poller: ${pollerLog.join(' | ')}`);
   });
   // At-least-once: a redelivered record may post again; the client dedupes by id. Order is kept.
   const seen = contents('flaky=');
