@@ -91,7 +91,7 @@ export async function saveUpload(userId: string, botId: string, upload: Upload):
     { 'content-type': upload.mime_type, 'content-disposition': `${disposition}; filename*=UTF-8''${encodeURIComponent(upload.name)}` },
     upload.bytes,
   );
-  if (!res.ok) throw new Error(`S3 PutObject answered ${res.status}: ${(await res.text()).slice(0, 300)}`);
+  if (!res.ok) throw new Error(`S3 PutObject answered ${res.status}: ${res.text().slice(0, 300)}`);
   await dynamo().send(
     new PutCommand({ TableName: tableName(), Item: { ...keys.file(id), entity: 'file', ...record } }),
   );

@@ -10,7 +10,7 @@ import { ensureTable } from './resources';
 import { startHttpGateway } from './http-gateway';
 import { webFallback } from './web';
 import { startWsGateway } from './ws-gateway';
-import { startStreamPoller } from './stream-poller';
+import { startStreamPoller, type StreamPoller } from './stream-poller';
 import { startLocalQueues } from './sqs';
 import { PUBLISHER, WEBHOOK_DELIVERER, WEBHOOK_DISPATCHER } from '../routes';
 import { startEchoBot } from '../../examples/echo-bot';
@@ -29,6 +29,8 @@ export interface RunningStack {
   /** The WebSocket URL, or undefined when realtime is off. */
   realtimeUrl?: string;
   demoBot: DemoBot;
+  /** The stream poller feeding the publisher and the webhook dispatcher (paused by the benchmark). */
+  streams: Pick<StreamPoller, 'pause' | 'resume'>;
   stop(): Promise<void>;
 }
 
@@ -184,7 +186,7 @@ export async function startLocalStack(s: LocalSettings, log: (line: string) => v
       stops.push(() => new Promise((r) => echo.close(() => r())));
       log(`echo bot on ${echoUrl}: it answers the demo bot's chats`);
     }
-    return { apiUrl, realtimeUrl, demoBot, stop };
+    return { apiUrl, realtimeUrl, demoBot, streams: { pause: poller.pause, resume: poller.resume }, stop };
   } catch (err) {
     await stop();
     throw err;

@@ -130,15 +130,17 @@ export async function startWsGateway(options: WsGatewayOptions): Promise<WsGatew
       res.end(JSON.stringify({ message: `Connection ${connectionId} is gone` }));
     };
     if (req.method === 'POST') {
+      // Events, not `for await`: a fan-out makes one post per socket, all on this one thread.
       const chunks: Buffer[] = [];
-      for await (const c of req) chunks.push(c as Buffer);
+      req.on('data', (c: Buffer) => chunks.push(c));
+      await new Promise((resolveBody, reject) => req.once('end', resolveBody).once('error', reject));
       if (!conn || conn.socket.readyState !== conn.socket.OPEN) return gone();
       const data = Buffer.concat(chunks);
       if (data.length > WS_LIMITS.maxFrameBytes) {
         res.writeHead(413, { 'content-type': 'application/json', 'x-amzn-errortype': 'PayloadTooLargeException' });
         return res.end(JSON.stringify({ message: 'Message too long' }));
       }
-      conn.socket.send(data.toString('utf8'));
+      conn.socket.send(data, { binary: false }); // a text frame, as API Gateway sends
       res.writeHead(200, { 'content-type': 'application/json' });
       return res.end();
     }

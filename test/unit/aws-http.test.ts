@@ -62,17 +62,47 @@ test('GetSecretValue: a JSON 1.1 POST signed for secretsmanager in the region, w
   const auth = String(req.headers.authorization);
   expect(auth).toMatch(/^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE\/\d{8}\/eu-west-1\/secretsmanager\/aws4_request, SignedHeaders=[^,]*host[^,]*, Signature=[0-9a-f]{64}$/);
 
-  // Re-sign what arrived (headers and body as received, at the time it claims): the signatures agree, so
-  // nothing signed was changed or dropped on the way.
+  expect(await resignedBySdk('secretsmanager', req, body)).toBe(auth);
+});
+
+/**
+ * The module signs without the SDK's signer: re-sign what arrived with AWS's own signer (@smithy/signature-v4:
+ * headers and body as received, at the time the request claims). Equal signatures mean the module signs as the
+ * SDK does and nothing signed was changed or dropped on the way.
+ */
+async function resignedBySdk(service: string, req: IncomingMessage, body: string): Promise<string> {
+  const auth = String(req.headers.authorization);
   const signedNames = auth.match(/SignedHeaders=([^,]+)/)![1].split(';');
   const headers = Object.fromEntries(signedNames.map((h) => [h, String(req.headers[h])]));
   const amzDate = String(req.headers['x-amz-date']);
   const signingDate = new Date(`${amzDate.slice(0, 4)}-${amzDate.slice(4, 6)}-${amzDate.slice(6, 8)}T${amzDate.slice(9, 11)}:${amzDate.slice(11, 13)}:${amzDate.slice(13, 15)}Z`);
-  const resigned = await new SignatureV4({ service: 'secretsmanager', region: 'eu-west-1', credentials, sha256: Sha256 }).sign(
-    { method: 'POST', protocol: 'http:', hostname: '127.0.0.1', path: '/', query: {}, headers, body },
+  const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+  const resigned = await new SignatureV4({ service, region: 'eu-west-1', credentials, sha256: Sha256, uriEscapePath: service !== 's3', applyChecksum: false }).sign(
+    { method: req.method ?? 'GET', protocol: 'http:', hostname: '127.0.0.1', path: url.pathname, query: Object.fromEntries(url.searchParams), headers, body },
     { signingDate },
   );
-  expect(resigned.headers.authorization).toBe(auth);
+  return resigned.headers.authorization;
+}
+
+test('S3 PUT and @connections POST are signed as the SDK signs them (escaped keys, ids, header values)', async () => {
+  answer = { status: 200, body: {} };
+  const base = process.env.SECRETS_MANAGER_ENDPOINT as string;
+  const cases: [service: 's3' | 'execute-api', url: URL, headers: Record<string, string>, body: string][] = [
+    // An S3 key is escaped once by the caller and signed as sent.
+    ['s3', new URL(`${base}bots/b1/files/${awsHttp.uriEscape("f (1)'*.png")}`), { 'content-type': 'image/png', 'content-disposition': `inline;  filename*=UTF-8''f%20(1).png` }, 'bytes'],
+    // A connection id (base64: = + /) is escaped in the URL and escaped again in the signature.
+    ['execute-api', new URL(`${base}prod/@connections/${awsHttp.uriEscape('L0S+M9c/OFvHcCIhw=')}`), {}, '{"push":{}}'],
+  ];
+  for (const [service, url, headers, body] of cases) {
+    received.length = 0;
+    const res = await awsHttp.signedFetch(service, 'POST', url, headers, body);
+    expect(res.status).toBe(200);
+    const [{ req, body: arrived }] = received;
+    expect(arrived).toBe(body);
+    expect(req.url).toBe(url.pathname);
+    expect(req.headers.authorization).toMatch(new RegExp(`^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/\\d{8}/eu-west-1/${service}/aws4_request, `));
+    expect(await resignedBySdk(service, req, arrived)).toBe(req.headers.authorization);
+  }
 });
 
 test('GetSecretValue refused (e.g. AccessDenied) → an error naming the status and type, not a key', async () => {
