@@ -150,9 +150,8 @@ async function request(apiUrl: string, method: string, path: string, opts: { tok
     req.on('error', reject);
     req.end(body);
   });
-  const parsed = JSON.parse(text);
   if (status >= 400) throw new Error(`${method} ${path}: ${status} ${text}`);
-  return parsed;
+  return JSON.parse(text);
 }
 
 async function roundTrips(apiUrl: string, demo: { client_key: string; secret_key: string }, webhookUrl: string, streams: RunningStack['streams']) {
@@ -276,6 +275,16 @@ async function handlerOverhead(
   const { DynamoDBClient } = await import('@aws-sdk/client-dynamodb');
   const bare = lib.DynamoDBDocumentClient.from(new DynamoDBClient({ region: process.env.AWS_REGION, endpoint: process.env.DYNAMODB_ENDPOINT }));
   const commands = lib as unknown as Record<string, new (input: unknown) => never>;
+  // The middleware sees the low-level command name and the document-client input.
+  const docName: Record<string, string> = {
+    TransactWriteItemsCommand: 'TransactWriteCommand',
+    GetItemCommand: 'GetCommand',
+    PutItemCommand: 'PutCommand',
+    UpdateItemCommand: 'UpdateCommand',
+    DeleteItemCommand: 'DeleteCommand',
+    BatchGetItemCommand: 'BatchGetCommand',
+    QueryCommand: 'QueryCommand',
+  };
   const samples = quick ? 20 : 100;
   const cases: [string, () => Promise<unknown>][] = [
     ['list_chats', () => http('GET', '/api/client/chats', { token: ctx.token })],
@@ -306,16 +315,6 @@ async function handlerOverhead(
         through.push(performance.now() - t);
         const cmd = lastCommand.get(entry(id));
         if (!cmd) continue;
-        // The middleware sees the low-level command name and the document-client input.
-        const docName: Record<string, string> = {
-          TransactWriteItemsCommand: 'TransactWriteCommand',
-          GetItemCommand: 'GetCommand',
-          PutItemCommand: 'PutCommand',
-          UpdateItemCommand: 'UpdateCommand',
-          DeleteItemCommand: 'DeleteCommand',
-          BatchGetItemCommand: 'BatchGetCommand',
-          QueryCommand: 'QueryCommand',
-        };
         const Ctor = commands[docName[cmd.name] ?? cmd.name];
         if (!Ctor) throw new Error(`no command ${cmd.name}: ${JSON.stringify(cmd.input).slice(0, 200)}`);
         const input = typeof made?.id === 'string' ? replaceString(cmd.input, made.id, isUuid(made.id) ? newUuid() : newMessageId(Date.now())) : structuredClone(cmd.input);

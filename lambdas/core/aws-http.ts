@@ -79,7 +79,6 @@ export class AwsUnavailableError extends Error {
 export interface AwsReply {
   status: number;
   ok: boolean;
-  body: Buffer;
   text(): string;
 }
 
@@ -100,7 +99,7 @@ function send(method: string, url: URL, headers: Record<string, string>, body: B
           clearTimeout(timer);
           const status = res.statusCode ?? 0;
           const data = Buffer.concat(chunks);
-          resolve({ status, ok: status >= 200 && status < 300, body: data, text: () => data.toString('utf8') });
+          resolve({ status, ok: status >= 200 && status < 300, text: () => data.toString('utf8') });
         });
       },
     );
