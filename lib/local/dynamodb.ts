@@ -27,12 +27,38 @@ export interface LocalDynamo {
   stop(): Promise<void>;
 }
 
+/**
+ * The JVM's options for DynamoDB Local: the C1 compiler only, and the serial collector. With the JVM's
+ * defaults (C2 and G1 on a machine of 2+ cores), the C2 compiler kept recompiling the emulator's code for
+ * minutes after start-up, at about 20 ms of CPU per message sent (the request, the stream reads, the publisher's
+ * Query), while the stream poller alone kept a quarter of a core busy at rest. C1 code is fast enough for one
+ * developer's traffic, and leaves the CPU to the stack's own functions (BENCHMARKS.md "Realtime").
+ * A JDK_JAVA_OPTIONS of your own replaces them.
+ */
+export const DYNAMO_JVM_OPTIONS = ['-XX:TieredStopAtLevel=1', '-XX:+UseSerialGC'];
+
+/** Runs `fn` (a spawn: it copies the environment at once) with these variables set, then puts them back. */
+function withEnv<T>(vars: Record<string, string>, fn: () => T): T {
+  const before = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
+  Object.assign(process.env, vars);
+  try {
+    return fn();
+  } finally {
+    for (const [k, v] of Object.entries(before)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  }
+}
+
 /** `dataPath` null keeps the database in memory. */
 export async function startDynamoLocal(port: number, dataPath: string | null): Promise<LocalDynamo> {
   assertJava();
   if (dataPath) mkdirSync(dataPath, { recursive: true });
   process.env.DDB_LOCAL_TELEMETRY = '0';
-  const child = spawnDynamo({ port, path: dataPath, sharedDb: true });
+  const child = withEnv({ JDK_JAVA_OPTIONS: process.env.JDK_JAVA_OPTIONS || DYNAMO_JVM_OPTIONS.join(' ') }, () =>
+    spawnDynamo({ port, path: dataPath, sharedDb: true }),
+  );
   let output = '';
   child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (output += d.toString()));

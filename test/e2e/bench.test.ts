@@ -13,7 +13,15 @@ test('the quick benchmark prints one JSON object with every figure; round trips 
   expect(run.status).toBe(0);
   const result = JSON.parse(run.stdout.trim().split('\n').pop() as string);
   for (const key of ['round_trips', 'capacity_units', 'overhead_ratio', 'realtime_ms', 'bundle_kb', 'cold_init_ms', 'rps', 'rss_mb']) expect(result).toHaveProperty(key);
-  expect(result.realtime_ms).toEqual({ median: expect.any(Number), p99: expect.any(Number), fanout50_median: expect.any(Number), messages: 50 });
+  expect(result.realtime_ms).toEqual({
+    median: expect.any(Number),
+    p99: expect.any(Number),
+    fanout50_median: expect.any(Number),
+    fanout50_p99: expect.any(Number),
+    messages: 50,
+    cpu_steal_pct: expect.any(Number),
+  });
+  expect(result.cpu_steal_pct).toEqual(expect.any(Number));
   const rt = result.round_trips;
   for (const single of ['list_chats', 'create_chat', 'list_messages', 'create_message', 'mark_read']) expect({ [single]: rt[single] }).toEqual({ [single]: 1 });
   expect(rt.create_session_returning).toBeLessThanOrEqual(2);
