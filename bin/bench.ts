@@ -375,6 +375,9 @@ async function realtime(apiUrl: string, clientKey: string) {
     const clients = await Promise.all(Array.from({ length: subscribers }, connect));
     /** Posts one message; resolves with the time from the POST's return to its slowest subscriber's publication. */
     const deliver = async (i: number) => {
+      // Messages come at random points of the poller's cycle (a read every 10 ms when idle), as real ones do,
+      // not at the one point a fixed rhythm of sending would settle on.
+      await new Promise((r) => setTimeout(r, Math.random() * 15));
       const sent = await post(`/api/client/chats/${chat.id}/messages`, { content: `m${i}` }, session.session_token);
       const returned = performance.now();
       for (let k = 0; k < 500 && !clients.every((c) => c.arrivals.has(sent.id)); k++) await new Promise((r) => setTimeout(r, 2));

@@ -71,6 +71,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 class ConsumerQueue {
   private pending: DynamoDBRecord[] = [];
   private running = false;
+  /** Callers of idle(), woken when the queue runs dry. */
+  private waiters: (() => void)[] = [];
   private handler?: Promise<StreamHandler>;
 
   constructor(
@@ -93,8 +95,8 @@ class ConsumerQueue {
   }
 
   /** Resolves once the records handed over so far are handled. */
-  async idle(): Promise<void> {
-    while (this.running) await sleep(5);
+  idle(): Promise<void> {
+    return this.running ? new Promise((r) => this.waiters.push(r)) : Promise.resolve();
   }
 
   private async drain(): Promise<void> {
@@ -120,7 +122,9 @@ class ConsumerQueue {
         }
       }
     } finally {
+      // Set in the same turn as the loop's last check: a record offered after it starts a new drain.
       this.running = false;
+      for (const wake of this.waiters.splice(0)) wake();
     }
   }
 
