@@ -55,6 +55,8 @@ export function localSettings(): LocalSettings {
 export const dynamoEndpoint = (s: LocalSettings): string => `http://127.0.0.1:${s.dynamodbPort}`;
 export const jwtSecretFile = (s: LocalSettings): string => resolve(s.dataDir, 'jwt-secret');
 export const sqsEndpoint = (s: LocalSettings): string => `http://localhost:${s.sqsPort}`;
+/** A local queue's URL, shaped as SQS's (the local SQS API reads the queue name off its end). */
+const queueUrl = (s: LocalSettings, name: string): string => `${sqsEndpoint(s)}/000000000000/${name}`;
 
 /** The environment the handlers read (lambdas/core/config.ts), pointed at the local emulators. */
 export function applyLocalEnv(s: LocalSettings): void {
@@ -65,8 +67,8 @@ export function applyLocalEnv(s: LocalSettings): void {
     S3_ENDPOINT: `http://localhost:${s.s3Port}`,
     JWT_SECRET_FILE: jwtSecretFile(s),
     SQS_ENDPOINT: sqsEndpoint(s),
-    WEBHOOK_QUEUE_URL: `${sqsEndpoint(s)}/000000000000/webhooks`,
-    WEBHOOK_DLQ_URL: `${sqsEndpoint(s)}/000000000000/webhooks_dlq`,
+    WEBHOOK_QUEUE_URL: queueUrl(s, 'webhooks'),
+    WEBHOOK_DLQ_URL: queueUrl(s, 'webhooks_dlq'),
     AWS_REGION: process.env.AWS_REGION || 'us-east-1',
     // The S3 emulator verifies signatures with its fixed key; DynamoDB Local accepts any.
     AWS_ACCESS_KEY_ID: 'S3RVER',

@@ -22,7 +22,6 @@ interface Message {
 
 export interface LocalQueues {
   endpoint: string;
-  queueUrl(name: string): string;
   stop(): Promise<void>;
 }
 
@@ -42,7 +41,6 @@ const md5 = (s: string) => createHash('md5').update(s).digest('hex');
 
 export async function startLocalQueues(o: LocalQueuesOptions): Promise<LocalQueues> {
   const endpoint = `http://localhost:${o.port}`;
-  const queueUrl = (name: string) => `${endpoint}/000000000000/${name}`;
   const queues = new Map<string, Message[]>(Object.keys(o.consumers).map((n) => [n, []]));
   const visibilityMs = o.visibilityTimeoutMs ?? WEBHOOK_QUEUE.visibilityTimeoutSeconds * 1000;
   let stopped = false;
@@ -159,7 +157,6 @@ export async function startLocalQueues(o: LocalQueuesOptions): Promise<LocalQueu
 
   return {
     endpoint,
-    queueUrl,
     stop: async () => {
       stopped = true;
       await Promise.all(workers);
