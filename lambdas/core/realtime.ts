@@ -2,7 +2,7 @@
 import { DeleteCommand, GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException, QueryCommand, TransactionCanceledException, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { dynamo, tableName } from './aws';
-import { signedFetch, uriEscape } from './aws-http';
+import { signedPoster, uriEscape } from './aws-http';
 import { config, requireEnv } from './config';
 import { keys } from './keys';
 import type { TokenClaims } from './tokens';
@@ -142,16 +142,19 @@ export async function channelSubscribers(channel: string): Promise<string[]> {
 }
 
 /**
- * The @connections API's PostToConnection, signed and sent without the SDK client: a fan-out makes one post
- * per socket, and the client's middleware stack costs more CPU per post than the signing itself.
- * Returns false when the socket is gone (410).
+ * The @connections API's PostToConnection of one frame to many sockets, signed and sent without the SDK client:
+ * a fan-out makes one post per socket, and the client's middleware stack costs more CPU per post than the
+ * signing itself. Each post resolves false when its socket is gone (410).
  */
-async function postToConnection(connectionId: string, frame: Buffer): Promise<boolean> {
-  const endpoint = (config().wsManagementEndpoint ?? requireEnv('WS_MANAGEMENT_ENDPOINT')).replace(/\/$/, '');
-  const res = await signedFetch('execute-api', 'POST', new URL(`${endpoint}/@connections/${uriEscape(connectionId)}`), {}, frame);
-  if (res.status === 410) return false;
-  if (!res.ok) throw new Error(`@connections answered ${res.status}: ${res.text().slice(0, 200)}`);
-  return true;
+async function connectionPoster(frame: Buffer): Promise<(connectionId: string) => Promise<boolean>> {
+  const base = `${(config().wsManagementEndpoint ?? requireEnv('WS_MANAGEMENT_ENDPOINT')).replace(/\/$/, '')}/@connections/`;
+  const post = await signedPoster('execute-api', frame);
+  return async (connectionId) => {
+    const res = await post(new URL(base + uriEscape(connectionId)));
+    if (res.status === 410) return false;
+    if (!res.ok) throw new Error(`@connections answered ${res.status}: ${res.text().slice(0, 200)}`);
+    return true;
+  };
 }
 
 /** A Centrifuge publication frame for a channel. */
@@ -170,9 +173,12 @@ export interface FanOutResult {
 export async function publish(channel: string, data: unknown): Promise<FanOutResult> {
   const frame = Buffer.from(publicationFrame(channel, data));
   const owner = channelUser(channel);
+  const subscribers = await channelSubscribers(channel);
+  if (!subscribers.length) return { delivered: 0, gone: 0 };
+  const postTo = await connectionPoster(frame);
   const results = await Promise.allSettled(
-    (await channelSubscribers(channel)).map(async (connectionId) => {
-      if (await postToConnection(connectionId, frame)) return 'delivered' as const;
+    subscribers.map(async (connectionId) => {
+      if (await postTo(connectionId)) return 'delivered' as const;
       await removeConnection(connectionId, owner);
       return 'gone' as const;
     }),

@@ -1,0 +1,276 @@
+// A small HTTP/1.1 client for the signed calls to AWS made without SDK clients (aws-http.ts): keep-alive
+// sockets per origin, one request at a time on each, the request written in one go, the reply read by its
+// Content-Length, chunked, or to the end of the connection. node:http's client costs about 25 µs of CPU per
+// request on top of this one's; a fan-out posts once per socket (BENCHMARKS.md "Realtime").
+import { connect as netConnect, isIP, type Socket } from 'node:net';
+import { connect as tlsConnect } from 'node:tls';
+
+export interface HttpReply {
+  status: number;
+  headers: Map<string, string>;
+  body: Buffer;
+}
+
+/** Sockets of one origin: idle ones to reuse, and requests waiting while all are busy. */
+interface Pool {
+  idle: Socket[];
+  open: number;
+  /** Each waiter is handed a socket, or undefined when a slot was freed for it to connect. */
+  waiting: ((socket: Socket | undefined) => void)[];
+}
+
+/** Open sockets per origin at most, as node:http's agent was set to; further requests wait for one. */
+export const MAX_SOCKETS_PER_ORIGIN = 64;
+
+const pools = new Map<string, Pool>();
+const poolOfSocket = new WeakMap<Socket, Pool>();
+
+function poolOf(url: URL): Pool {
+  let pool = pools.get(url.origin);
+  if (!pool) pools.set(url.origin, (pool = { idle: [], open: 0, waiting: [] }));
+  return pool;
+}
+
+function connect(url: URL): Promise<Socket> {
+  const https = url.protocol === 'https:';
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  const port = Number(url.port) || (https ? 443 : 80);
+  return new Promise((resolve, reject) => {
+    // SNI names a host, never an address (RFC 6066); the certificate is checked either way.
+    const socket = https
+      ? tlsConnect({ host, port, ...(!isIP(host) && { servername: host }), ALPNProtocols: ['http/1.1'] }, () => done())
+      : netConnect({ host, port }, () => done());
+    const done = () => {
+      socket.off('error', reject);
+      socket.setNoDelay(true);
+      resolve(socket);
+    };
+    socket.once('error', reject);
+  });
+}
+
+// Listeners of an idle socket: one the server closes leaves the pool; an error closes it.
+function idleClosed(this: Socket): void {
+  const pool = poolOfSocket.get(this);
+  const i = pool ? pool.idle.indexOf(this) : -1;
+  if (pool && i >= 0) {
+    pool.idle.splice(i, 1);
+    pool.open--;
+    pool.waiting.shift()?.(undefined);
+  }
+}
+function idleError(this: Socket): void {
+  this.destroy();
+}
+
+/** A socket for the origin: an idle one, a new one while under the limit, or the next one given back. */
+async function acquire(url: URL, pool: Pool): Promise<Socket> {
+  for (;;) {
+    const idle = pool.idle.pop();
+    if (idle) {
+      idle.off('close', idleClosed).off('error', idleError);
+      if (!idle.destroyed && idle.writable) return idle.ref();
+      idle.destroy();
+      pool.open--;
+      continue;
+    }
+    if (pool.open < MAX_SOCKETS_PER_ORIGIN) {
+      pool.open++;
+      try {
+        const socket = await connect(url);
+        poolOfSocket.set(socket, pool);
+        return socket;
+      } catch (err) {
+        pool.open--;
+        pool.waiting.shift()?.(undefined);
+        throw err;
+      }
+    }
+    const handed = await new Promise<Socket | undefined>((r) => pool.waiting.push(r));
+    if (handed) return handed;
+  }
+}
+
+/** Back to the pool (or to a waiting request) after a whole reply; closed when it cannot be reused. */
+function release(pool: Pool, socket: Socket, reusable: boolean): void {
+  if (!reusable || socket.destroyed) {
+    socket.on('error', () => undefined).destroy();
+    pool.open--;
+    pool.waiting.shift()?.(undefined);
+    return;
+  }
+  const waiter = pool.waiting.shift();
+  if (waiter) return waiter(socket);
+  // An idle socket keeps no process alive.
+  socket.unref().on('close', idleClosed).on('error', idleError);
+  pool.idle.push(socket);
+}
+
+/** Sends one request and reads its whole reply; rejects on network errors, and after `timeoutMs` in all. */
+export async function http1(method: string, url: URL, headers: Record<string, string>, body: Buffer | string | undefined, timeoutMs: number): Promise<HttpReply> {
+  const pool = poolOf(url);
+  let head = `${method} ${url.pathname}${url.search} HTTP/1.1\r\n`;
+  for (const name in headers) head += `${name}: ${headers[name]}\r\n`;
+  if (body !== undefined) head += `content-length: ${Buffer.byteLength(body)}\r\n`;
+  head += '\r\n';
+  let timer: NodeJS.Timeout | undefined;
+  let socket: Socket | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      socket?.destroy();
+      reject(Object.assign(new Error(`timed out after ${timeoutMs} ms`), { name: 'TimeoutError' }));
+    }, timeoutMs);
+  });
+  const acquiring = acquire(url, pool);
+  try {
+    try {
+      socket = await Promise.race([acquiring, timeout]);
+    } catch (err) {
+      // A socket that comes after the time is up goes back to the pool unused.
+      acquiring.then((late) => release(pool, late, true), () => undefined);
+      throw err;
+    }
+    return await Promise.race([exchange(pool, socket, method, head, body), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function exchange(pool: Pool, socket: Socket, method: string, head: string, body: Buffer | string | undefined): Promise<HttpReply> {
+  return new Promise((resolve, reject) => {
+    const reader = new ReplyReader(method);
+    const onData = (chunk: Buffer) => {
+      let reply: HttpReply | undefined;
+      try {
+        reply = reader.push(chunk);
+      } catch (err) {
+        return fail(err as Error);
+      }
+      if (reply) finish(reply, reader.reusable);
+    };
+    const onEnd = () => {
+      const reply = reader.end();
+      if (reply) finish(reply, false);
+      else fail(new Error('the connection closed before the whole reply'));
+    };
+    const onClose = () => fail(new Error('the connection closed before the whole reply'));
+    const cleanup = () => {
+      socket.off('data', onData).off('end', onEnd).off('error', fail).off('close', onClose);
+    };
+    function finish(reply: HttpReply, reusable: boolean) {
+      cleanup();
+      release(pool, socket, reusable);
+      resolve(reply);
+    }
+    function fail(err: Error) {
+      cleanup();
+      release(pool, socket, false);
+      reject(err);
+    }
+    socket.on('data', onData).on('end', onEnd).on('error', fail).on('close', onClose);
+    if (typeof body === 'string') socket.write(head + body, 'utf8');
+    else if (body) {
+      socket.cork();
+      socket.write(head, 'latin1');
+      socket.write(body);
+      socket.uncork();
+    } else socket.write(head, 'latin1');
+  });
+}
+
+/** Reads one reply from the bytes as they arrive. */
+class ReplyReader {
+  private buffered: Buffer = Buffer.alloc(0);
+  private status = 0;
+  private headers = new Map<string, string>();
+  private headDone = false;
+  /** Bytes of body still to come; -1: chunked; -2: up to the end of the connection. */
+  private remaining = 0;
+  private chunks: Buffer[] = [];
+  reusable = true;
+
+  constructor(private readonly method: string) {}
+
+  push(chunk: Buffer): HttpReply | undefined {
+    this.buffered = this.buffered.length ? Buffer.concat([this.buffered, chunk]) : chunk;
+    if (!this.headDone) {
+      const end = this.buffered.indexOf('\r\n\r\n');
+      if (end < 0) {
+        if (this.buffered.length > 64 * 1024) throw new Error('reply head too large');
+        return undefined;
+      }
+      const lines = this.buffered.toString('latin1', 0, end).split('\r\n');
+      const m = /^HTTP\/1\.[01] (\d{3})/.exec(lines[0]);
+      if (!m) throw new Error(`not an HTTP/1.1 reply: ${lines[0].slice(0, 40)}`);
+      this.status = Number(m[1]);
+      for (const line of lines.slice(1)) {
+        const colon = line.indexOf(':');
+        if (colon > 0) this.headers.set(line.slice(0, colon).trim().toLowerCase(), line.slice(colon + 1).trim());
+      }
+      this.buffered = this.buffered.subarray(end + 4);
+      this.headDone = true;
+      // An interim 100 Continue is followed by the real reply.
+      if (this.status === 100) return this.restart();
+      if (/close/i.test(this.headers.get('connection') ?? '') || lines[0].startsWith('HTTP/1.0')) this.reusable = false;
+      const length = this.headers.get('content-length');
+      if (this.method === 'HEAD' || this.status === 204 || this.status === 304) this.remaining = 0;
+      else if (/chunked/i.test(this.headers.get('transfer-encoding') ?? '')) this.remaining = -1;
+      else if (length !== undefined) {
+        this.remaining = Number(length);
+        if (!Number.isSafeInteger(this.remaining) || this.remaining < 0) throw new Error(`bad content-length ${length}`);
+      } else {
+        this.remaining = -2;
+        this.reusable = false;
+      }
+    }
+    return this.body();
+  }
+
+  /** The connection ended: a reply read to its end is whole; any other is cut short. */
+  end(): HttpReply | undefined {
+    if (this.headDone && this.remaining === -2) return this.reply(Buffer.concat([...this.chunks, this.buffered]));
+    return undefined;
+  }
+
+  private restart(): HttpReply | undefined {
+    const rest = this.buffered;
+    this.buffered = Buffer.alloc(0);
+    this.headDone = false;
+    this.headers = new Map();
+    return rest.length ? this.push(rest) : undefined;
+  }
+
+  private body(): HttpReply | undefined {
+    if (this.remaining >= 0) {
+      if (this.buffered.length < this.remaining) return undefined;
+      if (this.buffered.length > this.remaining) this.reusable = false; // bytes nobody asked for
+      return this.reply(this.buffered.subarray(0, this.remaining));
+    }
+    if (this.remaining === -2) {
+      this.chunks.push(this.buffered);
+      this.buffered = Buffer.alloc(0);
+      return undefined;
+    }
+    // Chunked: size line, data, CRLF; a zero size, optional trailers, and an empty line end it.
+    for (;;) {
+      const eol = this.buffered.indexOf('\r\n');
+      if (eol < 0) return undefined;
+      const size = parseInt(this.buffered.toString('latin1', 0, eol).split(';')[0].trim(), 16);
+      if (!Number.isSafeInteger(size) || size < 0) throw new Error('bad chunk size');
+      if (size === 0) {
+        // Optional trailers, then an empty line.
+        const end = this.buffered.indexOf('\r\n\r\n', eol);
+        if (end < 0) return undefined;
+        if (this.buffered.length > end + 4) this.reusable = false;
+        return this.reply(Buffer.concat(this.chunks));
+      }
+      if (this.buffered.length < eol + 2 + size + 2) return undefined;
+      this.chunks.push(this.buffered.subarray(eol + 2, eol + 2 + size));
+      this.buffered = this.buffered.subarray(eol + 2 + size + 2);
+    }
+  }
+
+  private reply(body: Buffer): HttpReply {
+    return { status: this.status, headers: this.headers, body };
+  }
+}
