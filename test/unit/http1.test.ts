@@ -10,6 +10,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import { http1, MAX_SOCKETS_PER_ORIGIN } from '../../lambdas/core/http1';
 import { ROOT } from '../support/local-process';
 
@@ -172,7 +173,7 @@ describe('HTTPS', () => {
     const server = createTlsServer({ key: readFileSync(join(tlsDir, 'key.pem')), cert: readFileSync(join(tlsDir, 'cert.pem')) }, (req, res) => {
       let body = '';
       req.on('data', (d) => (body += d));
-      req.on('end', () => res.end(`${req.socket.alpnProtocol || 'no-alpn'} ${body}`));
+      req.on('end', () => res.end(`${(req.socket as TLSSocket).alpnProtocol || 'no-alpn'} ${body}`));
     });
     await listen(server);
     url = new URL(`https://localhost:${(server.address() as AddressInfo).port}/prod/@connections/x`);
