@@ -1,7 +1,8 @@
 // A local stand-in for API Gateway's WebSocket API: the same $connect/$default/$disconnect events, route
 // responses sent back on the socket, and the @connections management API (POST, GET, DELETE) on the same
 // port, so the same signed PostToConnection calls work unchanged with an endpoint override.
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage } from 'node:http';
+import { createServer as createNetServer, type Server, type Socket } from 'node:net';
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
@@ -38,6 +39,77 @@ export interface WsGateway {
   server: Server;
   connections: Map<string, Connection>;
   close(): Promise<void>;
+}
+
+interface ManagementReply {
+  status: number;
+  /** API Gateway's x-amzn-errortype of an error. */
+  errorType?: string;
+  body?: string;
+  type?: string;
+}
+
+const MANAGEMENT_PATH = /^\/@connections\/([^/?]+)$/;
+const MANAGEMENT_METHODS = new Set(['POST', 'GET', 'DELETE']);
+const MANAGEMENT_REQUEST = /^(POST|GET|DELETE) \/@connections\//;
+const NOT_WEBSOCKET: ManagementReply = { status: 426, type: 'text/plain', body: 'WebSocket API: connect with a WebSocket client' };
+const REASONS: Record<number, string> = { 200: 'OK', 204: 'No Content', 400: 'Bad Request', 410: 'Gone', 411: 'Length Required', 413: 'Payload Too Large', 426: 'Upgrade Required', 431: 'Request Header Fields Too Large' };
+
+const replyHeaders = (r: ManagementReply): Record<string, string> => ({
+  ...(r.body !== undefined && { 'content-type': r.type ?? 'application/json' }),
+  ...(r.errorType && { 'x-amzn-errortype': r.errorType }),
+});
+
+/**
+ * Reads the HTTP/1.1 requests of one keep-alive connection to the @connections API and writes each reply.
+ * Requests carry their body by Content-Length, as the SDK's and our publisher's do; chunked bodies get 411.
+ */
+function serveManagement(socket: Socket, answer: (method: string, target: string, body: Buffer) => ManagementReply): void {
+  let buffered: Buffer = Buffer.alloc(0);
+  let continued = false;
+  const reply = (r: ManagementReply, close: boolean) => {
+    let head = `HTTP/1.1 ${r.status} ${REASONS[r.status] ?? ''}\r\n`;
+    for (const [name, value] of Object.entries(replyHeaders(r))) head += `${name}: ${value}\r\n`;
+    if (r.status !== 204) head += `content-length: ${Buffer.byteLength(r.body ?? '')}\r\n`;
+    if (close) head += 'connection: close\r\n';
+    socket.write(`${head}\r\n${r.body ?? ''}`);
+    if (close) socket.end();
+  };
+  socket.on('data', (chunk: Buffer) => {
+    buffered = buffered.length ? Buffer.concat([buffered, chunk]) : chunk;
+    while (buffered.length && !socket.writableEnded) {
+      const end = buffered.indexOf('\r\n\r\n');
+      if (end < 0) {
+        if (buffered.length > 16 * 1024) reply({ status: 431 }, true);
+        return;
+      }
+      const lines = buffered.toString('latin1', 0, end).split('\r\n');
+      const [method = '', target = '', version = ''] = lines[0].split(' ');
+      let length = 0;
+      let close = version !== 'HTTP/1.1';
+      let chunked = false;
+      let expectContinue = false;
+      for (let i = 1; i < lines.length; i++) {
+        const colon = lines[i].indexOf(':');
+        const name = lines[i].slice(0, colon).trim().toLowerCase();
+        const value = lines[i].slice(colon + 1).trim();
+        if (name === 'content-length') length = /^\d+$/.test(value) ? Number(value) : -1;
+        else if (name === 'transfer-encoding') chunked = true;
+        else if (name === 'connection') close = /close/i.test(value);
+        else if (name === 'expect') expectContinue = /100-continue/i.test(value);
+      }
+      if (chunked || length < 0) return reply({ status: chunked ? 411 : 400 }, true);
+      if (buffered.length < end + 4 + length) {
+        if (expectContinue && !continued) socket.write('HTTP/1.1 100 Continue\r\n\r\n');
+        continued = true;
+        return;
+      }
+      const body = buffered.subarray(end + 4, end + 4 + length);
+      buffered = buffered.subarray(end + 4 + length);
+      continued = false;
+      reply(answer(method, target, body), close);
+    }
+  });
 }
 
 /** API Gateway connection ids look like "L0SM9cOFvHcCIhw=". */
@@ -123,72 +195,86 @@ export async function startWsGateway(options: WsGatewayOptions): Promise<WsGatew
     });
   };
 
-  const management = async (req: IncomingMessage, res: ServerResponse, connectionId: string) => {
+  /** The @connections API: the reply to one request, from its method, connection id and body. */
+  const manage = (method: string, connectionId: string, body: Buffer): ManagementReply => {
     const conn = connections.get(connectionId);
-    const gone = () => {
-      res.writeHead(410, { 'content-type': 'application/json', 'x-amzn-errortype': 'GoneException' });
-      res.end(JSON.stringify({ message: `Connection ${connectionId} is gone` }));
-    };
-    if (req.method === 'POST') {
-      // Events, not `for await`: a fan-out makes one post per socket, all on this one thread.
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      await new Promise((resolveBody, reject) => req.once('end', resolveBody).once('error', reject));
-      if (!conn || conn.socket.readyState !== conn.socket.OPEN) return gone();
-      const data = Buffer.concat(chunks);
-      if (data.length > WS_LIMITS.maxFrameBytes) {
-        res.writeHead(413, { 'content-type': 'application/json', 'x-amzn-errortype': 'PayloadTooLargeException' });
-        return res.end(JSON.stringify({ message: 'Message too long' }));
-      }
-      conn.socket.send(data, { binary: false }); // a text frame, as API Gateway sends
-      res.writeHead(200, { 'content-type': 'application/json' });
-      return res.end();
+    const gone: ManagementReply = { status: 410, errorType: 'GoneException', body: JSON.stringify({ message: `Connection ${connectionId} is gone` }) };
+    if (method === 'POST') {
+      if (!conn || conn.socket.readyState !== conn.socket.OPEN) return gone;
+      if (body.length > WS_LIMITS.maxFrameBytes) return { status: 413, errorType: 'PayloadTooLargeException', body: JSON.stringify({ message: 'Message too long' }) };
+      conn.socket.send(body, { binary: false }); // a text frame, as API Gateway sends
+      return { status: 200, body: '' };
     }
-    if (!conn) return gone();
-    if (req.method === 'DELETE') {
+    if (!conn) return gone;
+    if (method === 'DELETE') {
       conn.socket.close(1001, 'Going away');
-      res.writeHead(204);
-      return res.end();
+      return { status: 204 };
     }
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(
-      JSON.stringify({
-        ConnectedAt: new Date(conn.connectedAt).toISOString(),
-        LastActiveAt: new Date(conn.lastActiveAt).toISOString(),
-        Identity: { SourceIp: conn.sourceIp, UserAgent: conn.userAgent },
-      }),
-    );
+    const info = { ConnectedAt: new Date(conn.connectedAt).toISOString(), LastActiveAt: new Date(conn.lastActiveAt).toISOString(), Identity: { SourceIp: conn.sourceIp, UserAgent: conn.userAgent } };
+    return { status: 200, body: JSON.stringify(info) };
+  };
+
+  /** What a request to this port gets: the @connections API, or a hint to connect with a WebSocket client. */
+  const answer = (method: string, target: string, body: Buffer): ManagementReply => {
+    const m = MANAGEMENT_PATH.exec(target.split('?')[0]);
+    if (!m || !MANAGEMENT_METHODS.has(method)) return NOT_WEBSOCKET;
+    let connectionId: string;
+    try {
+      connectionId = decodeURIComponent(m[1]);
+    } catch {
+      return { status: 400, errorType: 'BadRequestException', body: JSON.stringify({ message: 'Invalid connection id' }) };
+    }
+    return manage(method, connectionId, body);
   };
 
   const server = createServer((req, res) => {
-    const m = /^\/@connections\/([^/?]+)$/.exec((req.url ?? '').split('?')[0]);
-    if (m && ['POST', 'GET', 'DELETE'].includes(req.method ?? '')) {
-      management(req, res, decodeURIComponent(m[1])).catch(() => {
-        res.writeHead(500);
-        res.end();
-      });
-      return;
-    }
-    res.writeHead(426, { 'content-type': 'text/plain' });
-    res.end('WebSocket API: connect with a WebSocket client');
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const r = answer(req.method ?? '', req.url ?? '', Buffer.concat(chunks));
+      res.writeHead(r.status, { ...replyHeaders(r), ...(r.status !== 204 && { 'content-length': Buffer.byteLength(r.body ?? '') }) });
+      res.end(r.body);
+    });
   });
   server.on('upgrade', (req, socket, head) => {
     socket.on('error', () => socket.destroy());
     void onUpgrade(req, socket, head);
   });
+  // One port, as API Gateway's: a connection that starts with a request to the @connections API (the
+  // publisher's keep-alive sockets) is served by serveManagement, without node:http's per-request objects (a
+  // fan-out posts once per socket; BENCHMARKS.md "Realtime"); any other (WebSocket handshakes) goes to node:http.
+  const managementSockets = new Set<Socket>();
+  const front = createNetServer((socket) => {
+    socket.on('error', () => socket.destroy());
+    let first: Buffer = Buffer.alloc(0);
+    const sniff = (chunk: Buffer) => {
+      first = first.length ? Buffer.concat([first, chunk]) : chunk;
+      if (first.length < 'DELETE /@connections/'.length && !first.includes('\n')) return; // too little to tell
+      socket.off('data', sniff).pause();
+      socket.unshift(first);
+      if (MANAGEMENT_REQUEST.test(first.toString('latin1', 0, 64))) {
+        managementSockets.add(socket.once('close', () => managementSockets.delete(socket)));
+        serveManagement(socket, answer);
+      } else server.emit('connection', socket);
+      process.nextTick(() => socket.resume());
+    };
+    socket.on('data', sniff);
+  });
   await new Promise<void>((resolveListen, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, options.host, () => {
-      server.off('error', reject);
+    front.once('error', reject);
+    front.listen(options.port, options.host, () => {
+      front.off('error', reject);
       resolveListen();
     });
   });
   return {
-    server,
+    server: front,
     connections,
     close: async () => {
       for (const c of connections.values()) c.socket.terminate();
-      await new Promise<void>((r) => server.close(() => r()));
+      for (const socket of managementSockets) socket.destroy();
+      server.closeAllConnections();
+      await new Promise<void>((r) => front.close(() => r()));
     },
   };
 }
