@@ -18,6 +18,7 @@ test('the quick benchmark prints one JSON object with every figure; round trips 
     p99: expect.any(Number),
     fanout50_median: expect.any(Number),
     fanout50_p99: expect.any(Number),
+    fanout50_each_median: expect.any(Number),
     messages: 50,
     cpu_steal_pct: expect.any(Number),
   });
