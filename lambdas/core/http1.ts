@@ -11,170 +11,161 @@ export interface HttpReply {
   body: Buffer;
 }
 
-/** Sockets of one origin: idle ones to reuse, and requests waiting while all are busy. */
+/** A keep-alive connection: its listeners stay for its whole life and hand its bytes to the request on it. */
+interface Conn {
+  socket: Socket;
+  pool: Pool;
+  /** The request whose reply is being read; none while idle. */
+  current?: Exchange;
+}
+
+interface Exchange {
+  reader: ReplyReader;
+  resolve(reply: HttpReply): void;
+  reject(err: Error): void;
+}
+
+/** Connections of one origin: idle ones to reuse, and requests waiting while all are busy. */
 interface Pool {
-  idle: Socket[];
+  idle: Conn[];
   open: number;
-  /** Each waiter is handed a socket, or undefined when a slot was freed for it to connect. */
-  waiting: ((socket: Socket | undefined) => void)[];
+  /** Each waiter is handed a connection, or undefined when a slot was freed for it to open one. */
+  waiting: ((conn: Conn | undefined) => void)[];
 }
 
 /** Open sockets per origin at most, as node:http's agent was set to; further requests wait for one. */
 export const MAX_SOCKETS_PER_ORIGIN = 64;
 
 const pools = new Map<string, Pool>();
-const poolOfSocket = new WeakMap<Socket, Pool>();
 
-function poolOf(url: URL): Pool {
-  let pool = pools.get(url.origin);
-  if (!pool) pools.set(url.origin, (pool = { idle: [], open: 0, waiting: [] }));
+function poolOf(origin: string): Pool {
+  let pool = pools.get(origin);
+  if (!pool) pools.set(origin, (pool = { idle: [], open: 0, waiting: [] }));
   return pool;
 }
 
-function connect(url: URL): Promise<Socket> {
+const CLOSED_EARLY = 'the connection closed before the whole reply';
+
+function open(url: URL, pool: Pool): Promise<Conn> {
   const https = url.protocol === 'https:';
   const host = url.hostname.replace(/^\[|\]$/g, '');
   const port = Number(url.port) || (https ? 443 : 80);
   return new Promise((resolve, reject) => {
     // SNI names a host, never an address (RFC 6066); the certificate is checked either way.
     const socket = https
-      ? tlsConnect({ host, port, ...(!isIP(host) && { servername: host }), ALPNProtocols: ['http/1.1'] }, () => done())
-      : netConnect({ host, port }, () => done());
-    const done = () => {
-      socket.off('error', reject);
+      ? tlsConnect({ host, port, ...(!isIP(host) && { servername: host }), ALPNProtocols: ['http/1.1'] }, () => ready())
+      : netConnect({ host, port }, () => ready());
+    const conn: Conn = { socket, pool };
+    let connected = false;
+    const ready = () => {
+      connected = true;
       socket.setNoDelay(true);
-      resolve(socket);
+      resolve(conn);
     };
-    socket.once('error', reject);
+    socket.on('data', (chunk: Buffer) => {
+      const ex = conn.current;
+      if (!ex) return void socket.destroy(); // bytes nobody asked for
+      let reply: HttpReply | undefined;
+      try {
+        reply = ex.reader.push(chunk);
+      } catch (err) {
+        return fail(conn, err as Error);
+      }
+      if (reply) finish(conn, reply, ex.reader.reusable);
+    });
+    socket.on('end', () => {
+      const reply = conn.current?.reader.end();
+      if (reply) finish(conn, reply, false);
+    });
+    socket.on('error', (err) => {
+      if (!connected) reject(err);
+      else if (conn.current) fail(conn, err);
+    });
+    // The one place a socket leaves the pool's count: a freed slot goes to a waiting request.
+    socket.on('close', () => {
+      if (conn.current) fail(conn, new Error(CLOSED_EARLY));
+      const i = pool.idle.indexOf(conn);
+      if (i >= 0) pool.idle.splice(i, 1);
+      pool.open--;
+      pool.waiting.shift()?.(undefined);
+    });
   });
 }
 
-// Listeners of an idle socket: one the server closes leaves the pool; an error closes it.
-function idleClosed(this: Socket): void {
-  const pool = poolOfSocket.get(this);
-  const i = pool ? pool.idle.indexOf(this) : -1;
-  if (pool && i >= 0) {
-    pool.idle.splice(i, 1);
-    pool.open--;
-    pool.waiting.shift()?.(undefined);
-  }
-}
-function idleError(this: Socket): void {
-  this.destroy();
-}
-
-/** A socket for the origin: an idle one, a new one while under the limit, or the next one given back. */
-async function acquire(url: URL, pool: Pool): Promise<Socket> {
+/** A connection for the origin: an idle one, a new one while under the limit, or the next one given back. */
+async function acquire(url: URL, pool: Pool): Promise<Conn> {
   for (;;) {
     const idle = pool.idle.pop();
     if (idle) {
-      idle.off('close', idleClosed).off('error', idleError);
-      if (!idle.destroyed && idle.writable) return idle.ref();
-      idle.destroy();
-      pool.open--;
-      continue;
+      idle.socket.ref();
+      return idle;
     }
     if (pool.open < MAX_SOCKETS_PER_ORIGIN) {
       pool.open++;
-      try {
-        const socket = await connect(url);
-        poolOfSocket.set(socket, pool);
-        return socket;
-      } catch (err) {
-        pool.open--;
-        pool.waiting.shift()?.(undefined);
-        throw err;
-      }
+      return open(url, pool); // its 'close' gives the slot back, also when connecting fails
     }
-    const handed = await new Promise<Socket | undefined>((r) => pool.waiting.push(r));
+    const handed = await new Promise<Conn | undefined>((r) => pool.waiting.push(r));
     if (handed) return handed;
   }
 }
 
 /** Back to the pool (or to a waiting request) after a whole reply; closed when it cannot be reused. */
-function release(pool: Pool, socket: Socket, reusable: boolean): void {
-  if (!reusable || socket.destroyed) {
-    socket.on('error', () => undefined).destroy();
-    pool.open--;
-    pool.waiting.shift()?.(undefined);
-    return;
-  }
-  const waiter = pool.waiting.shift();
-  if (waiter) return waiter(socket);
-  // An idle socket keeps no process alive.
-  socket.unref().on('close', idleClosed).on('error', idleError);
-  pool.idle.push(socket);
+function release(conn: Conn, reusable: boolean): void {
+  if (!reusable || conn.socket.destroyed) return void conn.socket.destroy();
+  const waiter = conn.pool.waiting.shift();
+  if (waiter) return waiter(conn);
+  conn.socket.unref(); // an idle socket keeps no process alive
+  conn.pool.idle.push(conn);
+}
+
+function finish(conn: Conn, reply: HttpReply, reusable: boolean): void {
+  const ex = conn.current as Exchange;
+  conn.current = undefined;
+  release(conn, reusable);
+  ex.resolve(reply);
+}
+
+function fail(conn: Conn, err: Error): void {
+  const ex = conn.current as Exchange;
+  conn.current = undefined;
+  conn.socket.destroy();
+  ex.reject(err);
 }
 
 /** Sends one request and reads its whole reply; rejects on network errors, and after `timeoutMs` in all. */
-export async function http1(method: string, url: URL, headers: Record<string, string>, body: Buffer | string | undefined, timeoutMs: number): Promise<HttpReply> {
-  const pool = poolOf(url);
+export function http1(method: string, url: URL, headers: Record<string, string>, body: Buffer | string | undefined, timeoutMs: number): Promise<HttpReply> {
   let head = `${method} ${url.pathname}${url.search} HTTP/1.1\r\n`;
   for (const name in headers) head += `${name}: ${headers[name]}\r\n`;
   if (body !== undefined) head += `content-length: ${Buffer.byteLength(body)}\r\n`;
   head += '\r\n';
-  let timer: NodeJS.Timeout | undefined;
-  let socket: Socket | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      socket?.destroy();
-      reject(Object.assign(new Error(`timed out after ${timeoutMs} ms`), { name: 'TimeoutError' }));
-    }, timeoutMs);
-  });
-  const acquiring = acquire(url, pool);
-  try {
-    try {
-      socket = await Promise.race([acquiring, timeout]);
-    } catch (err) {
-      // A socket that comes after the time is up goes back to the pool unused.
-      acquiring.then((late) => release(pool, late, true), () => undefined);
-      throw err;
-    }
-    return await Promise.race([exchange(pool, socket, method, head, body), timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-function exchange(pool: Pool, socket: Socket, method: string, head: string, body: Buffer | string | undefined): Promise<HttpReply> {
+  const pool = poolOf(url.origin);
   return new Promise((resolve, reject) => {
-    const reader = new ReplyReader(method);
-    const onData = (chunk: Buffer) => {
-      let reply: HttpReply | undefined;
-      try {
-        reply = reader.push(chunk);
-      } catch (err) {
-        return fail(err as Error);
-      }
-      if (reply) finish(reply, reader.reusable);
-    };
-    const onEnd = () => {
-      const reply = reader.end();
-      if (reply) finish(reply, false);
-      else fail(new Error('the connection closed before the whole reply'));
-    };
-    const onClose = () => fail(new Error('the connection closed before the whole reply'));
-    const cleanup = () => {
-      socket.off('data', onData).off('end', onEnd).off('error', fail).off('close', onClose);
-    };
-    function finish(reply: HttpReply, reusable: boolean) {
-      cleanup();
-      release(pool, socket, reusable);
-      resolve(reply);
-    }
-    function fail(err: Error) {
-      cleanup();
-      release(pool, socket, false);
-      reject(err);
-    }
-    socket.on('data', onData).on('end', onEnd).on('error', fail).on('close', onClose);
-    if (typeof body === 'string') socket.write(head + body, 'utf8');
-    else if (body) {
-      socket.cork();
-      socket.write(head, 'latin1');
-      socket.write(body);
-      socket.uncork();
-    } else socket.write(head, 'latin1');
+    let conn: Conn | undefined;
+    let timedOut = false;
+    // The whole exchange is bounded, the wait for a connection included.
+    const timer = setTimeout(() => {
+      timedOut = true;
+      const err = Object.assign(new Error(`timed out after ${timeoutMs} ms`), { name: 'TimeoutError' });
+      if (conn?.current) fail(conn, err);
+      else reject(err);
+    }, timeoutMs);
+    const done = { resolve: (r: HttpReply) => (clearTimeout(timer), resolve(r)), reject: (e: Error) => (clearTimeout(timer), reject(e)) };
+    acquire(url, pool).then(
+      (got) => {
+        // A connection that comes after the time is up goes back to the pool unused.
+        if (timedOut) return release(got, true);
+        conn = got;
+        got.current = { reader: new ReplyReader(method), ...done };
+        if (typeof body === 'string') got.socket.write(head + body, 'utf8');
+        else if (body) {
+          got.socket.cork();
+          got.socket.write(head, 'latin1');
+          got.socket.write(body);
+          got.socket.uncork();
+        } else got.socket.write(head, 'latin1');
+      },
+      (err: Error) => done.reject(err),
+    );
   });
 }
 

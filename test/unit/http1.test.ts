@@ -166,6 +166,23 @@ test(`at most ${MAX_SOCKETS_PER_ORIGIN} connections per origin: more requests at
   expect(connections()).toBe(MAX_SOCKETS_PER_ORIGIN);
 });
 
+test('a request that waits for a free connection past its time fails alone, and no connection is lost to it', async () => {
+  const { url, connections } = await listen(
+    createServer((req, res) => {
+      req.resume();
+      setTimeout(() => res.end('late'), 300);
+    }),
+  );
+  const busy = Array.from({ length: MAX_SOCKETS_PER_ORIGIN }, () => http1('POST', url, { host: url.host }, 'x', 5000));
+  const waiting = await http1('POST', url, { host: url.host }, 'x', 100).catch((e) => e);
+  expect(waiting.name).toBe('TimeoutError');
+  expect((await Promise.all(busy)).every((r) => r.body.toString() === 'late')).toBe(true);
+  // All of them again at once: none was lost to the request that gave up.
+  const again = await Promise.all(Array.from({ length: MAX_SOCKETS_PER_ORIGIN }, () => http1('POST', url, { host: url.host }, 'x', 2000)));
+  expect(again.every((r) => r.body.toString() === 'late')).toBe(true);
+  expect(connections()).toBe(MAX_SOCKETS_PER_ORIGIN);
+});
+
 describe('HTTPS', () => {
   const tlsDir = join(ROOT, 'test', 'support', 'tls');
   let url: URL;
