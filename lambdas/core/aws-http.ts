@@ -49,7 +49,7 @@ async function signingTime(service: Service, now: Date): Promise<SigningTime> {
  * two on every kind of request made here. Written out because a fan-out signs one post per socket: this signs
  * requests that share method, headers and payload and differ only in URL, so what they share (the canonical
  * headers, the key) is worked out once and each URL then costs one SHA-256 and one HMAC.
- * `headers` are the headers to sign; `query`, the X-Amz-* parameters of a presigned URL.
+ * `headers` are the headers to sign; `extraQuery`, the X-Amz-* parameters of a presigned URL.
  */
 function sigV4(time: SigningTime, method: string, headers: Record<string, string>, payloadHash: string) {
   const canonical = new Map<string, string>();

@@ -243,8 +243,9 @@ export async function startWsGateway(options: WsGatewayOptions): Promise<WsGatew
   // One port, as API Gateway's: a connection that starts with a request to the @connections API (the
   // publisher's keep-alive sockets) is served by serveManagement, without node:http's per-request objects (a
   // fan-out posts once per socket; BENCHMARKS.md "Realtime"); any other (WebSocket handshakes) goes to node:http.
-  const managementSockets = new Set<Socket>();
-  const front = createNetServer((socket) => {
+  const sockets = new Set<Socket>();
+  const front = createNetServer({ noDelay: true }, (socket) => {
+    sockets.add(socket.once('close', () => sockets.delete(socket)));
     socket.on('error', () => socket.destroy());
     let first: Buffer = Buffer.alloc(0);
     const sniff = (chunk: Buffer) => {
@@ -252,10 +253,8 @@ export async function startWsGateway(options: WsGatewayOptions): Promise<WsGatew
       if (first.length < 'DELETE /@connections/'.length && !first.includes('\n')) return; // too little to tell
       socket.off('data', sniff).pause();
       socket.unshift(first);
-      if (MANAGEMENT_REQUEST.test(first.toString('latin1', 0, 64))) {
-        managementSockets.add(socket.once('close', () => managementSockets.delete(socket)));
-        serveManagement(socket, answer);
-      } else server.emit('connection', socket);
+      if (MANAGEMENT_REQUEST.test(first.toString('latin1', 0, 64))) serveManagement(socket, answer);
+      else server.emit('connection', socket);
       process.nextTick(() => socket.resume());
     };
     socket.on('data', sniff);
@@ -272,8 +271,7 @@ export async function startWsGateway(options: WsGatewayOptions): Promise<WsGatew
     connections,
     close: async () => {
       for (const c of connections.values()) c.socket.terminate();
-      for (const socket of managementSockets) socket.destroy();
-      server.closeAllConnections();
+      for (const socket of sockets) socket.destroy(); // keep-alive HTTP connections too
       await new Promise<void>((r) => front.close(() => r()));
     },
   };
