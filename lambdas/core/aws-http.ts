@@ -72,14 +72,21 @@ function sigV4(time: SigningTime, method: string, headers: Record<string, string
   };
 }
 
-/** The headers SigV4 adds to a signed request (not to a presigned URL). */
-const amzHeaders = (time: SigningTime, host: string, headers: Record<string, string>, payloadHash: string): Record<string, string> => ({
-  ...headers,
-  host,
-  'x-amz-date': time.longDate,
-  'x-amz-content-sha256': payloadHash,
-  ...(time.credentials.sessionToken && { 'x-amz-security-token': time.credentials.sessionToken }),
-});
+/**
+ * The headers of signed requests to one host (the SigV4 ones added, not those of a presigned URL): returns,
+ * for each URL, the headers with its Authorization.
+ */
+function headerSigner(time: SigningTime, method: string, host: string, headers: Record<string, string>, payloadHash: string) {
+  const all: Record<string, string> = {
+    ...headers,
+    host,
+    'x-amz-date': time.longDate,
+    'x-amz-content-sha256': payloadHash,
+    ...(time.credentials.sessionToken && { 'x-amz-security-token': time.credentials.sessionToken }),
+  };
+  const { sign } = sigV4(time, method, all, payloadHash);
+  return (url: URL): Record<string, string> => ({ ...all, authorization: sign(url).authorization });
+}
 
 /** RFC 3986 escaping of one path segment, as SigV4 wants it (encodeURIComponent leaves !'()* alone). */
 export const uriEscape = (s: string) => encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
@@ -117,15 +124,11 @@ export async function signedFetch(service: Service, method: string, url: URL, he
 export async function signedPoster(service: Service, body: Buffer, headers: Record<string, string> = {}): Promise<(url: URL) => Promise<AwsReply>> {
   const payloadHash = sha256Hex(body);
   const time = await signingTime(service, new Date());
-  const byHost = new Map<string, { headers: Record<string, string>; sign: ReturnType<typeof sigV4>['sign'] }>();
+  const byHost = new Map<string, (url: URL) => Record<string, string>>();
   const signed = (url: URL) => {
-    let host = byHost.get(url.host);
-    if (!host) {
-      const all = amzHeaders(time, url.host, headers, payloadHash);
-      host = { headers: all, sign: sigV4(time, 'POST', all, payloadHash).sign };
-      byHost.set(url.host, host);
-    }
-    return { ...host.headers, authorization: host.sign(url).authorization };
+    let signer = byHost.get(url.host);
+    if (!signer) byHost.set(url.host, (signer = headerSigner(time, 'POST', url.host, headers, payloadHash)));
+    return signer(url);
   };
   return (url) => sendSigned(service, 'POST', url, headers, body, payloadHash, signed);
 }
@@ -144,13 +147,8 @@ async function sendSigned(
   for (let attempt = 0; attempt < 3; attempt++) {
     if (attempt) await new Promise((r) => setTimeout(r, 50 * 2 ** attempt * Math.random()));
     try {
-      let signed: Record<string, string>;
-      if (attempt === 0 && signedFirst) signed = signedFirst(url);
-      else {
-        const time = await signingTime(service, new Date());
-        const all = amzHeaders(time, url.host, headers, payloadHash);
-        signed = { ...all, authorization: sigV4(time, method, all, payloadHash).sign(url).authorization };
-      }
+      const signed =
+        attempt === 0 && signedFirst ? signedFirst(url) : headerSigner(await signingTime(service, new Date()), method, url.host, headers, payloadHash)(url);
       const res = await send(method, url, signed, body, config().awsRequestTimeoutMs);
       if (res.status < 500) return res;
       last = new Error(`${service} answered ${res.status}: ${res.text().slice(0, 200)}`);
