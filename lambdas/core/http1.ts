@@ -169,6 +169,17 @@ export function http1(method: string, url: URL, headers: Record<string, string>,
   });
 }
 
+/** An HTTP/1.x message head (`end`: where its blank line starts): the start line, and headers by lower-case name. */
+export function parseHead(bytes: Buffer, end: number): { start: string; headers: Map<string, string> } {
+  const [start, ...lines] = bytes.toString('latin1', 0, end).split('\r\n');
+  const headers = new Map<string, string>();
+  for (const line of lines) {
+    const colon = line.indexOf(':');
+    if (colon > 0) headers.set(line.slice(0, colon).trim().toLowerCase(), line.slice(colon + 1).trim());
+  }
+  return { start, headers };
+}
+
 /** Reads one reply from the bytes as they arrive. */
 class ReplyReader {
   private buffered: Buffer = Buffer.alloc(0);
@@ -190,19 +201,16 @@ class ReplyReader {
         if (this.buffered.length > 64 * 1024) throw new Error('reply head too large');
         return undefined;
       }
-      const lines = this.buffered.toString('latin1', 0, end).split('\r\n');
-      const m = /^HTTP\/1\.[01] (\d{3})/.exec(lines[0]);
-      if (!m) throw new Error(`not an HTTP/1.1 reply: ${lines[0].slice(0, 40)}`);
+      const head = parseHead(this.buffered, end);
+      const m = /^HTTP\/1\.[01] (\d{3})/.exec(head.start);
+      if (!m) throw new Error(`not an HTTP/1.1 reply: ${head.start.slice(0, 40)}`);
       this.status = Number(m[1]);
-      for (const line of lines.slice(1)) {
-        const colon = line.indexOf(':');
-        if (colon > 0) this.headers.set(line.slice(0, colon).trim().toLowerCase(), line.slice(colon + 1).trim());
-      }
+      this.headers = head.headers;
       this.buffered = this.buffered.subarray(end + 4);
       this.headDone = true;
       // An interim 100 Continue is followed by the real reply.
       if (this.status === 100) return this.restart();
-      if (/close/i.test(this.headers.get('connection') ?? '') || lines[0].startsWith('HTTP/1.0')) this.reusable = false;
+      if (/close/i.test(this.headers.get('connection') ?? '') || head.start.startsWith('HTTP/1.0')) this.reusable = false;
       const length = this.headers.get('content-length');
       if (this.method === 'HEAD' || this.status === 204 || this.status === 304) this.remaining = 0;
       else if (/chunked/i.test(this.headers.get('transfer-encoding') ?? '')) this.remaining = -1;

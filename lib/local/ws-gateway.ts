@@ -9,6 +9,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { WS_ROUTES, type WsRouteDef } from '../routes';
 import { handlerLoader } from './handlers';
 import type { WsEvent, WsResult } from '../../lambdas/core/ws';
+import { parseHead } from '../../lambdas/core/http1';
 
 type WsHandler = (event: WsEvent) => Promise<WsResult>;
 
@@ -58,6 +59,7 @@ const REASONS: Record<number, string> = { 200: 'OK', 204: 'No Content', 400: 'Ba
 const replyHeaders = (r: ManagementReply): Record<string, string> => ({
   ...(r.body !== undefined && { 'content-type': r.type ?? 'application/json' }),
   ...(r.errorType && { 'x-amzn-errortype': r.errorType }),
+  ...(r.status !== 204 && { 'content-length': String(Buffer.byteLength(r.body ?? '')) }),
 });
 
 /**
@@ -70,7 +72,6 @@ function serveManagement(socket: Socket, answer: (method: string, target: string
   const reply = (r: ManagementReply, close: boolean) => {
     let head = `HTTP/1.1 ${r.status} ${REASONS[r.status] ?? ''}\r\n`;
     for (const [name, value] of Object.entries(replyHeaders(r))) head += `${name}: ${value}\r\n`;
-    if (r.status !== 204) head += `content-length: ${Buffer.byteLength(r.body ?? '')}\r\n`;
     if (close) head += 'connection: close\r\n';
     socket.write(`${head}\r\n${r.body ?? ''}`);
     if (close) socket.end();
@@ -83,21 +84,14 @@ function serveManagement(socket: Socket, answer: (method: string, target: string
         if (buffered.length > 16 * 1024) reply({ status: 431 }, true);
         return;
       }
-      const lines = buffered.toString('latin1', 0, end).split('\r\n');
-      const [method = '', target = '', version = ''] = lines[0].split(' ');
-      let length = 0;
-      let close = version !== 'HTTP/1.1';
-      let chunked = false;
-      let expectContinue = false;
-      for (let i = 1; i < lines.length; i++) {
-        const colon = lines[i].indexOf(':');
-        const name = lines[i].slice(0, colon).trim().toLowerCase();
-        const value = lines[i].slice(colon + 1).trim();
-        if (name === 'content-length') length = /^\d+$/.test(value) ? Number(value) : -1;
-        else if (name === 'transfer-encoding') chunked = true;
-        else if (name === 'connection') close = /close/i.test(value);
-        else if (name === 'expect') expectContinue = /100-continue/i.test(value);
-      }
+      const { start, headers } = parseHead(buffered, end);
+      const [method = '', target = '', version = ''] = start.split(' ');
+      const lengthHeader = headers.get('content-length') ?? '0';
+      const length = /^\d+$/.test(lengthHeader) ? Number(lengthHeader) : -1;
+      const connection = headers.get('connection');
+      const close = connection === undefined ? version !== 'HTTP/1.1' : /close/i.test(connection);
+      const chunked = headers.has('transfer-encoding');
+      const expectContinue = /100-continue/i.test(headers.get('expect') ?? '');
       if (chunked || length < 0) return reply({ status: chunked ? 411 : 400 }, true);
       if (buffered.length < end + 4 + length) {
         if (expectContinue && !continued) socket.write('HTTP/1.1 100 Continue\r\n\r\n');
@@ -232,7 +226,7 @@ export async function startWsGateway(options: WsGatewayOptions): Promise<WsGatew
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const r = answer(req.method ?? '', req.url ?? '', Buffer.concat(chunks));
-      res.writeHead(r.status, { ...replyHeaders(r), ...(r.status !== 204 && { 'content-length': Buffer.byteLength(r.body ?? '') }) });
+      res.writeHead(r.status, replyHeaders(r));
       res.end(r.body);
     });
   });
