@@ -234,11 +234,15 @@ async function roundTrips(apiUrl: string, demo: { client_key: string; secret_key
     ws.send(`${JSON.stringify({ id: 1, connect: { token: rt.token } })}\n${JSON.stringify({ id: 2, subscribe: { channel: rt.channel } })}`);
     await reply;
   }));
+  /** Waits (10 ms steps, `tries` of them at most) until `e` has been invoked since `seen` was last cleared. */
+  const waitFor = async (e: string, tries = 300) => {
+    for (let i = 0; i < tries && !seen.some((x) => x.entry === e); i++) await new Promise((r) => setTimeout(r, 10));
+  };
   // The publisher, per message (the sockets above are subscribers of this channel).
   const published = await measure(PUBLISHER.entry, async () => {
     seen.length = 0;
     await http('POST', `/api/client/chats/${chat.id}/messages`, { token, json: { content: 'fan-out' } });
-    for (let i = 0; i < 200 && !seen.some((x) => x.entry === PUBLISHER.entry); i++) await new Promise((r) => setTimeout(r, 10));
+    await waitFor(PUBLISHER.entry, 200);
   });
   record('publisher_per_message', published);
   for (const ws of sockets) ws.close();
@@ -250,9 +254,6 @@ async function roundTrips(apiUrl: string, demo: { client_key: string; secret_key
   await updateBot(hooked.bot.id, { webhook_url: webhookUrl });
   const hs = await http('POST', '/api/client/session', { json: { client_key: hooked.bot.client_key, external_id: 'bench-webhooks' } });
   const hchat = await http('POST', '/api/client/chats', { token: hs.session_token, json: { name: 'hooks' } });
-  const waitFor = async (e: string) => {
-    for (let i = 0; i < 300 && !seen.some((x) => x.entry === e); i++) await new Promise((r) => setTimeout(r, 10));
-  };
   const sendHooked = async (e: string) => {
     seen.length = 0;
     await http('POST', `/api/client/chats/${hchat.id}/messages`, { token: hs.session_token, json: { content: 'hook' } });
