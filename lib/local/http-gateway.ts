@@ -160,6 +160,9 @@ export async function startHttpGateway(options: HttpGatewayOptions): Promise<Ser
       else res.destroy();
     }
   });
+  // Idle keep-alive connections outlive the clients' own idle limits (fetch's is 4 s): with Node's default
+  // of 5 s, a request sent on a connection the server was just closing failed with "other side closed".
+  server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolveListen, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => {
