@@ -180,7 +180,15 @@ export async function startLocalStack(s: LocalSettings, log: (line: string) => v
 
     const fallback = await webFallback(s.root, { api_url: apiUrl, client_key: demoBot.client_key });
     const http = await startHttpGateway({ host: s.host, port: s.port, root: s.root, fallback });
-    stops.push(() => new Promise((r) => http.close(() => r())));
+    // close() ends idle keep-alive connections only: one busy at that moment (the echo bot's reply, say) would
+    // then stay open for its 65 s. Requests in flight get a second to finish; what is still open is closed.
+    stops.push(
+      () =>
+        new Promise((r) => {
+          http.close(() => r());
+          setTimeout(() => http.closeAllConnections(), 1000).unref();
+        }),
+    );
     if (s.echoBot && demoBot.webhook_secret) {
       const echo = await startEchoBot({ port: s.echoBotPort, host: s.host, apiUrl, secretKey: demoBot.secret_key, webhookSecret: demoBot.webhook_secret, log: (l) => log(`echo bot: ${l}`) });
       stops.push(() => new Promise((r) => echo.close(() => r())));
