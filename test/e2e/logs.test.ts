@@ -4,24 +4,20 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { call, newBot, newSession } from '../support/api';
+import { jsonLines } from '../support/jsonl';
 
 const LOG = join(__dirname, '..', '..', 'test-output', 'local-stack.log');
 
 /** The JSON log lines of the run so far (the stack also prints plain start-up lines). */
-function jsonLines(): Record<string, any>[] {
-  return readFileSync(LOG, 'utf8')
-    .split('\n')
-    .filter((l) => l.startsWith('{'))
-    .map((l) => JSON.parse(l));
-}
+const logLines = () => jsonLines<Record<string, any>>(LOG);
 
 async function linesWhere(match: (e: Record<string, any>) => boolean, count: number): Promise<Record<string, any>[]> {
   for (let i = 0; i < 100; i++) {
-    const found = jsonLines().filter(match);
+    const found = logLines().filter(match);
     if (found.length >= count) return found;
     await new Promise((r) => setTimeout(r, 50));
   }
-  return jsonLines().filter(match);
+  return logLines().filter(match);
 }
 
 test('client and Bot API requests: one access line each with request id, route, bot id, user id, status; no secrets', async () => {

@@ -2,10 +2,11 @@
 // one bot's failing receiver not delaying another's, secret rotation, and the echo bot of `npm start`.
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { createHmac } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { call, newSession, userWithChat } from '../support/api';
 import { freePort } from '../support/ports';
+import { jsonLines } from '../support/jsonl';
 import { liveClient, until } from '../support/realtime';
 import { updateBot } from '../../lambdas/core/bots';
 import { verifyWebhook } from '../../examples/echo-bot';
@@ -100,7 +101,7 @@ test('after the bounded retries the event goes to the dead-letter queue', async 
   const { token, chatId, hook, bot } = await botWithWebhook(() => 500);
   const sent = await say(token, chatId, 'doomed');
   const file = join(process.env.DATA_DIR as string, 'dead-letter', 'webhooks_dlq.jsonl');
-  const dead = () => (existsSync(file) ? readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l)) : []);
+  const dead = () => jsonLines(file);
   await until(() => dead().some((d) => d.body.message.id === sent.body.id), 15_000, 'the dead letter');
   const entry = dead().find((d) => d.body.message.id === sent.body.id);
   expect(entry.body).toMatchObject({ bot_id: bot.id, attempt: 2, reason: 'HTTP 500', url: hook.url });

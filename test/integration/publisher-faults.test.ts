@@ -2,7 +2,7 @@
 // retried and delivered once it recovers, in order, nothing lost; a record that never succeeds goes to the
 // dead-letter file after the bounded retries and does not hold back the records after it.
 import { createServer, type Server } from 'node:http';
-import { mkdtempSync, readFileSync, existsSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -11,6 +11,7 @@ import { startStreamPoller, type StreamPoller } from '../../lib/local/stream-pol
 import { PUBLISHER, STREAM_DELIVERY } from '../../lib/routes';
 import { ROOT } from '../support/local-process';
 import { freePort } from '../support/ports';
+import { jsonLines } from '../support/jsonl';
 import { until } from '../support/realtime';
 
 // This file's own table and a fake @connections API; set before any lambdas/core module reads its config.
@@ -108,8 +109,8 @@ test('a record that keeps failing goes to the dead-letter file after the bounded
   const { say } = await setup('broken=', Number.MAX_SAFE_INTEGER);
   const doomed = await say('doomed');
   const file = join(deadLetterDir, 'publisher.jsonl');
-  await until(() => existsSync(file), 30_000, 'the dead-letter file');
-  const lines = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  await until(() => jsonLines(file).length > 0, 30_000, 'the dead-letter file');
+  const lines = jsonLines(file);
   expect(lines).toHaveLength(1);
   expect(lines[0].record.dynamodb.NewImage.id.S).toBe(doomed.id);
   // One first delivery and the bounded retries, each trying the post (the SDK adds its own retries).
