@@ -7,6 +7,7 @@ import { createHash, createHmac } from 'node:crypto';
 import { http1 } from './http1';
 import { defaultProvider } from './lambda-credentials';
 import { config } from './config';
+import { byCodeUnits } from './ids';
 import type { AwsCredentialIdentity } from '@smithy/types';
 
 /** The services called this way: S3, Secrets Manager, and API Gateway's @connections API. */
@@ -16,7 +17,7 @@ type Service = 's3' | 'secretsmanager' | 'execute-api';
 const signingKeys = new Map<string, Buffer>();
 const hmac = (key: Buffer | string, data: string): Buffer => createHmac('sha256', key).update(data).digest();
 const sha256Hex = (data: Buffer | string): string => createHash('sha256').update(data).digest('hex');
-const byName = ([a]: [string, string], [b]: [string, string]) => (a < b ? -1 : a > b ? 1 : 0);
+const byName = ([a]: [string, string], [b]: [string, string]) => byCodeUnits(a, b);
 
 /** What every request signed at one moment for one service shares: credentials, date, scope and key. */
 interface SigningTime {

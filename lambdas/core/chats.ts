@@ -8,7 +8,7 @@ import { rateLimited, rateUpdate, type RateLimit } from './rate';
 import { transactWrite, type TransactItem } from './transact';
 import { TtlCache } from './cache';
 import { keys } from './keys';
-import { newUuid } from './ids';
+import { byCodeUnits, newUuid } from './ids';
 
 export interface Chat {
   id: string;
@@ -123,7 +123,7 @@ export async function listChats(userId: string): Promise<Chat[]> {
     ExpressionAttributeValues: { ':pk': `USER#${userId}`, ':chat': keys.chatPrefix },
     ConsistentRead: true,
   });
-  return items.map(toChat).sort((a, b) => b.updated_at.localeCompare(a.updated_at) || b.id.localeCompare(a.id));
+  return items.map(toChat).sort((a, b) => byCodeUnits(b.updated_at, a.updated_at) || byCodeUnits(b.id, a.id));
 }
 
 /**

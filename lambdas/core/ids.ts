@@ -8,6 +8,12 @@ export const newUuid = (): string => randomUUID();
 export const isUuid = (value: unknown): value is string => typeof value === 'string' && UUID_RE.test(value);
 export const isMessageId = (value: unknown): value is string => typeof value === 'string' && MESSAGE_ID_RE.test(value);
 
+/**
+ * Code-unit order, the order DynamoDB sorts keys in: ids and ISO timestamps compare as their strings.
+ * Not localeCompare: its first call loads ICU's collator, 5–9 ms of every cold start that sorts.
+ */
+export const byCodeUnits = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
 let lastMessageId = 0n;
 
 /**

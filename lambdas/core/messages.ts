@@ -8,7 +8,7 @@ import { transactWrite, type TransactItem } from './transact';
 import { dynamo, tableName } from './aws';
 import { activityKey, rejectChatAccess, type ChatOwner } from './chats';
 import { keys } from './keys';
-import { newMessageId } from './ids';
+import { byCodeUnits, newMessageId } from './ids';
 import { getOwnedFiles, toFileJson, toStoredFile, type FileJson, type StoredFile } from './files';
 import type { MessageInput } from './params';
 
@@ -233,7 +233,7 @@ export async function listMessages(userId: string, chatId: string, page: History
   const messages = items
     .filter((i) => i.entity === 'message' && i.id !== page.after && i.id !== page.before)
     .slice(0, page.limit) as MessageItem[];
-  return messages.sort((a, b) => a.id.localeCompare(b.id));
+  return messages.sort((a, b) => byCodeUnits(a.id, b.id));
 }
 
 async function chatExists(userId: string, chatId: string): Promise<boolean> {

@@ -1,5 +1,5 @@
 // Message ids sort by time and never repeat within a process; the bot settings cache honours its TTL.
-import { isMessageId, isUuid, newMessageId, newUuid } from '../../lambdas/core/ids';
+import { byCodeUnits, isMessageId, isUuid, newMessageId, newUuid } from '../../lambdas/core/ids';
 import { TtlCache } from '../../lambdas/core/cache';
 
 test('message ids: 19 digits, strictly increasing, even within one millisecond', () => {
@@ -10,6 +10,22 @@ test('message ids: 19 digits, strictly increasing, even within one millisecond',
   expect(newMessageId(now + 1) > ids[ids.length - 1]).toBe(true);
   // The leading 13 digits are the millisecond.
   expect(newMessageId(now + 5000).slice(0, 13)).toBe(String(now + 5000));
+});
+
+test('byCodeUnits sorts as DynamoDB sorts keys: by code unit, not by locale', () => {
+  expect(['1795263517621807861', '0995263517621807860', '1795263517621807859'].sort(byCodeUnits)).toEqual([
+    '0995263517621807860',
+    '1795263517621807859',
+    '1795263517621807861',
+  ]);
+  expect(['2026-11-21T10:00:00.001Z', '2026-11-21T09:59:59.999Z', '2026-11-21T10:00:00.000Z'].sort(byCodeUnits)).toEqual([
+    '2026-11-21T09:59:59.999Z',
+    '2026-11-21T10:00:00.000Z',
+    '2026-11-21T10:00:00.001Z',
+  ]);
+  // A locale collation puts 'a' before 'B'; DynamoDB's byte order does not.
+  expect(['a', 'B', '-', '0'].sort(byCodeUnits)).toEqual(['-', '0', 'B', 'a']);
+  expect(byCodeUnits('x', 'x')).toBe(0);
 });
 
 test('uuid check accepts only lower-case canonical UUIDs', () => {
