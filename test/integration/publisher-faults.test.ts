@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { ensureTable } from '../../lib/local/resources';
-import { startStreamPoller, type StreamPoller } from '../../lib/local/stream-poller';
+import { startStreamPoller, streamsCall, StreamsCallError, type StreamPoller } from '../../lib/local/stream-poller';
 import { PUBLISHER, STREAM_DELIVERY } from '../../lib/routes';
 import { ROOT } from '../support/local-process';
 import { freePort } from '../support/ports';
@@ -139,3 +139,19 @@ test('a paused poller reads nothing; on resume it delivers what was written mean
   await until(() => contents('paused=').length >= 3, 15_000, 'the deliveries after resume');
   expect(contents('paused=')).toEqual(['before', 'one', 'two']);
 }, 45_000);
+
+// The poller's own DynamoDB Streams calls: a refused one carries its status (a 4xx iterator is replaced, a
+// failure without a reply is retried as it was) and DynamoDB's reason.
+test('stream calls: a refused call says why with its 4xx status; an unreachable endpoint is status 0', async () => {
+  const endpoint = new URL(process.env.DYNAMODB_ENDPOINT as string);
+  const region = process.env.AWS_REGION as string;
+  const refused = await streamsCall(endpoint, region, 'GetRecords', { ShardIterator: 'not-an-iterator' }).catch((e: unknown) => e);
+  expect(refused).toBeInstanceOf(StreamsCallError);
+  expect((refused as StreamsCallError).status).toBeGreaterThanOrEqual(400);
+  expect((refused as StreamsCallError).status).toBeLessThan(500);
+  expect((refused as StreamsCallError).message).toMatch(/^GetRecords: \w+Exception/);
+  const closed = new URL(`http://127.0.0.1:${await freePort()}`);
+  const down = await streamsCall(closed, region, 'DescribeStream', { StreamArn: 'x' }).catch((e: unknown) => e);
+  expect(down).toBeInstanceOf(StreamsCallError);
+  expect((down as StreamsCallError).status).toBe(0);
+});
