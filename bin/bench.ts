@@ -1,10 +1,10 @@
 // `npm run bench [-- --quick] [-- --json]`: measures a fresh local stack (started in this process, so every
-// DynamoDB call of every handler invocation is counted by an SDK middleware): round trips and consumed
+// DynamoDB call of every handler invocation is counted by a middleware of its DynamoDB client): round trips and consumed
 // capacity per endpoint, handler overhead, realtime delivery latency, bundle sizes, cold init of every
 // function, throughput under a bounded load from a second process (autocannon) and resident memory.
 // See BENCHMARKS.md.
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { Agent as HttpAgent, createServer, request as httpRequest } from 'node:http';
+import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawn } from 'node:child_process';
@@ -17,6 +17,8 @@ import { NOT_FOUND, PUBLISHER, ROUTES, WEBHOOK_DELIVERER, WEBHOOK_DISPATCHER, WS
 import { BUNDLING, ESBUILD_ALIAS } from '../lib/bundling';
 import type { RunningStack } from '../lib/local/stack';
 import { isUuid, newMessageId, newUuid } from '../lambdas/core/ids';
+import { http1 } from '../lambdas/core/http1';
+import { dynamoMiddleware, sendToDynamo } from '../lambdas/core/aws';
 
 const quick = process.argv.includes('--quick');
 const asJson = process.argv.includes('--json');
@@ -87,10 +89,10 @@ async function main(): Promise<void> {
 
 // ---- 1. DynamoDB round trips and capacity per invocation ------------------------------------------------
 
-/** The last DynamoDB command each handler module sent, to replay it bare (handler overhead). */
-const lastCommand = new Map<string, { name: string; input: Record<string, unknown> }>();
+/** The last DynamoDB request each handler module sent (operation and JSON body), to replay it bare (handler overhead). */
+const lastCommand = new Map<string, { operation: Parameters<typeof sendToDynamo>[0]; body: Record<string, unknown> }>();
 /**
- * Off while handler overhead is timed: the counter would otherwise copy every input and ask DynamoDB for its
+ * Off while handler overhead is timed: the counter would otherwise copy every body and ask DynamoDB for its
  * consumed capacity (a larger reply) on the handler's side only, a cost of the benchmark, not of the handler.
  */
 let counting = true;
@@ -98,31 +100,24 @@ let counting = true;
 const firstEvents = new Map<string, unknown>();
 
 async function installCounter(): Promise<Invocation[]> {
-  const { dynamo } = await import('../lambdas/core/aws');
-  dynamo().middlewareStack.add(
-    (next, context) => async (args) => {
-      const inv = invocations.getStore();
-      if (inv && !counting) {
-        // The handler's own input object: it is not changed after it is sent (copied before replaying).
-        lastCommand.set(inv.entry, { name: String(context.commandName), input: args.input as Record<string, unknown> });
-        return next(args);
+  // On the wire: what this sees is exactly one request to DynamoDB (after marshalling, before retries).
+  dynamoMiddleware.push((next) => async (operation, body) => {
+    const inv = invocations.getStore();
+    if (inv && !counting) {
+      // The handler's own body: it is not changed after it is sent (copied before replaying).
+      lastCommand.set(inv.entry, { operation, body });
+      return next(operation, body);
+    }
+    if (inv) lastCommand.set(inv.entry, { operation, body: structuredClone(body) });
+    const result = await next(operation, inv ? { ...body, ReturnConsumedCapacity: 'TOTAL' } : body);
+    if (inv) {
+      inv.counters.calls = (inv.counters.calls ?? 0) + 1;
+      for (const c of ([] as { CapacityUnits?: number }[]).concat((result.ConsumedCapacity as never) ?? [])) {
+        inv.counters.capacity = (inv.counters.capacity ?? 0) + (c.CapacityUnits ?? 0);
       }
-      if (inv) {
-        lastCommand.set(inv.entry, { name: String(context.commandName), input: structuredClone(args.input as Record<string, unknown>) });
-        (args.input as Record<string, unknown>).ReturnConsumedCapacity = 'TOTAL';
-      }
-      const result = await next(args);
-      if (inv) {
-        inv.counters.calls = (inv.counters.calls ?? 0) + 1;
-        const consumed = (result.output as { ConsumedCapacity?: unknown }).ConsumedCapacity;
-        for (const c of ([] as { CapacityUnits?: number }[]).concat((consumed as never) ?? [])) {
-          inv.counters.capacity = (inv.counters.capacity ?? 0) + (c.CapacityUnits ?? 0);
-        }
-      }
-      return result;
-    },
-    { step: 'initialize', name: 'benchRoundTrips' },
-  );
+    }
+    return result;
+  });
   const seen: Invocation[] = [];
   invocationObservers.push((inv) => {
     seen.push(inv);
@@ -131,9 +126,6 @@ async function installCounter(): Promise<Invocation[]> {
   return seen;
 }
 
-// One keep-alive socket at a time, as a browser tab holds: the same HTTP client stack (node:http) as the
-// AWS SDK's on the bare side of the overhead comparison.
-const agent = new HttpAgent({ keepAlive: true, maxSockets: 1 });
 
 /** One request to the stack's HTTP API (a session token or a bot secret key as Bearer); a 4xx/5xx fails the run. */
 async function request(apiUrl: string, method: string, path: string, opts: { token?: string; json?: unknown; form?: FormData } = {}): Promise<any> {
@@ -148,16 +140,12 @@ async function request(apiUrl: string, method: string, path: string, opts: { tok
     body = Buffer.from(JSON.stringify(opts.json));
     headers['content-type'] = 'application/json';
   }
-  const { status, text } = await new Promise<{ status: number; text: string }>((resolve, reject) => {
-    const req = httpRequest(new URL(path, apiUrl), { method, headers, agent }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
+  // Sequential requests on one keep-alive socket, as a browser tab makes them; the same HTTP client as the
+  // handlers' DynamoDB calls and the bare side of the overhead comparison.
+  const url = new URL(path, apiUrl);
+  const reply = await http1(method, url, { host: url.host, ...headers }, body, 30_000);
+  const status = reply.status;
+  const text = reply.body.toString('utf8');
   if (status >= 400) throw new Error(`${method} ${path}: ${status} ${text}`);
   return JSON.parse(text);
 }
@@ -280,20 +268,6 @@ async function handlerOverhead(
   ctx: { token: string; chatId: string },
   streams: RunningStack['streams'],
 ) {
-  const lib = await import('@aws-sdk/lib-dynamodb');
-  const { DynamoDBClient } = await import('@aws-sdk/client-dynamodb');
-  const bare = lib.DynamoDBDocumentClient.from(new DynamoDBClient({ region: process.env.AWS_REGION, endpoint: process.env.DYNAMODB_ENDPOINT }));
-  const commands = lib as unknown as Record<string, new (input: unknown) => never>;
-  // The middleware sees the low-level command name and the document-client input.
-  const docName: Record<string, string> = {
-    TransactWriteItemsCommand: 'TransactWriteCommand',
-    GetItemCommand: 'GetCommand',
-    PutItemCommand: 'PutCommand',
-    UpdateItemCommand: 'UpdateCommand',
-    DeleteItemCommand: 'DeleteCommand',
-    BatchGetItemCommand: 'BatchGetCommand',
-    QueryCommand: 'QueryCommand',
-  };
   const samples = quick ? 20 : 100;
   const cases: [string, () => Promise<unknown>][] = [
     ['list_chats', () => http('GET', '/api/client/chats', { token: ctx.token })],
@@ -315,7 +289,8 @@ async function handlerOverhead(
       const through: number[] = [];
       const direct: number[] = [];
       for (let i = 0; i < samples; i++) {
-        // Interleaved: the endpoint, then the very command it sent, replayed on a client of our own. A write
+        // Interleaved: the endpoint, then the very request it sent to DynamoDB, replayed bare on the same wire
+        // client (sendToDynamo: signing, HTTP, JSON; no handler, no gateway). A write
         // that made a chat or a message is replayed with a fresh id in place of the one made, so it is the same
         // write again, not one refused by its condition (a replay that fails fails the run: a quick error
         // would flatter the ratio).
@@ -324,12 +299,9 @@ async function handlerOverhead(
         through.push(performance.now() - t);
         const cmd = lastCommand.get(entry(id));
         if (!cmd) continue;
-        const Ctor = commands[docName[cmd.name] ?? cmd.name];
-        if (!Ctor) throw new Error(`no command ${cmd.name}: ${JSON.stringify(cmd.input).slice(0, 200)}`);
-        const input = typeof made?.id === 'string' ? replaceString(cmd.input, made.id, isUuid(made.id) ? newUuid() : newMessageId(Date.now())) : structuredClone(cmd.input);
-        const command = new Ctor(input);
+        const body = typeof made?.id === 'string' ? replaceString(cmd.body, made.id, isUuid(made.id) ? newUuid() : newMessageId(Date.now())) : cmd.body;
         t = performance.now();
-        await bare.send(command);
+        await sendToDynamo(cmd.operation, body);
         direct.push(performance.now() - t);
       }
       ratio[id] = round(median(through) / median(direct), 2);
@@ -338,7 +310,6 @@ async function handlerOverhead(
   } finally {
     counting = true;
     streams.resume();
-    bare.destroy();
   }
   out('\nHandler overhead: endpoint through the local HTTP gateway vs its bare DynamoDB call (ms, interleaved)');
   out(`${'endpoint'.padEnd(28)}${'median'.padStart(8)}${'p99'.padStart(8)}${'bare'.padStart(8)}${'ratio'.padStart(8)}`);
@@ -462,6 +433,8 @@ async function bundles() {
   const defs: FunctionDef[] = [...ROUTES, ...WS_ROUTES, PUBLISHER, WEBHOOK_DISPATCHER, WEBHOOK_DELIVERER, NOT_FOUND];
   const kb: Record<string, number> = {};
   const cold: Record<string, number> = {};
+  /** Of the cold init, the module load alone (the rest is the first event). */
+  const load: Record<string, number> = {};
   for (const def of defs) {
     const file = join(outdir, def.id, 'index.js');
     // The options the CDK's NodejsFunction passes to esbuild (lib/bundling.ts).
@@ -487,22 +460,25 @@ async function bundles() {
     const event = firstEvents.get(def.entry);
     if (event === undefined) throw new Error(`cold init of ${def.id}: the stack never invoked it, no event to replay`);
     const times: number[] = [];
+    const loads: number[] = [];
     for (let i = 0; i < (quick ? 3 : 5); i++) {
-      const script = `process.stdout.write=()=>true;const t0=performance.now();const m=require(${JSON.stringify(join(outdir, def.id, 'index.js'))});m.handler(${JSON.stringify(event)},{awsRequestId:'cold'}).then(r=>{process.stderr.write(JSON.stringify({ms:performance.now()-t0,status:r&&r.statusCode})+'\\n');process.exit(0)})`;
+      const script = `process.stdout.write=()=>true;const t0=performance.now();const m=require(${JSON.stringify(join(outdir, def.id, 'index.js'))});const load=performance.now()-t0;m.handler(${JSON.stringify(event)},{awsRequestId:'cold'}).then(r=>{process.stderr.write(JSON.stringify({ms:performance.now()-t0,load,status:r&&r.statusCode})+'\\n');process.exit(0)})`;
       // Not spawnSync: the stack's gateways, queue and receiver live in this process and must keep answering.
       const r = await run(process.execPath, ['-e', script]);
       const last = r.stderr.split('\n').find((l) => l.startsWith('{"ms"'));
-      const line = (last ? JSON.parse(last) : {}) as { ms?: number; status?: number };
-      if (line.ms === undefined || (line.status ?? 200) >= 500) throw new Error(`cold init of ${def.id}: ${r.stderr}`);
+      const line = (last ? JSON.parse(last) : {}) as { ms?: number; load?: number; status?: number };
+      if (line.ms === undefined || line.load === undefined || (line.status ?? 200) >= 500) throw new Error(`cold init of ${def.id}: ${r.stderr}`);
       times.push(line.ms);
+      loads.push(line.load);
     }
     cold[def.id] = round(median(times));
-    if (process.env.BENCH_VERBOSE) console.error(`cold init ${def.id}: ${times.map((t) => round(t)).join(', ')} ms`);
+    load[def.id] = round(median(loads));
+    if (process.env.BENCH_VERBOSE) console.error(`cold init ${def.id}: ${times.map((t) => round(t)).join(', ')} ms (load ${loads.map((t) => round(t)).join(', ')})`);
   }
   rmSync(outdir, { recursive: true, force: true });
-  out(`\nBundles (minified, AWS SDK inside) and cold init (fresh process: load + first event, median of ${quick ? 3 : 5})`);
-  for (const id of Object.keys(kb)) out(`${id.padEnd(28)}${`${kb[id]} KB`.padStart(12)}${`${cold[id]} ms`.padStart(12)}`);
-  return { bundle_kb: kb, cold_init_ms: cold };
+  out(`\nBundles (minified, AWS SDK inside) and cold init (fresh process: load + first event, median of ${quick ? 3 : 5}; of it, the load)`);
+  for (const id of Object.keys(kb)) out(`${id.padEnd(28)}${`${kb[id]} KB`.padStart(12)}${`${cold[id]} ms`.padStart(12)}${`${load[id]} ms`.padStart(12)}`);
+  return { bundle_kb: kb, cold_init_ms: cold, cold_load_ms: load };
 }
 
 /** A command's stderr once it exits (killed after 30 s). */

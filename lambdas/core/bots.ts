@@ -1,7 +1,6 @@
 // Bots: settings read by every request (cached per TTL) and the admin operations the bot CLI uses.
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo, queryAll, tableName } from './aws';
+import { dynamo, GetCommand, PutCommand, queryAll, tableName, TransactWriteCommand } from './aws';
 import { config } from './config';
 import { ForbiddenError, NotFoundError, UnauthorizedError } from './errors';
 import { keys } from './keys';

@@ -1,7 +1,5 @@
 // Chats: the owner's copy (list, counters) plus a pointer by chat id, created together in one transaction.
-import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { batchGet, dynamo, queryAll, tableName } from './aws';
+import { batchGet, dynamo, GetCommand, isDynamoError, QueryCommand, queryAll, tableName, UpdateCommand } from './aws';
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from './errors';
 import { config } from './config';
 import { rateLimited, rateUpdate, type RateLimit } from './rate';
@@ -151,7 +149,7 @@ export async function markChatRead(userId: string, chatId: string): Promise<void
       }),
     );
   } catch (err) {
-    if (err instanceof ConditionalCheckFailedException) await rejectChatAccess(userId, chatId);
+    if (isDynamoError(err, 'ConditionalCheckFailedException')) await rejectChatAccess(userId, chatId);
     throw err;
   }
 }

@@ -1,6 +1,5 @@
 // Files: bytes in S3 under a key naming bot and user, a record in the table, URLs presigned at read time.
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { batchGet, dynamo, tableName } from './aws';
+import { batchGet, dynamo, PutCommand, tableName } from './aws';
 import { presign, signedFetch, uriEscape } from './aws-http';
 import { config, requireEnv } from './config';
 import { BadRequestError, ForbiddenError } from './errors';

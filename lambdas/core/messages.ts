@@ -1,11 +1,10 @@
 // Messages: one transaction per send (chat activity + message), one Query per history page.
 import { createHash } from 'node:crypto';
-import { QueryCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { config } from './config';
 import { ConflictError } from './errors';
 import { rateLimited, rateUpdate, type RateLimit } from './rate';
 import { transactWrite, type TransactItem } from './transact';
-import { dynamo, tableName } from './aws';
+import { dynamo, GetCommand, QueryCommand, tableName } from './aws';
 import { activityKey, rejectChatAccess, type ChatOwner } from './chats';
 import { keys } from './keys';
 import { byCodeUnits, newMessageId } from './ids';

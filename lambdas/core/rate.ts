@@ -1,8 +1,6 @@
 // Per-user and per-IP rate limits: fixed one-minute windows counted atomically in DynamoDB. On the write
 // paths the counter is one more item of the request's own transaction (no extra round trip).
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { dynamo, tableName } from './aws';
+import { dynamo, isDynamoError, tableName, UpdateCommand } from './aws';
 import { TooManyRequestsError } from './errors';
 
 export type RateName = 'messages' | 'uploads' | 'chats' | 'sessions';
@@ -43,7 +41,7 @@ export async function consumeRate(limit: RateLimit): Promise<void> {
   try {
     await dynamo().send(new UpdateCommand(update));
   } catch (err) {
-    if (err instanceof ConditionalCheckFailedException) throw rateLimited(limit, now);
+    if (isDynamoError(err, 'ConditionalCheckFailedException')) throw rateLimited(limit, now);
     throw err;
   }
 }

@@ -1,7 +1,6 @@
 // Realtime: connections and subscriptions, and fan-out to sockets through the @connections API.
-import { DeleteCommand, GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ConditionalCheckFailedException, QueryCommand, TransactionCanceledException, type AttributeValue } from '@aws-sdk/client-dynamodb';
-import { dynamo, tableName } from './aws';
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { DeleteCommand, dynamo, GetCommand, isDynamoError, PutCommand, RawQueryCommand, tableName, TransactWriteCommand, UpdateCommand } from './aws';
 import { signedPoster, uriEscape } from './aws-http';
 import { config, requireEnv } from './config';
 import { keys } from './keys';
@@ -58,7 +57,7 @@ export async function bindConnection(connectionId: string, claims: TokenClaims):
     );
     return true;
   } catch (err) {
-    if (err instanceof ConditionalCheckFailedException) return false;
+    if (isDynamoError(err, 'ConditionalCheckFailedException')) return false;
     throw err;
   }
 }
@@ -98,7 +97,7 @@ export async function subscribe(connectionId: string, channel: string, knownUser
     );
     return 'ok';
   } catch (err) {
-    if (!(err instanceof TransactionCanceledException)) throw err;
+    if (!isDynamoError(err, 'TransactionCanceledException')) throw err;
     // Error path only: tell "connect first" from "not your channel".
     const conn = await dynamo().send(new GetCommand({ TableName: tableName(), Key: keys.connection(connectionId) }));
     return conn.Item?.connected ? 'forbidden' : 'not_connected';
@@ -121,13 +120,13 @@ export async function removeConnection(connectionId: string, userId?: string): P
 
 /** Every connection subscribed to a channel: one Query (pages only past 1 MB of subscribers). */
 export async function channelSubscribers(channel: string): Promise<string[]> {
-  // The low-level Query, read by hand: a fan-out's list of ids skips the document client's unmarshalling,
-  // which costs more CPU than DynamoDB's own answer when a channel has many sockets.
+  // The raw Query, read by hand: a fan-out's list of ids skips unmarshalling, which costs more CPU than
+  // DynamoDB's own answer when a channel has many sockets.
   const ids: string[] = [];
   let start: Record<string, AttributeValue> | undefined;
   do {
     const out = await dynamo().send(
-      new QueryCommand({
+      new RawQueryCommand({
         TableName: tableName(),
         KeyConditionExpression: 'pk = :pk',
         ExpressionAttributeValues: { ':pk': { S: `SUB#${channel}` } },

@@ -1,6 +1,5 @@
 // End users of a bot: found or created by external id in one conditional upsert (one round trip either way).
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo, tableName } from './aws';
+import { dynamo, tableName, UpdateCommand } from './aws';
 import { keys } from './keys';
 import { newUuid } from './ids';
 

@@ -4,9 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { launchChromium } from '../support/browser';
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { apiUrl, call, newBot } from '../support/api';
-import { dynamo, tableName } from '../../lambdas/core/aws';
+import { dynamo, QueryCommand, tableName } from '../../lambdas/core/aws';
 import { ROOT, stackEnv, startLocalProcess } from '../support/local-process';
 
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');

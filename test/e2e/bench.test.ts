@@ -33,6 +33,9 @@ test('the quick benchmark prints one JSON object with every figure; round trips 
   // Every function is bundled and cold-started (with the event it got from the stack).
   expect(Object.keys(result.bundle_kb).length).toBeGreaterThanOrEqual(19);
   expect(Object.keys(result.cold_init_ms).sort()).toEqual(Object.keys(result.bundle_kb).sort());
+  // The load is part of the cold init.
+  for (const id of Object.keys(result.cold_init_ms)) expect({ [id]: result.cold_load_ms[id] }).toEqual({ [id]: expect.any(Number) });
+  for (const [id, ms] of Object.entries(result.cold_init_ms)) expect(result.cold_load_ms[id]).toBeLessThanOrEqual(ms as number);
   expect(result.rps).toEqual({ list_chats: expect.any(Number), create_message: expect.any(Number) });
   expect(result.rss_mb.at_rest.total).toBeGreaterThan(0);
   expect(result.rss_mb.under_load.total).toBeGreaterThan(0);

@@ -3,6 +3,8 @@
 jest.setTimeout(90_000);
 
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT } from '../support/local-process';
 import { freePort } from '../support/ports';
@@ -104,4 +106,31 @@ test('when the local stack is not running it says so in one line', async () => {
   expect(r.code).toBe(1);
   expect(r.err.trim().split('\n')).toHaveLength(1);
   expect(r.err).toMatch(/local stack is not running.*npm start/);
+});
+
+// --aws: the table named by TABLE_NAME, with credentials from the usual chain; here a profile in a shared
+// credentials file (none in the environment), against DynamoDB Local standing in for the account's table.
+test('--aws resolves credentials through the usual chain (AWS_PROFILE) and signs with them', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'aws-profile-'));
+  const credentials = join(dir, 'credentials');
+  writeFileSync(credentials, '[cli-test]\naws_access_key_id = AKIDCLITEST\naws_secret_access_key = cli-test-secret\n');
+  const env = {
+    AWS_ACCESS_KEY_ID: '',
+    AWS_SECRET_ACCESS_KEY: '',
+    AWS_PROFILE: 'cli-test',
+    AWS_SHARED_CREDENTIALS_FILE: credentials,
+    AWS_CONFIG_FILE: join(dir, 'config'),
+    TABLE_NAME: process.env.TABLE_NAME as string,
+  };
+  const made = bot(['create', '--name', 'Made with --aws', '--json', '--aws'], env);
+  expect(made.err).toBe('');
+  expect(made.code).toBe(0);
+  const listed = bot(['list', '--json', '--aws'], env);
+  expect(listed.code).toBe(0);
+  expect(listed.out).toContain(JSON.parse(made.out).bot_id);
+  // Without any credentials the chain fails, and the CLI says so.
+  const none = bot(['list', '--aws'], { ...env, AWS_PROFILE: 'missing-profile' });
+  expect(none.code).not.toBe(0);
+  expect(none.err).toMatch(/credential|profile/i);
+  rmSync(dir, { recursive: true, force: true });
 });

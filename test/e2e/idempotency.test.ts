@@ -1,7 +1,6 @@
 // Idempotent sends: client_message_id (or Idempotency-Key) makes a retried send return the first message.
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { botItems, call, userWithChat } from '../support/api';
-import { dynamo, tableName } from '../../lambdas/core/aws';
+import { dynamo, GetCommand, tableName } from '../../lambdas/core/aws';
 import { keys } from '../../lambdas/core/keys';
 
 const post = (token: string, chatId: string, json: unknown, headers: Record<string, string> = {}) =>

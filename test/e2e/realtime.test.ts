@@ -4,11 +4,10 @@ import WebSocket from 'ws';
 import { Centrifuge } from 'centrifuge';
 import { readFileSync } from 'node:fs';
 import { SignJWT } from 'jose';
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { call, newSession, userWithChat } from '../support/api';
 import { liveClient, until, type LiveClient } from '../support/realtime';
 import { createMessage } from '../../lambdas/core/messages';
-import { dynamo, tableName } from '../../lambdas/core/aws';
+import { dynamo, GetCommand, PutCommand, tableName } from '../../lambdas/core/aws';
 import { keys } from '../../lambdas/core/keys';
 
 const clients: LiveClient[] = [];

@@ -1,8 +1,9 @@
 // Test client for the running local stack: real HTTP to the gateway, real DynamoDB Local for set-up and checks.
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { call } from './http';
 import { createBot, updateBot, type BotSettings } from '../../lambdas/core/bots';
-import { dynamo, tableName } from '../../lambdas/core/aws';
+import { tableName } from '../../lambdas/core/aws';
 
 export { apiUrl, call, ISO_UTC, UUID, type CallOptions, type Reply } from './http';
 
@@ -34,8 +35,10 @@ export async function userWithChat(botSettings = {}) {
 export async function botItems(botId: string): Promise<Record<string, unknown>[]> {
   const items: Record<string, unknown>[] = [];
   let start: Record<string, unknown> | undefined;
+  // The SDK's own client reads what the service wrote: the check does not go through the code under test.
+  const sdk = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: process.env.DYNAMODB_ENDPOINT, region: process.env.AWS_REGION }));
   do {
-    const out = await dynamo().send(
+    const out = await sdk.send(
       new ScanCommand({
         TableName: tableName(),
         FilterExpression: 'bot_id = :b OR id = :b',
@@ -47,6 +50,7 @@ export async function botItems(botId: string): Promise<Record<string, unknown>[]
     items.push(...(out.Items ?? []));
     start = out.LastEvaluatedKey;
   } while (start);
+  sdk.destroy();
   return items.sort((a, b) => `${a.pk}|${a.sk}`.localeCompare(`${b.pk}|${b.sk}`));
 }
 
