@@ -1,5 +1,6 @@
-// The signed calls made without SDK clients: a stand-in for Secrets Manager (AWS itself is the only thing
-// replaced) checks that the request on the wire is a signed GetSecretValue; the presigned URL is the one the
+// The signed calls made without SDK clients: a stand-in for Secrets Manager and DynamoDB (AWS itself is the only
+// thing replaced) checks what goes on the wire (signed, marshalled) and what comes back (unmarshalled, errors by
+// type, throttling retried); the presigned URL is the one the
 // SDK's own S3 presigner makes. (Signed PUTs and presigned GETs against the S3 emulator, which checks
 // signatures as S3 does, are in test/e2e/files.test.ts.)
 import { createServer, type IncomingMessage } from 'node:http';
@@ -26,24 +27,33 @@ class Sha256 {
 
 const received: { req: IncomingMessage; body: string }[] = [];
 let answer: { status: number; body: unknown } = { status: 200, body: {} };
+/** Answers given once each, in order, before `answer`. */
+const nextAnswers: { status: number; body: unknown }[] = [];
 const server = createServer((req, res) => {
   let body = '';
   req.on('data', (d) => (body += d));
   req.on('end', () => {
     received.push({ req, body });
-    res.writeHead(answer.status, { 'content-type': 'application/x-amz-json-1.1' }).end(JSON.stringify(answer.body));
+    const a = nextAnswers.shift() ?? answer;
+    res.writeHead(a.status, { 'content-type': 'application/x-amz-json-1.1' }).end(JSON.stringify(a.body));
   });
 });
 
 let awsHttp: typeof import('../../lambdas/core/aws-http');
+let aws: typeof import('../../lambdas/core/aws');
+let http: typeof import('../../lambdas/core/http');
 beforeAll(async () => {
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   process.env.SECRETS_MANAGER_ENDPOINT = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+  process.env.DYNAMODB_ENDPOINT = process.env.SECRETS_MANAGER_ENDPOINT;
+  process.env.TABLE_NAME = 'the-table';
   process.env.AWS_REGION = 'eu-west-1';
   process.env.AWS_ACCESS_KEY_ID = 'AKIDEXAMPLE';
   process.env.AWS_SECRET_ACCESS_KEY = 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY';
   process.env.AWS_SESSION_TOKEN = 'session-token';
   awsHttp = await import('../../lambdas/core/aws-http');
+  aws = await import('../../lambdas/core/aws');
+  http = await import('../../lambdas/core/http');
 });
 afterAll(() => new Promise((r) => server.close(r)));
 
@@ -132,4 +142,89 @@ test('a presigned S3 GET is the URL the SDK S3 presigner makes for the same requ
   expect(q.get('X-Amz-Expires')).toBe('3600');
   expect(q.get('X-Amz-Security-Token')).toBe('session-token');
   expect(ours.startsWith('https://files-bucket.s3.eu-west-1.amazonaws.com/bots/b1/users/u1/files/f%20(1)?')).toBe(true);
+});
+
+// DynamoDB's JSON API (the stand-in answers as DynamoDB does; the real one is behind every e2e test).
+describe('DynamoDB client', () => {
+  const ddbError = (type: string, extra: object = {}) => ({ status: 400, body: { __type: `com.amazonaws.dynamodb.v20120810#${type}`, message: `${type} says no`, ...extra } });
+
+  test('a transaction goes out marshalled, as a JSON 1.0 POST signed for dynamodb', async () => {
+    answer = { status: 200, body: {} };
+    received.length = 0;
+    await aws.dynamo().send(
+      new aws.TransactWriteCommand({
+        TransactItems: [
+          { Put: { TableName: 'the-table', Item: { pk: 'A', n: 1, gone: undefined, tags: new Set(['x']) }, ConditionExpression: 'attribute_not_exists(pk)' } },
+          { Update: { TableName: 'the-table', Key: { pk: 'B', sk: 'C' }, UpdateExpression: 'SET v = :v', ExpressionAttributeValues: { ':v': { deep: [true, null] } } } },
+        ],
+      }),
+    );
+    const [{ req, body }] = received;
+    expect(req.headers['x-amz-target']).toBe('DynamoDB_20120810.TransactWriteItems');
+    expect(req.headers['content-type']).toBe('application/x-amz-json-1.0');
+    expect(JSON.parse(body)).toEqual({
+      TransactItems: [
+        { Put: { TableName: 'the-table', Item: { pk: { S: 'A' }, n: { N: '1' }, tags: { SS: ['x'] } }, ConditionExpression: 'attribute_not_exists(pk)' } },
+        {
+          Update: {
+            TableName: 'the-table',
+            Key: { pk: { S: 'B' }, sk: { S: 'C' } },
+            UpdateExpression: 'SET v = :v',
+            ExpressionAttributeValues: { ':v': { M: { deep: { L: [{ BOOL: true }, { NULL: true }] } } } },
+          },
+        },
+      ],
+    });
+    expect(await resignedBySdk('dynamodb', req, body)).toBe(String(req.headers.authorization));
+  });
+
+  test('replies come back unmarshalled (Item, Items, LastEvaluatedKey, batch Responses and UnprocessedKeys); a raw Query stays as sent', async () => {
+    answer = { status: 200, body: { Items: [{ pk: { S: 'A' }, n: { N: '2' } }], LastEvaluatedKey: { pk: { S: 'A' }, sk: { S: 'Z' } }, Count: 1 } };
+    const q = await aws.dynamo().send(new aws.QueryCommand({ TableName: 'the-table', KeyConditionExpression: 'pk = :p', ExpressionAttributeValues: { ':p': 'A' } }));
+    expect(q).toMatchObject({ Items: [{ pk: 'A', n: 2 }], LastEvaluatedKey: { pk: 'A', sk: 'Z' }, Count: 1 });
+    const raw = await aws.dynamo().send(new aws.RawQueryCommand({ TableName: 'the-table', KeyConditionExpression: 'pk = :p', ExpressionAttributeValues: { ':p': { S: 'A' } } }));
+    expect(raw.Items).toEqual([{ pk: { S: 'A' }, n: { N: '2' } }]);
+    answer = { status: 200, body: { Responses: { 'the-table': [{ pk: { S: 'B' } }] }, UnprocessedKeys: { 'the-table': { Keys: [{ pk: { S: 'C' } }] } } } };
+    received.length = 0;
+    const b = await aws.dynamo().send(new aws.BatchGetCommand({ RequestItems: { 'the-table': { Keys: [{ pk: 'B' }, { pk: 'C' }] } } }));
+    expect(JSON.parse(received[0].body)).toEqual({ RequestItems: { 'the-table': { Keys: [{ pk: { S: 'B' } }, { pk: { S: 'C' } }] } } });
+    expect(b.Responses).toEqual({ 'the-table': [{ pk: 'B' }] });
+    expect(b.UnprocessedKeys).toEqual({ 'the-table': { Keys: [{ pk: 'C' }] } });
+  });
+
+  test("DynamoDB's errors keep their type as name; a cancelled transaction's reasons come with their items unmarshalled", async () => {
+    nextAnswers.push(ddbError('ConditionalCheckFailedException'));
+    const failed = await aws.dynamo().send(new aws.GetCommand({ TableName: 'the-table', Key: { pk: 'A' } })).catch((e: unknown) => e);
+    expect(aws.isDynamoError(failed, 'ConditionalCheckFailedException')).toBe(true);
+    expect((failed as Error).message).toBe('ConditionalCheckFailedException says no');
+    nextAnswers.push(ddbError('TransactionCanceledException', { CancellationReasons: [{ Code: 'None' }, { Code: 'ConditionalCheckFailed', Item: { pk: { S: 'A' }, n: { N: '3' } } }] }));
+    const cancelled = await aws.dynamo().send(new aws.TransactWriteCommand({ TransactItems: [] })).catch((e: unknown) => e);
+    expect(aws.isDynamoError(cancelled, 'TransactionCanceledException')).toBe(true);
+    expect((cancelled as InstanceType<typeof aws.DynamoError>).CancellationReasons).toEqual([
+      { Code: 'None', Item: undefined },
+      { Code: 'ConditionalCheckFailed', Item: { pk: 'A', n: 3 } },
+    ]);
+    // A validation error is the caller's bug: not retried, and a 500 to the client, never a 503.
+    received.length = 0;
+    nextAnswers.push(ddbError('ValidationException'));
+    const invalid = await aws.dynamo().send(new aws.GetCommand({ TableName: 'the-table', Key: { pk: 'A' } })).catch((e: unknown) => e);
+    expect(received).toHaveLength(1);
+    expect(http.errorReply(invalid, {}).statusCode).toBe(500);
+  });
+
+  test('throttling is retried (three attempts in all); throttled throughout, the client gets a 503', async () => {
+    answer = { status: 200, body: { Item: { pk: { S: 'A' } } } };
+    received.length = 0;
+    nextAnswers.push(ddbError('ThrottlingException'), ddbError('ProvisionedThroughputExceededException'));
+    await expect(aws.dynamo().send(new aws.GetCommand({ TableName: 'the-table', Key: { pk: 'A' } }))).resolves.toMatchObject({ Item: { pk: 'A' } });
+    expect(received).toHaveLength(3);
+    received.length = 0;
+    nextAnswers.push(ddbError('ThrottlingException'), ddbError('ThrottlingException'), ddbError('ThrottlingException'));
+    const throttled = await aws.dynamo().send(new aws.GetCommand({ TableName: 'the-table', Key: { pk: 'A' } })).catch((e: unknown) => e);
+    expect(received).toHaveLength(3);
+    expect(aws.isDynamoError(throttled, 'ThrottlingException')).toBe(true);
+    const reply = http.errorReply(throttled, {});
+    expect(reply.statusCode).toBe(503);
+    expect(JSON.parse(String(reply.body))).toEqual({ error: expect.any(String) });
+  });
 });
