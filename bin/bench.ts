@@ -64,15 +64,18 @@ async function main(): Promise<void> {
     const memory = new MemorySampler(dataDir);
     const atRest = memory.sample();
     const steal = stealSampler();
-    const counted = await roundTrips(stack.apiUrl, stack.demoBot, webhookReceiver.url, stack.streams);
+    const { figures: counted, overheadCase } = await roundTrips(stack.apiUrl, stack.demoBot, webhookReceiver.url);
     // The later phases need no per-invocation figures: invocations stop being observed, and so stop running in
-    // an async context, whose promise hooks (Node 20) made every promise of the process cost more.
+    // an async context, whose promise hooks (Node 20) made every promise of the process cost more (on Lambda
+    // there is none: the handler overhead would be overstated).
     invocationObservers.length = 0;
     invocations.disable();
+    const overhead = await handlerOverhead(overheadCase, stack.streams);
     const results = {
       machine: `${process.platform} ${process.arch}, Node ${process.version}`,
       quick,
       ...counted,
+      ...overhead,
       realtime_ms: await realtime(stack.apiUrl, stack.demoBot.client_key),
       ...(await throughput(stack.apiUrl, stack.demoBot.client_key, memory, atRest)),
       ...(await bundles()),
@@ -89,25 +92,28 @@ async function main(): Promise<void> {
 
 // ---- 1. DynamoDB round trips and capacity per invocation ------------------------------------------------
 
-/** The last DynamoDB request each handler module sent (operation and JSON body), to replay it bare (handler overhead). */
-const lastCommand = new Map<string, { operation: Parameters<typeof sendToDynamo>[0]; body: Record<string, unknown> }>();
+type WireRequest = { operation: Parameters<typeof sendToDynamo>[0]; body: Record<string, unknown> };
+/** The last DynamoDB request each handler module sent while counted: which operation its endpoint performs. */
+const lastCommand = new Map<string, WireRequest>();
 /**
  * Off while handler overhead is timed: the counter would otherwise copy every body and ask DynamoDB for its
  * consumed capacity (a larger reply) on the handler's side only, a cost of the benchmark, not of the handler.
+ * The requests sent meanwhile go to `wireLog` as they are, to be replayed bare.
  */
 let counting = true;
+const wireLog: WireRequest[] = [];
 /** The first event each handler module got from the running stack: replayed for its cold start. */
 const firstEvents = new Map<string, unknown>();
 
 async function installCounter(): Promise<Invocation[]> {
   // On the wire: what this sees is exactly one request to DynamoDB (after marshalling, before retries).
   dynamoMiddleware.push((next) => async (operation, body) => {
-    const inv = invocations.getStore();
-    if (inv && !counting) {
+    if (!counting) {
       // The handler's own body: it is not changed after it is sent (copied before replaying).
-      lastCommand.set(inv.entry, { operation, body });
+      wireLog.push({ operation, body });
       return next(operation, body);
     }
+    const inv = invocations.getStore();
     if (inv) lastCommand.set(inv.entry, { operation, body: structuredClone(body) });
     const result = await next(operation, inv ? { ...body, ReturnConsumedCapacity: 'TOTAL' } : body);
     if (inv) {
@@ -150,7 +156,7 @@ async function request(apiUrl: string, method: string, path: string, opts: { tok
   return JSON.parse(text);
 }
 
-async function roundTrips(apiUrl: string, demo: { client_key: string; secret_key: string }, webhookUrl: string, streams: RunningStack['streams']) {
+async function roundTrips(apiUrl: string, demo: { client_key: string; secret_key: string }, webhookUrl: string) {
   const seen = await installCounter();
   const runs = quick ? 3 : 7;
   const http = (method: string, path: string, opts: { token?: string; json?: unknown; form?: FormData; bot?: boolean } = {}) =>
@@ -252,22 +258,24 @@ async function roundTrips(apiUrl: string, demo: { client_key: string; secret_key
   // $disconnect's event, for its cold start below (the sockets closed above).
   for (let i = 0; i < 300 && !firstEvents.has(entry('ws_disconnect')); i++) await new Promise((r) => setTimeout(r, 10));
 
-  const overhead = await handlerOverhead(http, entry, { token, chatId: chat.id }, streams);
-
   out('\nDynamoDB round trips and consumed capacity units per request (median, bot settings cached)');
   out(`${'endpoint'.padEnd(28)}${'round trips'.padStart(12)}${'capacity'.padStart(10)}`);
   for (const k of Object.keys(trips)) out(`${k.padEnd(28)}${String(trips[k]).padStart(12)}${String(units[k]).padStart(10)}`);
-  return { round_trips: trips, capacity_units: units, ...overhead };
+  return { figures: { round_trips: trips, capacity_units: units }, overheadCase: { http, entry, token, chatId: chat.id as string } };
 }
 
 // ---- 2. Handler overhead: the endpoint through the local HTTP gateway vs the bare DynamoDB call it makes --
 
 async function handlerOverhead(
-  http: (method: string, path: string, opts?: { token?: string; json?: unknown }) => Promise<unknown>,
-  entry: (id: string) => string,
-  ctx: { token: string; chatId: string },
+  ctx: {
+    http: (method: string, path: string, opts?: { token?: string; json?: unknown }) => Promise<unknown>;
+    entry: (id: string) => string;
+    token: string;
+    chatId: string;
+  },
   streams: RunningStack['streams'],
 ) {
+  const { http, entry } = ctx;
   const samples = quick ? 20 : 100;
   const cases: [string, () => Promise<unknown>][] = [
     ['list_chats', () => http('GET', '/api/client/chats', { token: ctx.token })],
@@ -294,11 +302,15 @@ async function handlerOverhead(
         // that made a chat or a message is replayed with a fresh id in place of the one made, so it is the same
         // write again, not one refused by its condition (a replay that fails fails the run: a quick error
         // would flatter the ratio).
+        wireLog.length = 0;
         let t = performance.now();
         const made = (await request()) as { id?: unknown };
         through.push(performance.now() - t);
-        const cmd = lastCommand.get(entry(id));
-        if (!cmd) continue;
+        // The request's own call: the operation its endpoint performed when counted (anything else in flight,
+        // such as a late webhook job, is not it).
+        const op = lastCommand.get(entry(id))?.operation;
+        const cmd = [...wireLog].reverse().find((w) => w.operation === op);
+        if (!cmd) throw new Error(`${id}: no ${op} request on the wire to replay`);
         const body = typeof made?.id === 'string' ? replaceString(cmd.body, made.id, isUuid(made.id) ? newUuid() : newMessageId(Date.now())) : cmd.body;
         t = performance.now();
         await sendToDynamo(cmd.operation, body);

@@ -1,4 +1,5 @@
 // Session tokens: HS256 JWTs signed with a key from Secrets Manager (AWS) or a file (local), strictly verified.
+import { createSecretKey, type KeyObject } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
 import { config } from './config';
@@ -22,9 +23,9 @@ export interface TokenClaims {
   externalId?: string;
 }
 
-let keyPromise: Promise<Uint8Array> | undefined;
+let keyPromise: Promise<KeyObject> | undefined;
 
-async function loadKey(): Promise<Uint8Array> {
+async function loadKey(): Promise<KeyObject> {
   const { jwtSecretArn, jwtSecretFile } = config();
   let secret: string;
   if (jwtSecretArn) {
@@ -35,10 +36,11 @@ async function loadKey(): Promise<Uint8Array> {
     throw new Error('Set JWT_SECRET_ARN (AWS) or JWT_SECRET_FILE (local)');
   }
   if (secret.length < 32) throw new Error('JWT signing secret is missing or shorter than 32 characters');
-  return new TextEncoder().encode(secret);
+  // A KeyObject made once: given bytes, jose would make one on every sign and verify.
+  return createSecretKey(Buffer.from(secret, 'utf8'));
 }
 
-function signingKey(): Promise<Uint8Array> {
+function signingKey(): Promise<KeyObject> {
   keyPromise ??= loadKey().catch((err) => {
     keyPromise = undefined; // a failed fetch is retried by the next request
     throw err;
