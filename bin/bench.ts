@@ -14,7 +14,7 @@ import { Centrifuge } from 'centrifuge';
 import { stackPortsEnv } from '../lib/local/ports';
 import { invocationObservers, invocations, type Invocation } from '../lib/local/handlers';
 import { NOT_FOUND, PUBLISHER, ROUTES, WEBHOOK_DELIVERER, WEBHOOK_DISPATCHER, WS_ROUTES, type FunctionDef } from '../lib/routes';
-import { BUNDLING, ESBUILD_ALIAS } from '../lib/bundling';
+import { BUNDLING } from '../lib/bundling';
 import type { RunningStack } from '../lib/local/stack';
 import { isUuid, newMessageId, newUuid } from '../lambdas/core/ids';
 import { http1 } from '../lambdas/core/http1';
@@ -461,7 +461,6 @@ async function bundles() {
       sourcemap: BUNDLING.sourceMap,
       sourcesContent: BUNDLING.sourcesContent,
       mainFields: BUNDLING.mainFields,
-      alias: ESBUILD_ALIAS,
       logLevel: 'silent',
     });
     kb[def.id] = round(statSync(file).size / 1024);

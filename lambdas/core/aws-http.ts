@@ -10,8 +10,8 @@ import { config } from './config';
 import { byCodeUnits } from './ids';
 import type { AwsCredentialIdentity } from '@smithy/types';
 
-/** The services called this way: DynamoDB, S3, Secrets Manager, and API Gateway's @connections API. */
-type Service = 'dynamodb' | 's3' | 'secretsmanager' | 'execute-api';
+/** The services called this way: DynamoDB, SQS, S3, Secrets Manager, and API Gateway's @connections API. */
+type Service = 'dynamodb' | 'sqs' | 's3' | 'secretsmanager' | 'execute-api';
 
 /** The day's signing key per credentials, region and service (SigV4 derives it with four HMACs). */
 const signingKeys = new Map<string, Buffer>();

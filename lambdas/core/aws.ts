@@ -186,12 +186,6 @@ const client: DynamoClient = {
 
 export const dynamo = (): DynamoClient => client;
 
-/**
- * Bounded waits for the SDK clients still used (SQS): a request that cannot reach its service fails in
- * seconds (503 to the client) instead of hanging until API Gateway's 30 s limit.
- */
-export const boundedRequests = () => ({ connectionTimeout: 1000, requestTimeout: config().awsRequestTimeoutMs, throwOnRequestTimeout: true });
-
 export const tableName = (): string => config().tableName;
 
 /** Every item a Query matches, following LastEvaluatedKey (a page is at most 1 MB). */

@@ -1,7 +1,7 @@
-// Bundled in place of @aws-sdk/credential-provider-node (lib/bundling.ts). Lambda always puts the function
-// role's credentials in the environment, so the SDK's whole provider chain (profiles, SSO, STS web identity,
-// container and instance metadata: ~90 KB minified, in every function) is dead weight there. Local runs and
-// the CLI (tsx, not bundled) keep the SDK's full chain.
+// The credentials every signed call uses (aws-http.ts). Lambda always puts the function role's credentials in
+// the environment, so the SDK's provider chain (profiles, SSO, STS web identity, container and instance
+// metadata: ~90 KB minified) would be dead weight in every function. The local stack sets them in its
+// environment; the bot CLI's --aws resolves the usual chain once and sets them (bin/bot.ts).
 import type { AwsCredentialIdentity } from '@smithy/types';
 
 export const defaultProvider = () => async (): Promise<AwsCredentialIdentity> => {

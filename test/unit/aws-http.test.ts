@@ -42,16 +42,19 @@ const server = createServer((req, res) => {
 let awsHttp: typeof import('../../lambdas/core/aws-http');
 let aws: typeof import('../../lambdas/core/aws');
 let http: typeof import('../../lambdas/core/http');
+let queue: typeof import('../../lambdas/core/queue');
 beforeAll(async () => {
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   process.env.SECRETS_MANAGER_ENDPOINT = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
   process.env.DYNAMODB_ENDPOINT = process.env.SECRETS_MANAGER_ENDPOINT;
+  process.env.SQS_ENDPOINT = process.env.SECRETS_MANAGER_ENDPOINT;
   process.env.TABLE_NAME = 'the-table';
   process.env.AWS_REGION = 'eu-west-1';
   process.env.AWS_ACCESS_KEY_ID = 'AKIDEXAMPLE';
   process.env.AWS_SECRET_ACCESS_KEY = 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY';
   process.env.AWS_SESSION_TOKEN = 'session-token';
   awsHttp = await import('../../lambdas/core/aws-http');
+  queue = await import('../../lambdas/core/queue');
   aws = await import('../../lambdas/core/aws');
   http = await import('../../lambdas/core/http');
 });
@@ -227,4 +230,25 @@ describe('DynamoDB client', () => {
     expect(reply.statusCode).toBe(503);
     expect(JSON.parse(String(reply.body))).toEqual({ error: expect.any(String) });
   });
+});
+
+test('SQS: SendMessage and SendMessageBatch (10 a call) as JSON 1.0 POSTs signed for sqs; a refusal says why', async () => {
+  answer = { status: 200, body: { Successful: [], Failed: [] } };
+  received.length = 0;
+  await queue.sendToQueue('https://sqs.eu-west-1.amazonaws.com/1/webhooks', { job: 1 }, 5);
+  await queue.sendBatchToQueue('https://sqs.eu-west-1.amazonaws.com/1/webhooks', Array.from({ length: 12 }, (_, i) => ({ job: i })));
+  expect(received.map((r) => r.req.headers['x-amz-target'])).toEqual(['AmazonSQS.SendMessage', 'AmazonSQS.SendMessageBatch', 'AmazonSQS.SendMessageBatch']);
+  expect(JSON.parse(received[0].body)).toEqual({ QueueUrl: 'https://sqs.eu-west-1.amazonaws.com/1/webhooks', MessageBody: '{"job":1}', DelaySeconds: 5 });
+  expect(JSON.parse(received[2].body).Entries).toEqual([
+    { Id: '0', MessageBody: '{"job":10}' },
+    { Id: '1', MessageBody: '{"job":11}' },
+  ]);
+  for (const { req, body } of received) {
+    expect(req.headers['content-type']).toBe('application/x-amz-json-1.0');
+    expect(await resignedBySdk('sqs', req, body)).toBe(String(req.headers.authorization));
+  }
+  answer = { status: 200, body: { Successful: [], Failed: [{ Id: '0', Message: 'too big' }] } };
+  await expect(queue.sendBatchToQueue('https://sqs.eu-west-1.amazonaws.com/1/webhooks', [{}])).rejects.toThrow(/refused 1 of 1 messages: too big/);
+  answer = { status: 400, body: { __type: 'com.amazonaws.sqs#QueueDoesNotExist', message: 'The specified queue does not exist.' } };
+  await expect(queue.sendToQueue('https://sqs.eu-west-1.amazonaws.com/1/nope', {})).rejects.toThrow(/400 QueueDoesNotExist: The specified queue does not exist/);
 });
