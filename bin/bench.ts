@@ -487,7 +487,7 @@ async function bundles() {
     if (process.env.BENCH_VERBOSE) console.error(`cold init ${def.id}: ${times.map((t) => round(t)).join(', ')} ms (load ${loads.map((t) => round(t)).join(', ')})`);
   }
   rmSync(outdir, { recursive: true, force: true });
-  out(`\nBundles (minified, AWS SDK inside) and cold init (fresh process: load + first event, median of ${quick ? 3 : 5}; of it, the load)`);
+  out(`\nBundles (minified, dependencies inside) and cold init (fresh process: load + first event, median of ${quick ? 3 : 5}; of it, the load)`);
   for (const id of Object.keys(kb)) out(`${id.padEnd(28)}${`${kb[id]} KB`.padStart(12)}${`${cold[id]} ms`.padStart(12)}${`${load[id]} ms`.padStart(12)}`);
   return { bundle_kb: kb, cold_init_ms: cold, cold_load_ms: load };
 }
