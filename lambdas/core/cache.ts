@@ -1,4 +1,4 @@
-// A small in-memory TTL cache (per Lambda instance): bot settings are read at most once per TTL.
+// A small in-memory TTL cache (per Lambda instance): bot settings are read, and tokens verified, at most once per TTL.
 
 export class TtlCache<V> {
   private readonly entries = new Map<string, { value: V; expires: number }>();

@@ -81,3 +81,20 @@ test('a bot switched off or with its client interface disabled → 403 on every 
   await updateBot(bot.id, { enabled: true, client_api_enabled: true });
   expect((await call('GET', '/api/client/chats', { token })).status).toBe(200);
 });
+
+// Verified tokens are remembered by the instance (to skip the HMAC on a session's later requests); a token
+// remembered while valid is still refused the moment it expires.
+test('a token accepted while valid is refused once it expires, though it was verified before', async () => {
+  const { userId, bot } = await userWithChat();
+  const exp = Math.floor(Date.now() / 1000) + 2;
+  const token = await forge(userId, bot.id, { exp });
+  for (let i = 0; i < 3; i++) expect((await call('GET', '/api/client/chats', { token })).status).toBe(200);
+  await new Promise((r) => setTimeout(r, exp * 1000 - Date.now() + 50));
+  const late = await call('GET', '/api/client/chats', { token });
+  expect(late.status).toBe(401);
+  expect(late.body.error).toMatch(/expired/);
+  // A remembered token does not lend its verdict to a tampered copy.
+  const [h, p, s] = token.split('.');
+  const other = await call('GET', '/api/client/chats', { token: `${h}.${p}.${s.slice(0, -2)}${s.endsWith('AA') ? 'BB' : 'AA'}` });
+  expect(other.status).toBe(401);
+});
