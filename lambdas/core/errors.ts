@@ -1,5 +1,8 @@
 // The error types every layer throws; lambdas/core/http.ts is the ONE place that maps them to responses.
 
+/** AWS's errors asking the caller to slow down: retried by the DynamoDB client, then a 503 to the client. */
+export const THROTTLING_ERRORS = ['ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded'];
+
 export class HttpError extends Error {
   constructor(
     readonly statusCode: number,

@@ -1,6 +1,6 @@
 // HTTP glue for every API Gateway (payload v2) handler: request parsing, the ONE error mapper, JSON replies, logs.
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { BadRequestError, HttpError, ServiceUnavailableError } from './errors';
+import { BadRequestError, HttpError, ServiceUnavailableError, THROTTLING_ERRORS } from './errors';
 import { log } from './log';
 
 /** What every log line of a request carries; authentication adds the bot and user ids when it knows them. */
@@ -44,7 +44,7 @@ export function jsonReply(status: number, body: unknown, headers: Record<string,
 /** DynamoDB/S3 unreachable, timed out or throttling: the request may succeed if retried shortly. */
 function isUnavailable(err: unknown): boolean {
   const e = err as { name?: string; code?: string; $metadata?: { httpStatusCode?: number }; $retryable?: unknown };
-  const names = ['TimeoutError', 'RequestTimeout', 'ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded', 'ServiceUnavailable', 'SlowDown'];
+  const names = ['TimeoutError', 'RequestTimeout', ...THROTTLING_ERRORS, 'ServiceUnavailable', 'SlowDown'];
   const codes = ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH'];
   return names.includes(e?.name ?? '') || codes.includes(e?.code ?? '') || (e?.$metadata?.httpStatusCode ?? 0) === 503;
 }
