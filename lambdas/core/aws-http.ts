@@ -178,26 +178,57 @@ export async function presign(service: 's3', method: string, url: URL, expiresIn
   return `${url.protocol}//${url.host}${url.pathname}?${s.query}&X-Amz-Signature=${s.signature}`;
 }
 
-const parseJson = (text: string): unknown => {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return {};
-  }
-};
+/** A refused call of an AWS JSON-protocol API: its error type as the service names it, its message, its document. */
+export interface AwsJsonError {
+  /** The part of `__type` after '#' (ConditionalCheckFailedException, ...); HTTP<status> when there is none. */
+  type: string;
+  message: string;
+  doc: Record<string, unknown>;
+}
 
-/** Secrets Manager's GetSecretValue (JSON 1.1 protocol), once per cold start. */
+/** What a refusal's body says; a body that is not JSON (a proxy's page) leaves the status to say it. */
+export function awsJsonError(status: number, text: string): AwsJsonError {
+  let doc: Record<string, unknown> = {};
+  try {
+    doc = JSON.parse(text) ?? {};
+  } catch {
+    // not JSON
+  }
+  return { type: String(doc.__type ?? '').split('#').pop() || `HTTP${status}`, message: String(doc.message ?? doc.Message ?? ''), doc };
+}
+
+const endpoints = new Map<string, URL>();
+
+/** A service's endpoint: the one configured (the local stack's emulators), or AWS's regional one. */
+function endpointOf(service: Service, configured: string | undefined): URL {
+  const key = `${service} ${configured ?? ''}`;
+  let url = endpoints.get(key);
+  if (!url) endpoints.set(key, (url = new URL(configured ?? `https://${service}.${config().region}.amazonaws.com/`)));
+  return url;
+}
+
+/**
+ * One call of an AWS JSON-protocol API (DynamoDB and SQS speak 1.0, Secrets Manager 1.1), made by signedFetch:
+ * the reply's document, or `error` when the service refused it (5xx and network failures are retried below).
+ */
+export async function awsJsonCall(
+  service: 'dynamodb' | 'sqs' | 'secretsmanager',
+  configuredEndpoint: string | undefined,
+  protocol: '1.0' | '1.1',
+  target: string,
+  input: object,
+): Promise<{ status: number; doc: Record<string, unknown>; error?: AwsJsonError }> {
+  const headers = { 'content-type': `application/x-amz-json-${protocol}`, 'x-amz-target': target };
+  const reply = await signedFetch(service, 'POST', endpointOf(service, configuredEndpoint), headers, JSON.stringify(input));
+  const text = reply.text();
+  if (reply.ok) return { status: reply.status, doc: text ? JSON.parse(text) : {} };
+  const error = awsJsonError(reply.status, text);
+  return { status: reply.status, doc: error.doc, error };
+}
+
+/** Secrets Manager's GetSecretValue, once per cold start. */
 export async function getSecretValue(secretId: string): Promise<string> {
-  const { region, secretsManagerEndpoint } = config();
-  const url = new URL(secretsManagerEndpoint ?? `https://secretsmanager.${region}.amazonaws.com/`);
-  const res = await signedFetch(
-    'secretsmanager',
-    'POST',
-    url,
-    { 'content-type': 'application/x-amz-json-1.1', 'x-amz-target': 'secretsmanager.GetSecretValue' },
-    JSON.stringify({ SecretId: secretId }),
-  );
-  const body = parseJson(res.text()) as { SecretString?: string; __type?: string; message?: string; Message?: string };
-  if (!res.ok) throw new Error(`Secrets Manager GetSecretValue answered ${res.status}: ${body.__type ?? ''} ${body.message ?? body.Message ?? ''}`);
-  return body.SecretString ?? '';
+  const { status, doc, error } = await awsJsonCall('secretsmanager', config().secretsManagerEndpoint, '1.1', 'secretsmanager.GetSecretValue', { SecretId: secretId });
+  if (error) throw new Error(`Secrets Manager GetSecretValue answered ${status}: ${error.type} ${error.message}`);
+  return (doc.SecretString as string | undefined) ?? '';
 }

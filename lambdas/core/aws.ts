@@ -20,7 +20,8 @@ import type {
 } from '@aws-sdk/lib-dynamodb';
 import type { AttributeValue, QueryCommandInput as RawQueryInput, QueryCommandOutput as RawQueryOutput } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
-import { signedFetch } from './aws-http';
+import { awsJsonCall } from './aws-http';
+import { THROTTLING_ERRORS } from './errors';
 import { config } from './config';
 
 type Operation = 'GetItem' | 'PutItem' | 'UpdateItem' | 'DeleteItem' | 'Query' | 'BatchGetItem' | 'TransactWriteItems';
@@ -102,7 +103,7 @@ export class DynamoError extends Error {
 export const isDynamoError = (err: unknown, name: string): err is DynamoError => err instanceof DynamoError && err.name === name;
 
 /** Worth another attempt: DynamoDB asks the caller to slow down (5xx and network failures are retried below it). */
-const THROTTLED = new Set(['ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded']);
+const THROTTLED = new Set(THROTTLING_ERRORS);
 
 /** The wire: one operation's JSON body to DynamoDB's JSON reply. */
 export type Send = (operation: Operation, body: Json) => Promise<Json>;
@@ -110,35 +111,21 @@ export type Send = (operation: Operation, body: Json) => Promise<Json>;
 /** Wrappers of every call on the wire, applied in order (the benchmark counts round trips and capacity with one). */
 export const dynamoMiddleware: ((next: Send) => Send)[] = [];
 
-let endpoint: URL | undefined;
-
 /** One operation on the wire: signed, bounded and retried by aws-http; throttling retried here, twice at most. */
 export const sendToDynamo: Send = async (operation, body) => {
-  const { region, dynamodbEndpoint } = config();
-  endpoint ??= new URL(dynamodbEndpoint ?? `https://dynamodb.${region}.amazonaws.com/`);
-  const headers = { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': `DynamoDB_20120810.${operation}` };
-  const payload = JSON.stringify(body);
   for (let attempt = 1; ; attempt++) {
-    const reply = await signedFetch('dynamodb', 'POST', endpoint, headers, payload);
-    const text = reply.text();
-    if (reply.ok) return text ? (JSON.parse(text) as Json) : {};
-    const err = dynamoError(reply.status, text);
-    if (attempt >= 3 || !THROTTLED.has(err.name)) throw err;
+    const { status, doc, error } = await awsJsonCall('dynamodb', config().dynamodbEndpoint, '1.0', `DynamoDB_20120810.${operation}`, body);
+    if (!error) return doc;
+    if (attempt >= 3 || !THROTTLED.has(error.type)) {
+      const reasons = (error.doc.CancellationReasons as { Code?: string; Message?: string; Item?: Record<string, AttributeValue> }[] | undefined)?.map((r) => ({
+        ...r,
+        Item: r.Item ? unmarshall(r.Item) : undefined,
+      }));
+      throw new DynamoError(error.type, error.message || `DynamoDB answered ${status}`, status, reasons);
+    }
     await new Promise((r) => setTimeout(r, 50 * 2 ** attempt * Math.random()));
   }
 };
-
-function dynamoError(status: number, text: string): DynamoError {
-  let doc: { __type?: string; message?: string; Message?: string; CancellationReasons?: { Code?: string; Message?: string; Item?: Record<string, AttributeValue> }[] } = {};
-  try {
-    doc = JSON.parse(text);
-  } catch {
-    // not JSON: the status says what happened
-  }
-  const name = (doc.__type ?? '').split('#').pop() || `HTTP${status}`;
-  const reasons = doc.CancellationReasons?.map((r) => ({ ...r, Item: r.Item ? unmarshall(r.Item) : undefined }));
-  return new DynamoError(name, doc.message ?? doc.Message ?? `DynamoDB answered ${status}`, status, reasons);
-}
 
 const MARSHALL = { removeUndefinedValues: true };
 /** Document attributes of a request, wherever the operations put them (transaction items, batch keys). */

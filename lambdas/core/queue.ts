@@ -1,31 +1,13 @@
 // SQS: the webhook queue and its dead-letter queue (the local stack serves the same API, see lib/local/sqs.ts).
 // SQS's JSON API signed and sent by aws-http.ts, as DynamoDB's: the SDK's SQS client added ~150 KB and
 // ~35 ms of cold start to the webhook functions for two calls.
-import { signedFetch } from './aws-http';
+import { awsJsonCall } from './aws-http';
 import { config } from './config';
 
-let endpoint: URL | undefined;
-
 async function sqs<T>(action: 'SendMessage' | 'SendMessageBatch', input: object): Promise<T> {
-  const { region, sqsEndpoint } = config();
-  endpoint ??= new URL(sqsEndpoint ?? `https://sqs.${region}.amazonaws.com/`);
-  const reply = await signedFetch(
-    'sqs',
-    'POST',
-    endpoint,
-    { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': `AmazonSQS.${action}` },
-    JSON.stringify(input),
-  );
-  const text = reply.text();
-  if (reply.ok) return (text ? JSON.parse(text) : {}) as T;
-  let why = '';
-  try {
-    const e = JSON.parse(text) as { __type?: string; message?: string; Message?: string };
-    why = `${String(e.__type ?? '').split('#').pop()}: ${e.message ?? e.Message ?? ''}`;
-  } catch {
-    // not JSON: the status says enough
-  }
-  throw new Error(`SQS ${action} answered ${reply.status} ${why}`.trim());
+  const { status, doc, error } = await awsJsonCall('sqs', config().sqsEndpoint, '1.0', `AmazonSQS.${action}`, input);
+  if (error) throw new Error(`SQS ${action} answered ${status} ${error.type}: ${error.message}`);
+  return doc as T;
 }
 
 export async function sendToQueue(queueUrl: string, body: unknown, delaySeconds = 0): Promise<void> {

@@ -8,6 +8,7 @@ import { handlerLoader } from './handlers';
 import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { AttributeValue, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { http1 } from '../../lambdas/core/http1';
+import { awsJsonError } from '../../lambdas/core/aws-http';
 import { STREAM_DELIVERY, type StreamConsumerDef } from '../routes';
 
 /** A stream record as DynamoDB Streams' JSON API returns it. */
@@ -59,14 +60,8 @@ export async function streamsCall<T>(endpoint: URL, region: string, op: 'Describ
   });
   const text = reply.body.toString('utf8');
   if (reply.status === 200) return JSON.parse(text) as T;
-  let why = `HTTP ${reply.status}`;
-  try {
-    const e = JSON.parse(text) as { __type?: string; Message?: string; message?: string };
-    why = `${String(e.__type ?? why).split('#').pop()}: ${e.Message ?? e.message ?? ''}`;
-  } catch {
-    // not JSON: the status says enough
-  }
-  throw new StreamsCallError(`${op}: ${why}`, reply.status);
+  const error = awsJsonError(reply.status, text);
+  throw new StreamsCallError(`${op}: ${error.type}: ${error.message}`, reply.status);
 }
 
 type StreamHandler = (event: DynamoDBStreamEvent) => Promise<DynamoDBBatchResponse | void>;
