@@ -93,8 +93,8 @@ async function main(): Promise<void> {
 // ---- 1. DynamoDB round trips and capacity per invocation ------------------------------------------------
 
 type WireRequest = { operation: Parameters<typeof sendToDynamo>[0]; body: Record<string, unknown> };
-/** The last DynamoDB request each handler module sent while counted: which operation its endpoint performs. */
-const lastCommand = new Map<string, WireRequest>();
+/** The DynamoDB operation each handler module last performed while counted (the one its endpoint's call is). */
+const lastOperation = new Map<string, WireRequest['operation']>();
 /**
  * Off while handler overhead is timed: the counter would otherwise copy every body and ask DynamoDB for its
  * consumed capacity (a larger reply) on the handler's side only, a cost of the benchmark, not of the handler.
@@ -109,12 +109,12 @@ async function installCounter(): Promise<Invocation[]> {
   // On the wire: what this sees is exactly one request to DynamoDB (after marshalling, before retries).
   dynamoMiddleware.push((next) => async (operation, body) => {
     if (!counting) {
-      // The handler's own body: it is not changed after it is sent (copied before replaying).
+      // The handler's own body, replayed as it is (nothing changes a body once sent).
       wireLog.push({ operation, body });
       return next(operation, body);
     }
     const inv = invocations.getStore();
-    if (inv) lastCommand.set(inv.entry, { operation, body: structuredClone(body) });
+    if (inv) lastOperation.set(inv.entry, operation);
     const result = await next(operation, inv ? { ...body, ReturnConsumedCapacity: 'TOTAL' } : body);
     if (inv) {
       inv.counters.calls = (inv.counters.calls ?? 0) + 1;
@@ -308,7 +308,7 @@ async function handlerOverhead(
         through.push(performance.now() - t);
         // The request's own call: the operation its endpoint performed when counted (anything else in flight,
         // such as a late webhook job, is not it).
-        const op = lastCommand.get(entry(id))?.operation;
+        const op = lastOperation.get(entry(id));
         const cmd = [...wireLog].reverse().find((w) => w.operation === op);
         if (!cmd) throw new Error(`${id}: no ${op} request on the wire to replay`);
         const body = typeof made?.id === 'string' ? replaceString(cmd.body, made.id, isUuid(made.id) ? newUuid() : newMessageId(Date.now())) : cmd.body;
