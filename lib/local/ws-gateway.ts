@@ -53,6 +53,8 @@ interface ManagementReply {
 const MANAGEMENT_PATH = /^\/@connections\/([^/?]+)$/;
 const MANAGEMENT_METHODS = new Set(['POST', 'GET', 'DELETE']);
 const MANAGEMENT_REQUEST = /^(POST|GET|DELETE) \/@connections\//;
+const POSTED: ManagementReply = { status: 200, body: '' };
+const TEXT_FRAME = { binary: false };
 const NOT_WEBSOCKET: ManagementReply = { status: 426, type: 'text/plain', body: 'WebSocket API: connect with a WebSocket client' };
 const REASONS: Record<number, string> = { 200: 'OK', 204: 'No Content', 400: 'Bad Request', 410: 'Gone', 411: 'Length Required', 413: 'Payload Too Large', 426: 'Upgrade Required', 431: 'Request Header Fields Too Large' };
 
@@ -61,6 +63,16 @@ const replyHeaders = (r: ManagementReply): Record<string, string> => ({
   ...(r.errorType && { 'x-amzn-errortype': r.errorType }),
   ...(r.status !== 204 && { 'content-length': String(Buffer.byteLength(r.body ?? '')) }),
 });
+
+/** A reply as written on the wire. */
+function replyText(r: ManagementReply, close: boolean): string {
+  let head = `HTTP/1.1 ${r.status} ${REASONS[r.status] ?? ''}\r\n`;
+  for (const [name, value] of Object.entries(replyHeaders(r))) head += `${name}: ${value}\r\n`;
+  if (close) head += 'connection: close\r\n';
+  return `${head}\r\n${r.body ?? ''}`;
+}
+/** The reply to every delivered post, written once. */
+const POSTED_TEXT = replyText(POSTED, false);
 
 /**
  * Reads the HTTP/1.1 requests of one keep-alive connection to the @connections API and writes each reply.
@@ -71,22 +83,21 @@ function serveManagement(socket: Socket, answer: (method: string, target: string
   let continued = false;
   let closing = false;
   const reply = (r: ManagementReply, close: boolean) => {
-    let head = `HTTP/1.1 ${r.status} ${REASONS[r.status] ?? ''}\r\n`;
-    for (const [name, value] of Object.entries(replyHeaders(r))) head += `${name}: ${value}\r\n`;
-    if (close) head += 'connection: close\r\n';
     closing ||= close;
-    send(`${head}\r\n${r.body ?? ''}`, close);
+    send(r === POSTED && !close ? POSTED_TEXT : replyText(r, close), close);
   };
-  // Written after this turn's I/O, in order: a fan-out's 50 posts arrive together, and their frames then go
-  // out to the sockets before the 50 replies to the publisher, so here, where publisher, gateway and
-  // subscribers share one thread, no subscriber waits behind the publisher reading its replies (on AWS they
-  // never share one).
+  // Written, in order, after the next turn's I/O: a fan-out's 50 posts arrive together, their frames go out to
+  // the sockets at once, and the subscribers read them before the publisher gets its 50 replies. Here
+  // publisher, gateway and subscribers share one thread; on AWS they never do, and API Gateway's replies do
+  // not hold up its frames.
   const send = (text: string, end = false) =>
-    setImmediate(() => {
-      if (socket.destroyed) return;
-      socket.write(text);
-      if (end) socket.end();
-    });
+    setImmediate(() =>
+      setImmediate(() => {
+        if (socket.destroyed) return;
+        socket.write(text);
+        if (end) socket.end();
+      }),
+    );
   socket.on('data', (chunk: Buffer) => {
     buffered = buffered.length ? Buffer.concat([buffered, chunk]) : chunk;
     while (buffered.length && !closing) {
@@ -203,14 +214,14 @@ export async function startWsGateway(options: WsGatewayOptions): Promise<WsGatew
   /** The @connections API: the reply to one request, from its method, connection id and body. */
   const manage = (method: string, connectionId: string, body: Buffer): ManagementReply => {
     const conn = connections.get(connectionId);
-    const gone: ManagementReply = { status: 410, errorType: 'GoneException', body: JSON.stringify({ message: `Connection ${connectionId} is gone` }) };
+    const gone = (): ManagementReply => ({ status: 410, errorType: 'GoneException', body: JSON.stringify({ message: `Connection ${connectionId} is gone` }) });
     if (method === 'POST') {
-      if (!conn || conn.socket.readyState !== conn.socket.OPEN) return gone;
+      if (!conn || conn.socket.readyState !== conn.socket.OPEN) return gone();
       if (body.length > WS_LIMITS.maxFrameBytes) return { status: 413, errorType: 'PayloadTooLargeException', body: JSON.stringify({ message: 'Message too long' }) };
-      conn.socket.send(body, { binary: false }); // a text frame, as API Gateway sends
-      return { status: 200, body: '' };
+      conn.socket.send(body, TEXT_FRAME); // a text frame, as API Gateway sends
+      return POSTED;
     }
-    if (!conn) return gone;
+    if (!conn) return gone();
     if (method === 'DELETE') {
       conn.socket.close(1001, 'Going away');
       return { status: 204 };
