@@ -68,6 +68,21 @@ test('POST messages: bad bodies → 400 {error}, nothing written', async () => {
   expect((await call('POST', `/api/client/chats/${chatId}/messages`, { token, json: { content: 'c'.repeat(10_000) } })).status).toBe(201);
 });
 
+test("a body over API Gateway's 10 MB request limit → 413 from the gateway, nothing written", async () => {
+  const { token, bot, chatId } = await userWithChat();
+  const before = await botItems(bot.id);
+  const res = await call('POST', `/api/client/chats/${chatId}/messages`, {
+    token,
+    body: JSON.stringify({ content: 'c'.repeat(10 * 1024 * 1024) }),
+    headers: { 'content-type': 'application/json' },
+  });
+  expect(res.status).toBe(413);
+  expect(res.body).toEqual({ message: 'Request Entity Too Large' });
+  expect(await botItems(bot.id)).toEqual(before);
+  // The gateway serves on after it: a body just within the contract's limit is refused by the handler as usual.
+  expect((await call('POST', `/api/client/chats/${chatId}/messages`, { token, json: { content: 'c'.repeat(10_001) } })).status).toBe(400);
+});
+
 test('POST /session: bad bodies → 400 {error}', async () => {
   for (const [name, init] of bodyCases([])) {
     const res = await call('POST', '/api/client/session', init);
