@@ -311,7 +311,15 @@ async function handlerOverhead(
         const op = lastOperation.get(entry(id));
         const cmd = [...wireLog].reverse().find((w) => w.operation === op);
         if (!cmd) throw new Error(`${id}: no ${op} request on the wire to replay`);
-        const body = typeof made?.id === 'string' ? replaceString(cmd.body, made.id, isUuid(made.id) ? newUuid() : newMessageId(Date.now())) : cmd.body;
+        // Its timestamps are renewed too: a replayed update that writes the very values just written changes
+        // nothing, and DynamoDB Local then skips the stream record, about 0.2 ms less than the handler's write
+        // (mark_read's ratio read 1.43 against 1.23 with the bare write doing the same work).
+        const madeId = typeof made?.id === 'string' ? made.id : undefined;
+        const fresh = madeId && (isUuid(madeId) ? newUuid() : newMessageId(Date.now()));
+        const body = mapStrings(cmd.body, (str) => {
+          const replaced = madeId && fresh ? str.split(madeId).join(fresh) : str;
+          return ISO_TIME.test(replaced) ? new Date().toISOString() : replaced;
+        });
         t = performance.now();
         await sendToDynamo(cmd.operation, body);
         direct.push(performance.now() - t);
@@ -332,12 +340,14 @@ async function handlerOverhead(
   return { overhead_ratio: ratio, latency_ms: latency };
 }
 
-/** A deep copy of `value` with every occurrence of `from` inside its strings replaced by `to`. */
-function replaceString<T>(value: T, from: string, to: string): T {
-  if (typeof value === 'string') return value.split(from).join(to) as T;
-  if (Array.isArray(value)) return value.map((v) => replaceString(v, from, to)) as T;
+const ISO_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+
+/** A deep copy of `value` with every string in it passed through `map`. */
+function mapStrings<T>(value: T, map: (s: string) => string): T {
+  if (typeof value === 'string') return map(value) as T;
+  if (Array.isArray(value)) return value.map((v) => mapStrings(v, map)) as T;
   if (value && typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype) {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, replaceString(v, from, to)])) as T;
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, mapStrings(v, map)])) as T;
   }
   return structuredClone(value);
 }
