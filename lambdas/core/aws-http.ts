@@ -134,6 +134,9 @@ export async function signedPoster(service: Service, body: Buffer, headers: Reco
   return (url) => sendSigned(service, 'POST', url, headers, body, payloadHash, signed);
 }
 
+/** The pause before retry `attempt` (1, 2, ...): exponential with full jitter, as the SDK clients pause. */
+export const retryPause = (attempt: number): Promise<void> => new Promise((r) => setTimeout(r, 50 * 2 ** attempt * Math.random()));
+
 /** Network failures and 5xx are tried three times in all; each retry is signed anew (the signature carries the time). */
 async function sendSigned(
   service: Service,
@@ -146,7 +149,7 @@ async function sendSigned(
 ): Promise<AwsReply> {
   let last: unknown;
   for (let attempt = 0; attempt < 3; attempt++) {
-    if (attempt) await new Promise((r) => setTimeout(r, 50 * 2 ** attempt * Math.random()));
+    if (attempt) await retryPause(attempt);
     try {
       const signed =
         attempt === 0 && signedFirst ? signedFirst(url) : headerSigner(await signingTime(service, new Date()), method, url.host, headers, payloadHash)(url);

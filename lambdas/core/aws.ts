@@ -20,7 +20,7 @@ import type {
 } from '@aws-sdk/lib-dynamodb';
 import type { AttributeValue, QueryCommandInput as RawQueryInput, QueryCommandOutput as RawQueryOutput } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
-import { awsJsonCall } from './aws-http';
+import { awsJsonCall, retryPause } from './aws-http';
 import { THROTTLING_ERRORS } from './errors';
 import { config } from './config';
 
@@ -123,7 +123,7 @@ export const sendToDynamo: Send = async (operation, body) => {
       }));
       throw new DynamoError(error.type, error.message || `DynamoDB answered ${status}`, status, reasons);
     }
-    await new Promise((r) => setTimeout(r, 50 * 2 ** attempt * Math.random()));
+    await retryPause(attempt);
   }
 };
 
