@@ -92,14 +92,18 @@ function open(url: URL, pool: Pool): Promise<Conn> {
   });
 }
 
+/** The pool's most recently released connection, if one is idle, taken for a request. */
+function takeIdle(pool: Pool): Conn | undefined {
+  const idle = pool.idle.pop();
+  idle?.socket.ref();
+  return idle;
+}
+
 /** A connection for the origin: an idle one, a new one while under the limit, or the next one given back. */
 async function acquire(url: URL, pool: Pool): Promise<Conn> {
   for (;;) {
-    const idle = pool.idle.pop();
-    if (idle) {
-      idle.socket.ref();
-      return idle;
-    }
+    const idle = takeIdle(pool);
+    if (idle) return idle;
     if (pool.open < MAX_SOCKETS_PER_ORIGIN) {
       pool.open++;
       return open(url, pool); // its 'close' gives the slot back, also when connecting fails
@@ -166,11 +170,9 @@ export function http1(method: string, url: URL, headers: Record<string, string>,
     };
     // An idle keep-alive connection is used at once (a fan-out's posts go out as they are made); otherwise one
     // is opened or waited for.
-    const idle = pool.idle.pop();
-    if (idle) {
-      idle.socket.ref();
-      start(idle);
-    } else acquire(url, pool).then(start, (err: Error) => done.reject(err));
+    const idle = takeIdle(pool);
+    if (idle) start(idle);
+    else acquire(url, pool).then(start, (err: Error) => done.reject(err));
   });
 }
 
