@@ -133,6 +133,11 @@ async function installCounter(): Promise<Invocation[]> {
 }
 
 
+/** Waits in 10 ms steps, `tries` of them at most, until `done()` holds (the caller checks what came of it). */
+async function pollUntil(done: () => boolean, tries = 300): Promise<void> {
+  for (let i = 0; i < tries && !done(); i++) await new Promise((r) => setTimeout(r, 10));
+}
+
 /** One request to the stack's HTTP API (a session token or a bot secret key as Bearer); a 4xx/5xx fails the run. */
 async function request(apiUrl: string, method: string, path: string, opts: { token?: string; json?: unknown; form?: FormData } = {}): Promise<any> {
   const headers: Record<string, string> = {};
@@ -228,10 +233,8 @@ async function roundTrips(apiUrl: string, demo: { client_key: string; secret_key
     ws.send(`${JSON.stringify({ id: 1, connect: { token: rt.token } })}\n${JSON.stringify({ id: 2, subscribe: { channel: rt.channel } })}`);
     await reply;
   }));
-  /** Waits (10 ms steps, `tries` of them at most) until `e` has been invoked since `seen` was last cleared. */
-  const waitFor = async (e: string, tries = 300) => {
-    for (let i = 0; i < tries && !seen.some((x) => x.entry === e); i++) await new Promise((r) => setTimeout(r, 10));
-  };
+  /** Waits until `e` has been invoked since `seen` was last cleared. */
+  const waitFor = (e: string, tries?: number) => pollUntil(() => seen.some((x) => x.entry === e), tries);
   // The publisher, per message (the sockets above are subscribers of this channel).
   const published = await measure(PUBLISHER.entry, async () => {
     seen.length = 0;
@@ -256,7 +259,7 @@ async function roundTrips(apiUrl: string, demo: { client_key: string; secret_key
   record('webhook_dispatcher_per_message', await measure(WEBHOOK_DISPATCHER.entry, () => sendHooked(WEBHOOK_DISPATCHER.entry)));
   record('webhook_deliverer_per_job', await measure(WEBHOOK_DELIVERER.entry, () => sendHooked(WEBHOOK_DELIVERER.entry)));
   // $disconnect's event, for its cold start below (the sockets closed above).
-  for (let i = 0; i < 300 && !firstEvents.has(entry('ws_disconnect')); i++) await new Promise((r) => setTimeout(r, 10));
+  await pollUntil(() => firstEvents.has(entry('ws_disconnect')));
 
   out('\nDynamoDB round trips and consumed capacity units per request (median, bot settings cached)');
   out(`${'endpoint'.padEnd(28)}${'round trips'.padStart(12)}${'capacity'.padStart(10)}`);
