@@ -7,6 +7,7 @@ import { handlerLoader } from './handlers';
 
 /** API Gateway's own request limit (the function's 6 MB payload limit is reported by the handler's 413). */
 const MAX_BODY_BYTES = 10 * 1024 * 1024;
+const EMPTY = Buffer.alloc(0);
 const TEXT_TYPES = /^(text\/|application\/(json|xml|javascript|x-www-form-urlencoded)|[^;]*\+(json|xml))/i;
 
 type LambdaHandler = (event: APIGatewayProxyEventV2) => Promise<APIGatewayProxyStructuredResultV2>;
@@ -97,9 +98,26 @@ function corsHeaders(req: IncomingMessage): Record<string, string> {
   return req.headers.origin ? { 'access-control-allow-origin': CORS.allowOrigins.join(',') } : {};
 }
 
+/**
+ * A whole reply with its Content-Length, as API Gateway sends it (node:http would frame it chunked). A text
+ * body stays a string: node:http writes it with the head in one write.
+ */
 function send(res: ServerResponse, status: number, headers: Record<string, string>, body?: string | Buffer): void {
+  if (status !== 204 && status !== 304) headers['content-length'] = String(body === undefined ? 0 : typeof body === 'string' ? Buffer.byteLength(body) : body.length);
   res.writeHead(status, headers);
   res.end(body);
+}
+
+/** The whole request body, or undefined once it passes API Gateway's limit (the rest is then not read). */
+async function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY_BYTES) return undefined;
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
 }
 
 export interface HttpGatewayOptions {
@@ -138,21 +156,15 @@ export async function startHttpGateway(options: HttpGatewayOptions): Promise<Ser
         match = { route: { ...NOT_FOUND, method: method as 'GET', path: '$default' }, params: {} };
       }
 
-      const chunks: Buffer[] = [];
-      let size = 0;
-      for await (const chunk of req) {
-        size += (chunk as Buffer).length;
-        if (size > MAX_BODY_BYTES) {
-          return send(res, 413, { 'content-type': 'application/json', connection: 'close', ...corsHeaders(req) }, '{"message":"Request Entity Too Large"}');
-        }
-        chunks.push(chunk as Buffer);
-      }
-      const event = buildHttpEvent(req, Buffer.concat(chunks), match, rawPath, rawQueryString);
+      // A request with neither length nor chunked framing has no body (RFC 9112 6.3): nothing to wait for.
+      const body = req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined ? EMPTY : await readBody(req);
+      if (!body) return send(res, 413, { 'content-type': 'application/json', connection: 'close', ...corsHeaders(req) }, '{"message":"Request Entity Too Large"}');
+      const event = buildHttpEvent(req, body, match, rawPath, rawQueryString);
       const result = await (await load(match.route.entry))(event);
       const headers: Record<string, string> = { ...corsHeaders(req) };
       for (const [k, v] of Object.entries(result.headers ?? {})) headers[k.toLowerCase()] = String(v);
-      const body = result.body === undefined ? undefined : Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8');
-      send(res, result.statusCode ?? 200, headers, body);
+      const replyBody = result.isBase64Encoded && result.body !== undefined ? Buffer.from(result.body, 'base64') : result.body;
+      send(res, result.statusCode ?? 200, headers, replyBody);
     } catch (err) {
       // What API Gateway answers when the function itself fails.
       console.error(JSON.stringify({ level: 'error', message: 'handler crashed', error: String((err as Error)?.stack ?? err) }));
