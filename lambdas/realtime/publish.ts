@@ -1,8 +1,7 @@
 // DynamoDB stream → every new message and every read action, published to the chat owner's channel.
 // Records of one channel go out in order; a failure is reported per record so only the rest is retried.
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
-import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { unmarshallItem } from '../core/aws';
 import { toMessage } from '../core/messages';
 import { publish } from '../core/realtime';
 import { userChannel } from '../core/channels';
@@ -17,7 +16,7 @@ interface Publication {
 export async function publicationOf(record: DynamoDBRecord): Promise<Publication | undefined> {
   const image = record.dynamodb?.NewImage;
   if (!image) return undefined;
-  const item = unmarshall(image as Record<string, AttributeValue>);
+  const item = unmarshallItem(image);
   if (record.eventName === 'INSERT' && item.entity === 'message') {
     return { channel: userChannel(item.user_id), data: { type: 'message', data: await toMessage(item) } };
   }
