@@ -19,7 +19,7 @@ import type {
   UpdateCommandOutput,
 } from '@aws-sdk/lib-dynamodb';
 import type { AttributeValue, QueryCommandInput as RawQueryInput, QueryCommandOutput as RawQueryOutput } from '@aws-sdk/client-dynamodb';
-import { convertToNative, marshall, type NativeAttributeValue } from '@aws-sdk/util-dynamodb';
+import { convertToAttr, convertToNative, type NativeAttributeValue } from '@aws-sdk/util-dynamodb';
 import { awsJsonCall, retryPause } from './aws-http';
 import { THROTTLING_ERRORS } from './errors';
 import { config } from './config';
@@ -131,14 +131,45 @@ const MARSHALL = { removeUndefinedValues: true };
 /** Document attributes of a request, wherever the operations put them (transaction items, batch keys). */
 const ITEM_KEYS = new Set(['Key', 'Item', 'ExpressionAttributeValues', 'ExclusiveStartKey']);
 
+/**
+ * A document as DynamoDB's attributes: util-dynamodb's marshall (undefined values removed), with strings,
+ * numbers, booleans, null, lists and plain objects done here, skipping its chain of type checks per value;
+ * anything else (sets, binary, numbers it refuses) goes to util-dynamodb. The reverse of unmarshallItem.
+ */
+export function marshallItem(doc: Record<string, unknown>): Record<string, AttributeValue> {
+  const attrs: Record<string, AttributeValue> = {};
+  for (const name in doc) {
+    const value = doc[name];
+    if (value !== undefined && typeof value !== 'function') attrs[name] = toAttr(value);
+  }
+  return attrs;
+}
+
+function toAttr(value: unknown): AttributeValue {
+  switch (typeof value) {
+    case 'string':
+      return { S: value };
+    case 'boolean':
+      return { BOOL: value };
+    case 'number':
+      if (Number.isFinite(value) && Math.abs(value) <= Number.MAX_SAFE_INTEGER) return { N: String(value) };
+      break;
+    case 'object':
+      if (value === null) return { NULL: true };
+      if (Array.isArray(value)) return { L: value.filter((v) => v !== undefined && typeof v !== 'function').map(toAttr) };
+      if (Object.getPrototypeOf(value) === Object.prototype) return { M: marshallItem(value as Record<string, unknown>) };
+  }
+  return convertToAttr(value, MARSHALL);
+}
+
 function marshallInput(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(marshallInput);
   if (typeof value !== 'object' || value === null) return value;
   const out: Json = {};
   for (const [k, v] of Object.entries(value)) {
     if (v === undefined) continue;
-    if (ITEM_KEYS.has(k)) out[k] = marshall(v as Json, MARSHALL);
-    else if (k === 'Keys') out[k] = (v as Json[]).map((key) => marshall(key, MARSHALL));
+    if (ITEM_KEYS.has(k)) out[k] = marshallItem(v as Json);
+    else if (k === 'Keys') out[k] = (v as Json[]).map(marshallItem);
     else out[k] = marshallInput(v);
   }
   return out;

@@ -1,7 +1,37 @@
-// Two hand-written fast paths that must give exactly what the libraries they replace give: the item
-// unmarshalling (util-dynamodb's unmarshall) and the JSON log lines (the Powertools logger's format).
-import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { unmarshallItem } from '../../lambdas/core/aws';
+// Hand-written fast paths that must give exactly what the libraries they replace give: the item
+// (un)marshalling (util-dynamodb's) and the JSON log lines (the Powertools logger's format).
+import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import { marshallItem, unmarshallItem } from '../../lambdas/core/aws';
+
+test('marshallItem gives what util-dynamodb gives (undefined values removed), and refuses what it refuses', () => {
+  const options = { removeUndefinedValues: true };
+  const doc = {
+    s: 'text',
+    empty: '',
+    n: 42,
+    float: -3.5,
+    tiny: 1e-7,
+    edge: Number.MAX_SAFE_INTEGER,
+    yes: true,
+    no: false,
+    nothing: null,
+    gone: undefined,
+    fn: () => 1,
+    map: { a: 'x', skip: undefined, nested: { l: ['y', null, undefined, 2, { deep: true }] } },
+    list: [1, 'two', {}, []],
+    strings: new Set(['a', 'b']),
+    numbers: new Set([1, 2.5]),
+    bytes: Buffer.from([0, 1, 2]),
+    bare: Object.assign(Object.create(null), { k: 'v' }),
+  };
+  const ours = marshallItem(doc);
+  expect(ours).toEqual(marshall(doc, options));
+  expect(ours.map).toEqual({ M: { a: { S: 'x' }, nested: { M: { l: { L: [{ S: 'y' }, { NULL: true }, { N: '2' }, { M: { deep: { BOOL: true } } }] } } } } });
+  for (const bad of [Number.NaN, Number.POSITIVE_INFINITY, 2 ** 60, -(2 ** 60), new Date(0), new Set()]) {
+    expect(() => marshall({ bad }, options)).toThrow();
+    expect(() => marshallItem({ bad })).toThrow();
+  }
+});
 
 test('unmarshallItem gives what util-dynamodb gives, for every attribute type', () => {
   const item = {
