@@ -108,8 +108,12 @@ function send(res: ServerResponse, status: number, headers: Record<string, strin
   res.end(body);
 }
 
-/** The whole request body, or undefined once it passes API Gateway's limit (the rest is then not read). */
+/**
+ * The whole request body, or undefined once it passes API Gateway's limit (the rest is then not read). A
+ * request with neither length nor chunked framing has none (RFC 9112 6.3): its end is not waited for.
+ */
 async function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
+  if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined) return EMPTY;
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {
@@ -156,8 +160,7 @@ export async function startHttpGateway(options: HttpGatewayOptions): Promise<Ser
         match = { route: { ...NOT_FOUND, method: method as 'GET', path: '$default' }, params: {} };
       }
 
-      // A request with neither length nor chunked framing has no body (RFC 9112 6.3): nothing to wait for.
-      const body = req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined ? EMPTY : await readBody(req);
+      const body = await readBody(req);
       if (!body) return send(res, 413, { 'content-type': 'application/json', connection: 'close', ...corsHeaders(req) }, '{"message":"Request Entity Too Large"}');
       const event = buildHttpEvent(req, body, match, rawPath, rawQueryString);
       const result = await (await load(match.route.entry))(event);
