@@ -1,5 +1,6 @@
 // The DynamoDB client: DynamoDB's JSON API, signed and sent by aws-http.ts (SigV4, keep-alive sockets, bounded
-// waits and retries), items (un)marshalled by @aws-sdk/util-dynamodb as the SDK's document client does it.
+// waits and retries), items (un)marshalled as the SDK's document client does it (marshallItem, unmarshallItem:
+// the common types here, the rest by @aws-sdk/util-dynamodb).
 // Not the SDK's client: it added ~190 KB to every bundle, ~35 ms to every cold start and ~1.3 ms of CPU to
 // every call (BENCHMARKS.md "Bundles and cold init"). The commands keep the SDK's names, inputs and outputs.
 import type {
