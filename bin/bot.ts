@@ -146,14 +146,7 @@ async function main(): Promise<void> {
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   if (flags.aws) {
     if (!process.env.TABLE_NAME) throw new UsageError('--aws needs TABLE_NAME (the stack output TableName)');
-    // The core signs with credentials from the environment, as Lambda hands them over; here they come from
-    // the usual chain (environment, AWS_PROFILE and its SSO or role, ...), resolved once.
-    const { defaultProvider } = await import('@aws-sdk/credential-provider-node');
-    const c = await defaultProvider()();
-    process.env.AWS_ACCESS_KEY_ID = c.accessKeyId;
-    process.env.AWS_SECRET_ACCESS_KEY = c.secretAccessKey;
-    if (c.sessionToken) process.env.AWS_SESSION_TOKEN = c.sessionToken;
-    else delete process.env.AWS_SESSION_TOKEN;
+    // Credentials and region come from the SDK's default chain (environment, AWS_PROFILE and its SSO or role, ...).
   } else {
     applyLocalEnv(localSettings());
   }

@@ -4,7 +4,7 @@
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { getBot } from '../core/bots';
 import { config, requireEnv } from '../core/config';
-import { sendToQueue } from '../core/queue';
+import { sendToQueue } from '../aws/sqs';
 import { buildWebhookEvent, deliver, type WebhookJob } from '../core/webhooks';
 import { log } from '../core/log';
 

@@ -1,10 +1,11 @@
 // DynamoDB stream → for each new user message of a bot with a webhook, one job on the webhook queue.
 // It only queues (never calls a receiver), so a slow or failing webhook cannot hold back the stream.
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
-import { unmarshallItem } from '../core/aws';
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { getBot } from '../core/bots';
 import { config, requireEnv } from '../core/config';
-import { sendBatchToQueue } from '../core/queue';
+import { sendBatchToQueue } from '../aws/sqs';
 import type { MessageItem } from '../core/messages';
 import type { WebhookJob } from '../core/webhooks';
 import { log } from '../core/log';
@@ -14,7 +15,7 @@ export async function handler(event: DynamoDBStreamEvent): Promise<DynamoDBBatch
   for (const record of event.Records) {
     const image = record.dynamodb?.NewImage;
     if (record.eventName !== 'INSERT' || !image) continue;
-    const { pk: _pk, sk: _sk, entity, ...message } = unmarshallItem(image);
+    const { pk: _pk, sk: _sk, entity, ...message } = unmarshall(image as Record<string, AttributeValue>);
     if (entity !== 'message' || message.sender_type !== 'incoming') continue;
     const bot = await getBot(message.bot_id);
     if (bot?.webhook_url) jobs.push({ bot_id: bot.id, message: message as MessageItem, attempt: 0 });

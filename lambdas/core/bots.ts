@@ -1,6 +1,7 @@
 // Bots: settings read by every request (cached per TTL) and the admin operations the bot CLI uses.
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { dynamo, GetCommand, PutCommand, queryAll, tableName, TransactWriteCommand } from './aws';
+import { GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo, queryAll, tableName } from '../aws/dynamo';
 import { config } from './config';
 import { ForbiddenError, NotFoundError, UnauthorizedError } from './errors';
 import { keys } from './keys';
@@ -47,14 +48,14 @@ function stripKeys(item: Record<string, unknown> | undefined): Bot | undefined {
 
 export function getBot(botId: string): Promise<Bot | undefined> {
   return botCache.get(botId, async () => {
-    const out = await dynamo().send(new GetCommand({ TableName: tableName(), Key: keys.bot(botId) }));
+    const out = await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.bot(botId) }));
     return stripKeys(out.Item);
   });
 }
 
 export async function getBotByClientKey(clientKey: string): Promise<Bot | undefined> {
   const botId = await clientKeyCache.get(clientKey, async () => {
-    const out = await dynamo().send(new GetCommand({ TableName: tableName(), Key: keys.clientKey(clientKey) }));
+    const out = await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.clientKey(clientKey) }));
     return out.Item?.bot_id as string | undefined;
   });
   return botId ? getBot(botId) : undefined;
@@ -151,7 +152,7 @@ export async function createBot(settings: NewBotSettings): Promise<{ bot: Bot; s
     created_at: now,
     updated_at: now,
   };
-  await dynamo().send(
+  await dynamo.send(
     new TransactWriteCommand({
       TransactItems: [
         {
@@ -176,7 +177,7 @@ export async function createBot(settings: NewBotSettings): Promise<{ bot: Bot; s
 
 /** Reads a bot without the cache (admin use). */
 export async function readBot(botId: string): Promise<Bot | undefined> {
-  const out = await dynamo().send(
+  const out = await dynamo.send(
     new GetCommand({ TableName: tableName(), Key: keys.bot(botId), ConsistentRead: true }),
   );
   return stripKeys(out.Item);
@@ -212,7 +213,7 @@ export async function updateBot(botId: string, settings: BotSettings, rotate: Ro
     updated_at: new Date().toISOString(),
   };
   // Optimistic concurrency: the put only lands on the version we read.
-  await dynamo().send(
+  await dynamo.send(
     new PutCommand({
       TableName: tableName(),
       Item: { ...keys.bot(botId), entity: 'bot', gsi1pk: keys.botsIndex, gsi1sk: next.created_at, ...next },

@@ -1,9 +1,10 @@
 // Chats: the owner's copy (list, counters) plus a pointer by chat id, created together in one transaction.
-import { batchGet, dynamo, GetCommand, isDynamoError, QueryCommand, queryAll, tableName, UpdateCommand } from './aws';
+import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { batchGet, dynamo, isConditionFailed, queryAll, tableName } from '../aws/dynamo';
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from './errors';
 import { config } from './config';
 import { rateLimited, rateUpdate, type RateLimit } from './rate';
-import { transactWrite, type TransactItem } from './transact';
+import { transactWrite, type TransactItem } from '../aws/transact';
 import { TtlCache } from './cache';
 import { keys } from './keys';
 import { byCodeUnits, newUuid } from './ids';
@@ -129,7 +130,7 @@ export async function listChats(userId: string): Promise<Chat[]> {
  * from an unknown one (404). Always throws.
  */
 export async function rejectChatAccess(userId: string, chatId: string): Promise<never> {
-  const out = await dynamo().send(
+  const out = await dynamo.send(
     new GetCommand({ TableName: tableName(), Key: keys.chatPointer(chatId), ProjectionExpression: 'user_id' }),
   );
   if (out.Item && out.Item.user_id !== userId) throw new ForbiddenError('This chat does not belong to the session user');
@@ -138,7 +139,7 @@ export async function rejectChatAccess(userId: string, chatId: string): Promise<
 
 export async function markChatRead(userId: string, chatId: string): Promise<void> {
   try {
-    await dynamo().send(
+    await dynamo.send(
       new UpdateCommand({
         TableName: tableName(),
         Key: keys.chat(userId, chatId),
@@ -149,14 +150,14 @@ export async function markChatRead(userId: string, chatId: string): Promise<void
       }),
     );
   } catch (err) {
-    if (isDynamoError(err, 'ConditionalCheckFailedException')) await rejectChatAccess(userId, chatId);
+    if (isConditionFailed(err)) await rejectChatAccess(userId, chatId);
     throw err;
   }
 }
 
 /** The bot side's read: the operator has seen the user's messages (no event for the user). */
 export async function markChatReadByOperator(userId: string, chatId: string): Promise<void> {
-  await dynamo().send(
+  await dynamo.send(
     new UpdateCommand({
       TableName: tableName(),
       Key: keys.chat(userId, chatId),
@@ -174,7 +175,7 @@ const pointerCache = new TtlCache<Record<string, unknown> | undefined>(() => 10 
 /** A chat of this bot, for the Bot API: anything else (unknown, another bot's) is a 404. */
 export async function resolveBotChat(botId: string, chatId: string): Promise<ChatOwner> {
   const pointer = await pointerCache.get(chatId, async () => {
-    const out = await dynamo().send(new GetCommand({ TableName: tableName(), Key: keys.chatPointer(chatId) }));
+    const out = await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.chatPointer(chatId) }));
     return out.Item;
   });
   if (!pointer || pointer.bot_id !== botId) throw new NotFoundError('Chat not found');
@@ -213,7 +214,7 @@ function decodeCursor(cursor: string, botId: string): Record<string, string> {
 
 /** The bot's chats, newest activity first, one page; each with its user (one BatchGet for the page). */
 export async function listBotChats(botId: string, limit: number, cursor?: string): Promise<BotChatPage> {
-  const out = await dynamo().send(
+  const out = await dynamo.send(
     new QueryCommand({
       TableName: tableName(),
       IndexName: 'gsi1',

@@ -46,8 +46,10 @@ export interface Config {
   /** Set locally (the local SQS stand-in); absent on AWS. */
   sqsEndpoint?: string;
   webhookTimeoutMs: number;
-  /** How long one DynamoDB or S3 call may take before it is retried or given up (503). */
+  /** How long one attempt of an AWS call may take before it is retried or, after the last, given up (503). */
   awsRequestTimeoutMs: number;
+  /** How long a fetched JWT signing secret is used before Secrets Manager is asked again (rotation). */
+  jwtSecretMaxAgeSeconds: number;
   /** Delay before each retry of a failed webhook (seconds); its length bounds the retries. */
   webhookRetryDelays: number[];
   botCacheTtlMs: number;
@@ -82,7 +84,8 @@ export function config(): Config {
     webhookDlqUrl: process.env.WEBHOOK_DLQ_URL || undefined,
     sqsEndpoint: process.env.SQS_ENDPOINT || undefined,
     webhookTimeoutMs: intEnv('WEBHOOK_TIMEOUT_MS', 5000),
-    awsRequestTimeoutMs: intEnv('AWS_REQUEST_TIMEOUT_MS', 3000),
+    awsRequestTimeoutMs: intEnv('AWS_REQUEST_TIMEOUT_MS', 2000),
+    jwtSecretMaxAgeSeconds: intEnv('JWT_SECRET_MAX_AGE_SECONDS', 300),
     webhookRetryDelays: delaysEnv('WEBHOOK_RETRY_DELAYS', [10, 60, 300, 900, 900]),
     botCacheTtlMs: intEnv('BOT_CACHE_TTL_MS', 30_000),
     limits: {

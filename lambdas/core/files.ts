@@ -1,7 +1,8 @@
 // Files: bytes in S3 under a key naming bot and user, a record in the table, URLs presigned at read time.
-import { batchGet, dynamo, PutCommand, tableName } from './aws';
-import { presign, signedFetch, uriEscape } from './aws-http';
-import { config, requireEnv } from './config';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { batchGet, dynamo, tableName } from '../aws/dynamo';
+import { presignedGetUrl, putObject } from '../aws/s3';
+import { config } from './config';
 import { BadRequestError, ForbiddenError } from './errors';
 import { keys } from './keys';
 import { newUuid } from './ids';
@@ -41,15 +42,6 @@ export interface FileJson {
   mime_type: string | null;
 }
 
-const bucket = (): string => config().bucketName ?? requireEnv('BUCKET_NAME');
-
-/** An object's URL: virtual-hosted on AWS, path-style on the local S3 emulator. */
-function objectUrl(s3Key: string): URL {
-  const { s3Endpoint, region } = config();
-  const path = s3Key.split('/').map(uriEscape).join('/');
-  return new URL(s3Endpoint ? `${s3Endpoint.replace(/\/$/, '')}/${bucket()}/${path}` : `https://${bucket()}.s3.${region}.amazonaws.com/${path}`);
-}
-
 export function guessFileType(mime: string): FileType {
   if (mime.startsWith('image/')) return 'photo';
   if (mime.startsWith('video/')) return 'video';
@@ -83,15 +75,8 @@ export async function saveUpload(userId: string, botId: string, upload: Upload):
     created_at: new Date().toISOString(),
   };
   const disposition = INLINE_MIME.test(upload.mime_type) ? 'inline' : 'attachment';
-  const res = await signedFetch(
-    's3',
-    'PUT',
-    objectUrl(record.s3_key),
-    { 'content-type': upload.mime_type, 'content-disposition': `${disposition}; filename*=UTF-8''${encodeURIComponent(upload.name)}` },
-    upload.bytes,
-  );
-  if (!res.ok) throw new Error(`S3 PutObject answered ${res.status}: ${res.text().slice(0, 300)}`);
-  await dynamo().send(
+  await putObject(record.s3_key, upload.bytes, upload.mime_type, `${disposition}; filename*=UTF-8''${encodeURIComponent(upload.name)}`);
+  await dynamo.send(
     new PutCommand({ TableName: tableName(), Item: { ...keys.file(id), entity: 'file', ...record } }),
   );
   return record;
@@ -121,7 +106,7 @@ export const toStoredFile = (f: FileRecord): StoredFile => ({
 
 /** A presigned GET: computed locally (no network), valid FILE_URL_TTL_SECONDS. */
 export function presignedUrl(s3Key: string): Promise<string> {
-  return presign('s3', 'GET', objectUrl(s3Key), config().fileUrlTtlSeconds);
+  return presignedGetUrl(s3Key, config().fileUrlTtlSeconds);
 }
 
 export async function toFileJson(f: StoredFile): Promise<FileJson> {

@@ -41,12 +41,18 @@ export function jsonReply(status: number, body: unknown, headers: Record<string,
   return { statusCode: status, headers: { ...JSON_HEADERS, ...headers }, body: JSON.stringify(body) };
 }
 
-/** DynamoDB/S3 unreachable, timed out or throttling: the request may succeed if retried shortly. */
-function isUnavailable(err: unknown): boolean {
-  const e = err as { name?: string; code?: string; $metadata?: { httpStatusCode?: number }; $retryable?: unknown };
-  const names = ['TimeoutError', 'RequestTimeout', ...THROTTLING_ERRORS, 'ServiceUnavailable', 'SlowDown'];
-  const codes = ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH'];
-  return names.includes(e?.name ?? '') || codes.includes(e?.code ?? '') || (e?.$metadata?.httpStatusCode ?? 0) === 503;
+const UNAVAILABLE_NAMES = new Set(['TimeoutError', 'RequestTimeout', ...THROTTLING_ERRORS, 'ServiceUnavailable', 'SlowDown']);
+const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH']);
+
+/**
+ * An AWS dependency unreachable, timed out, throttling or failing (5xx) after the SDK's retries: the request
+ * may succeed if retried shortly. Wrapped errors (Powertools Parameters wraps the SDK's) are read by cause.
+ */
+function isUnavailable(err: unknown, depth = 0): boolean {
+  const e = err as { name?: string; code?: string; $metadata?: { httpStatusCode?: number }; cause?: unknown } | undefined;
+  if (!e || typeof e !== 'object') return false;
+  if (UNAVAILABLE_NAMES.has(e.name ?? '') || UNAVAILABLE_CODES.has(e.code ?? '') || (e.$metadata?.httpStatusCode ?? 0) >= 500) return true;
+  return depth < 3 && isUnavailable(e.cause, depth + 1);
 }
 
 /**

@@ -3,8 +3,9 @@ import { createHash } from 'node:crypto';
 import { config } from './config';
 import { ConflictError } from './errors';
 import { rateLimited, rateUpdate, type RateLimit } from './rate';
-import { transactWrite, type TransactItem } from './transact';
-import { dynamo, GetCommand, QueryCommand, tableName } from './aws';
+import { transactWrite, type TransactItem } from '../aws/transact';
+import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo, tableName } from '../aws/dynamo';
 import { activityKey, rejectChatAccess, type ChatOwner } from './chats';
 import { keys } from './keys';
 import { byCodeUnits, newMessageId } from './ids';
@@ -160,13 +161,13 @@ export async function createMessage(input: NewMessage): Promise<Created> {
 }
 
 async function replay(input: NewMessage, side: 'user' | 'bot', print: string): Promise<Created> {
-  const key = await dynamo().send(
+  const key = await dynamo.send(
     new GetCommand({ TableName: tableName(), Key: keys.idempotency(input.chatId, side, input.idempotencyKey as string), ConsistentRead: true }),
   );
   if (key.Item?.fingerprint !== print) {
     throw new ConflictError('This idempotency key was already used for a different message in this chat');
   }
-  const message = await dynamo().send(
+  const message = await dynamo.send(
     new GetCommand({ TableName: tableName(), Key: keys.message(input.userId, input.chatId, key.Item.message_id as string), ConsistentRead: true }),
   );
   return { item: message.Item as MessageItem, created: false };
@@ -212,7 +213,7 @@ export async function listMessages(userId: string, chatId: string, page: History
   const high = page.before ? prefix + page.before : keys.chatEnd(userId, chatId).sk;
   // Without `after` we want the newest page, so read downwards; with it, upwards from `after`.
   const newestFirst = !page.after;
-  const out = await dynamo().send(
+  const out = await dynamo.send(
     new QueryCommand({
       TableName: tableName(),
       KeyConditionExpression: 'pk = :pk AND sk BETWEEN :low AND :high',
@@ -236,7 +237,7 @@ export async function listMessages(userId: string, chatId: string, page: History
 }
 
 async function chatExists(userId: string, chatId: string): Promise<boolean> {
-  const out = await dynamo().send(
+  const out = await dynamo.send(
     new GetCommand({ TableName: tableName(), Key: keys.chat(userId, chatId), ProjectionExpression: 'pk', ConsistentRead: true }),
   );
   return Boolean(out.Item);

@@ -1,6 +1,7 @@
 // Per-user and per-IP rate limits: fixed one-minute windows counted atomically in DynamoDB. On the write
 // paths the counter is one more item of the request's own transaction (no extra round trip).
-import { dynamo, isDynamoError, tableName, UpdateCommand } from './aws';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo, isConditionFailed, tableName } from '../aws/dynamo';
 import { TooManyRequestsError } from './errors';
 
 export type RateName = 'messages' | 'uploads' | 'chats' | 'sessions';
@@ -39,9 +40,9 @@ export async function consumeRate(limit: RateLimit): Promise<void> {
   const update = rateUpdate(limit, now);
   if (!update) return;
   try {
-    await dynamo().send(new UpdateCommand(update));
+    await dynamo.send(new UpdateCommand(update));
   } catch (err) {
-    if (isDynamoError(err, 'ConditionalCheckFailedException')) throw rateLimited(limit, now);
+    if (isConditionFailed(err)) throw rateLimited(limit, now);
     throw err;
   }
 }

@@ -1,8 +1,8 @@
 // Realtime: connections and subscriptions, and fan-out to sockets through the @connections API.
-import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, dynamo, GetCommand, isDynamoError, PutCommand, RawQueryCommand, tableName, TransactWriteCommand, UpdateCommand } from './aws';
-import { signedPoster, uriEscape } from './aws-http';
-import { config, requireEnv } from './config';
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo, isConditionFailed, tableName } from '../aws/dynamo';
+import { postToConnection } from '../aws/connections';
 import { keys } from './keys';
 import type { TokenClaims } from './tokens';
 import { channelUser, userChannel } from './channels';
@@ -14,7 +14,7 @@ const ttl = () => Math.floor(Date.now() / 1000) + CONNECTION_TTL_SECONDS;
 
 /** $connect: remembers the connection, bound to a user when the URL carried a valid token. */
 export async function recordConnection(connectionId: string, claims?: TokenClaims): Promise<void> {
-  await dynamo().send(
+  await dynamo.send(
     new PutCommand({
       TableName: tableName(),
       Item: {
@@ -37,7 +37,7 @@ export async function recordConnection(connectionId: string, claims?: TokenClaim
  */
 export async function bindConnection(connectionId: string, claims: TokenClaims): Promise<boolean> {
   try {
-    await dynamo().send(
+    await dynamo.send(
       new UpdateCommand({
         TableName: tableName(),
         Key: keys.connection(connectionId),
@@ -57,7 +57,7 @@ export async function bindConnection(connectionId: string, claims: TokenClaims):
     );
     return true;
   } catch (err) {
-    if (isDynamoError(err, 'ConditionalCheckFailedException')) return false;
+    if (isConditionFailed(err)) return false;
     throw err;
   }
 }
@@ -76,11 +76,11 @@ export async function subscribe(connectionId: string, channel: string, knownUser
     Item: { ...keys.subscription(channel, connectionId), entity: 'subscription', connection_id: connectionId, ttl: ttl() },
   };
   if (knownUser) {
-    await dynamo().send(new PutCommand(put));
+    await dynamo.send(new PutCommand(put));
     return 'ok';
   }
   try {
-    await dynamo().send(
+    await dynamo.send(
       new TransactWriteCommand({
         TransactItems: [
           {
@@ -97,20 +97,20 @@ export async function subscribe(connectionId: string, channel: string, knownUser
     );
     return 'ok';
   } catch (err) {
-    if (!isDynamoError(err, 'TransactionCanceledException')) throw err;
+    if (!(err instanceof TransactionCanceledException)) throw err;
     // Error path only: tell "connect first" from "not your channel".
-    const conn = await dynamo().send(new GetCommand({ TableName: tableName(), Key: keys.connection(connectionId) }));
+    const conn = await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.connection(connectionId) }));
     return conn.Item?.connected ? 'forbidden' : 'not_connected';
   }
 }
 
 export async function unsubscribe(connectionId: string, channel: string): Promise<void> {
-  await dynamo().send(new DeleteCommand({ TableName: tableName(), Key: keys.subscription(channel, connectionId) }));
+  await dynamo.send(new DeleteCommand({ TableName: tableName(), Key: keys.subscription(channel, connectionId) }));
 }
 
 /** $disconnect, and a post that found the socket gone: forget the connection and its subscription. */
 export async function removeConnection(connectionId: string, userId?: string): Promise<void> {
-  const out = await dynamo().send(
+  const out = await dynamo.send(
     new DeleteCommand({ TableName: tableName(), Key: keys.connection(connectionId), ReturnValues: 'ALL_OLD' }),
   );
   const owner = userId ?? (out.Attributes?.user_id as string | undefined);
@@ -120,40 +120,22 @@ export async function removeConnection(connectionId: string, userId?: string): P
 
 /** Every connection subscribed to a channel: one Query (pages only past 1 MB of subscribers). */
 export async function channelSubscribers(channel: string): Promise<string[]> {
-  // The raw Query, read by hand: a fan-out's list of ids skips unmarshalling, which costs more CPU than
-  // DynamoDB's own answer when a channel has many sockets.
   const ids: string[] = [];
-  let start: Record<string, AttributeValue> | undefined;
+  let start: Record<string, unknown> | undefined;
   do {
-    const out = await dynamo().send(
-      new RawQueryCommand({
+    const out = await dynamo.send(
+      new QueryCommand({
         TableName: tableName(),
         KeyConditionExpression: 'pk = :pk',
-        ExpressionAttributeValues: { ':pk': { S: `SUB#${channel}` } },
+        ExpressionAttributeValues: { ':pk': `SUB#${channel}` },
         ProjectionExpression: 'connection_id',
         ExclusiveStartKey: start,
       }),
     );
-    for (const item of out.Items ?? []) if (item.connection_id?.S) ids.push(item.connection_id.S);
+    for (const item of out.Items ?? []) if (typeof item.connection_id === 'string') ids.push(item.connection_id);
     start = out.LastEvaluatedKey;
   } while (start);
   return ids;
-}
-
-/**
- * The @connections API's PostToConnection of one frame to many sockets, signed and sent without the SDK client:
- * a fan-out makes one post per socket, and the client's middleware stack costs more CPU per post than the
- * signing itself. Each post resolves false when its socket is gone (410).
- */
-async function connectionPoster(frame: Buffer): Promise<(connectionId: string) => Promise<boolean>> {
-  const base = `${(config().wsManagementEndpoint ?? requireEnv('WS_MANAGEMENT_ENDPOINT')).replace(/\/$/, '')}/@connections/`;
-  const post = await signedPoster('execute-api', frame);
-  return async (connectionId) => {
-    const res = await post(new URL(base + uriEscape(connectionId)));
-    if (res.status === 410) return false;
-    if (!res.ok) throw new Error(`@connections answered ${res.status}: ${res.text().slice(0, 200)}`);
-    return true;
-  };
 }
 
 /** A Centrifuge publication frame for a channel. */
@@ -174,10 +156,9 @@ export async function publish(channel: string, data: unknown): Promise<FanOutRes
   const owner = channelUser(channel);
   const subscribers = await channelSubscribers(channel);
   if (!subscribers.length) return { delivered: 0, gone: 0 };
-  const postTo = await connectionPoster(frame);
   const results = await Promise.allSettled(
     subscribers.map(async (connectionId) => {
-      if (await postTo(connectionId)) return 'delivered' as const;
+      if (await postToConnection(connectionId, frame)) return 'delivered' as const;
       await removeConnection(connectionId, owner);
       return 'gone' as const;
     }),

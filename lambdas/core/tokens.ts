@@ -1,9 +1,11 @@
 // Session tokens: HS256 JWTs signed with a key from Secrets Manager (AWS) or a file (local), strictly verified.
+// The key is fetched again every JWT_SECRET_MAX_AGE_SECONDS, so a rotated secret takes over within that time
+// (tokens signed with the old one are then refused: the client opens a new session).
 import { createSecretKey, type KeyObject } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
 import { config } from './config';
-import { getSecretValue } from './aws-http';
+import { secretString } from '../aws/secrets';
 import { isUuid } from './ids';
 import { TtlCache } from './cache';
 import { UnauthorizedError } from './errors';
@@ -24,29 +26,31 @@ export interface TokenClaims {
   externalId?: string;
 }
 
-let keyPromise: Promise<KeyObject> | undefined;
+let fileSecret: Promise<string> | undefined;
 
-async function loadKey(): Promise<KeyObject> {
-  const { jwtSecretArn, jwtSecretFile } = config();
-  let secret: string;
-  if (jwtSecretArn) {
-    secret = await getSecretValue(jwtSecretArn);
-  } else if (jwtSecretFile) {
-    secret = (await readFile(jwtSecretFile, 'utf8')).trim();
-  } else {
-    throw new Error('Set JWT_SECRET_ARN (AWS) or JWT_SECRET_FILE (local)');
-  }
-  if (secret.length < 32) throw new Error('JWT signing secret is missing or shorter than 32 characters');
-  // A KeyObject made once: given bytes, jose would make one on every sign and verify.
-  return createSecretKey(Buffer.from(secret, 'utf8'));
-}
-
-function signingKey(): Promise<KeyObject> {
-  keyPromise ??= loadKey().catch((err) => {
-    keyPromise = undefined; // a failed fetch is retried by the next request
+async function loadSecret(): Promise<string> {
+  const { jwtSecretArn, jwtSecretFile, jwtSecretMaxAgeSeconds } = config();
+  if (jwtSecretArn) return secretString(jwtSecretArn, jwtSecretMaxAgeSeconds);
+  if (!jwtSecretFile) throw new Error('Set JWT_SECRET_ARN (AWS) or JWT_SECRET_FILE (local)');
+  fileSecret ??= readFile(jwtSecretFile, 'utf8').then((s) => s.trim());
+  return fileSecret.catch((err) => {
+    fileSecret = undefined; // a failed read is tried again by the next request
     throw err;
   });
-  return keyPromise;
+}
+
+/** The KeyObject of the current secret, made once per secret: given bytes, jose would make one per call. */
+let current: { secret: string; key: KeyObject } | undefined;
+
+async function signingKey(): Promise<KeyObject> {
+  const secret = await loadSecret();
+  if (current?.secret !== secret) {
+    if (secret.length < 32) throw new Error('JWT signing secret is missing or shorter than 32 characters');
+    // A new secret: what was verified with the old one must be verified again.
+    if (current) verified.clear();
+    current = { secret, key: createSecretKey(Buffer.from(secret, 'utf8')) };
+  }
+  return current.key;
 }
 
 export async function signToken(kind: TokenKind, claims: TokenClaims, expiresAt: Date): Promise<string> {
@@ -70,15 +74,15 @@ const verified = new TtlCache<{ claims: TokenClaims; exp: number }>(() => 5 * 60
 
 /** Verifies algorithm, type, issuer, audience, expiry and the claims' shapes; anything else is a 401. */
 export async function verifyToken(kind: TokenKind, token: string): Promise<TokenClaims> {
-  const { claims, exp } = await verified.get(`${kind} ${token}`, () => verifySignedToken(kind, token));
+  const key = await signingKey();
+  const { claims, exp } = await verified.get(`${kind} ${token}`, () => verifySignedToken(kind, token, key));
   // As jose checks it: expired once the current second reaches exp.
   if (exp <= Math.floor(Date.now() / 1000)) throw new UnauthorizedError(`The ${kind} token has expired`);
   return { ...claims };
 }
 
-async function verifySignedToken(kind: TokenKind, token: string): Promise<{ claims: TokenClaims; exp: number }> {
+async function verifySignedToken(kind: TokenKind, token: string, key: KeyObject): Promise<{ claims: TokenClaims; exp: number }> {
   const { typ, audience } = TOKEN_KINDS[kind];
-  const key = await signingKey();
   try {
     const { payload } = await jwtVerify(token, key, {
       algorithms: ['HS256'],

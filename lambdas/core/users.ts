@@ -1,5 +1,6 @@
 // End users of a bot: found or created by external id in one conditional upsert (one round trip either way).
-import { dynamo, tableName, UpdateCommand } from './aws';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo, tableName } from '../aws/dynamo';
 import { keys } from './keys';
 import { newUuid } from './ids';
 
@@ -26,7 +27,7 @@ export async function findOrCreateUser(botId: string, externalId: string, names:
   const now = new Date().toISOString();
   const nameExpr = (field: 'first_name' | 'last_name') =>
     names[field] !== undefined ? `${field} = :${field}` : `${field} = if_not_exists(${field}, :empty)`;
-  const out = await dynamo().send(
+  const out = await dynamo.send(
     new UpdateCommand({
       TableName: tableName(),
       Key: keys.user(botId, externalId),

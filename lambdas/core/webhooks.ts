@@ -1,6 +1,6 @@
 // Webhooks: the event a bot receives for each user message, its signature, and one delivery attempt.
 import { createHmac } from 'node:crypto';
-import { batchGet } from './aws';
+import { batchGet } from '../aws/dynamo';
 import { config } from './config';
 import { keys } from './keys';
 import { toChat } from './chats';

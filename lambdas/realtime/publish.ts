@@ -1,7 +1,8 @@
 // DynamoDB stream → every new message and every read action, published to the chat owner's channel.
 // Records of one channel go out in order; a failure is reported per record so only the rest is retried.
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import { unmarshallItem } from '../core/aws';
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { toMessage } from '../core/messages';
 import { publish } from '../core/realtime';
 import { userChannel } from '../core/channels';
@@ -16,7 +17,7 @@ interface Publication {
 export async function publicationOf(record: DynamoDBRecord): Promise<Publication | undefined> {
   const image = record.dynamodb?.NewImage;
   if (!image) return undefined;
-  const item = unmarshallItem(image);
+  const item = unmarshall(image as Record<string, AttributeValue>);
   if (record.eventName === 'INSERT' && item.entity === 'message') {
     return { channel: userChannel(item.user_id), data: { type: 'message', data: await toMessage(item) } };
   }

@@ -6,63 +6,18 @@ import { appendFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { handlerLoader } from './handlers';
 import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import type { AttributeValue, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import { http1 } from '../../lambdas/core/http1';
-import { awsJsonError } from '../../lambdas/core/aws-http';
+import {
+  DescribeStreamCommand,
+  DynamoDBStreamsClient,
+  GetRecordsCommand,
+  GetShardIteratorCommand,
+  type _Record as StreamRecord,
+} from '@aws-sdk/client-dynamodb-streams';
+import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { STREAM_DELIVERY, type StreamConsumerDef } from '../routes';
 
-/** A stream record as DynamoDB Streams' JSON API returns it. */
-export interface StreamRecord {
-  eventID?: string;
-  eventName?: string;
-  eventVersion?: string;
-  dynamodb?: {
-    /** Epoch seconds. */
-    ApproximateCreationDateTime?: number;
-    Keys?: Record<string, AttributeValue>;
-    NewImage?: Record<string, AttributeValue>;
-    OldImage?: Record<string, AttributeValue>;
-    SequenceNumber?: string;
-    SizeBytes?: number;
-    StreamViewType?: string;
-  };
-}
-
-interface Shard {
-  ShardId: string;
-  SequenceNumberRange?: { EndingSequenceNumber?: string };
-}
-
-/** A refused stream call; `status` 0 when no reply came (connection, timeout). */
-export class StreamsCallError extends Error {
-  constructor(
-    message: string,
-    readonly status: number,
-  ) {
-    super(message);
-  }
-}
-
-/**
- * One DynamoDB Streams call to DynamoDB Local, without the SDK's client: that cost ~1.7 ms of CPU per empty
- * GetRecords, and the poller asks ~90 times a second (15% of a core with the stack idle). DynamoDB Local
- * wants an Authorization header naming an access key; it does not check the signature.
- */
-export async function streamsCall<T>(endpoint: URL, region: string, op: 'DescribeStream' | 'GetShardIterator' | 'GetRecords', input: object): Promise<T> {
-  const headers = {
-    host: endpoint.host,
-    'content-type': 'application/x-amz-json-1.0',
-    'x-amz-target': `DynamoDBStreams_20120810.${op}`,
-    authorization: `AWS4-HMAC-SHA256 Credential=local/20200101/${region}/dynamodb/aws4_request, SignedHeaders=host, Signature=0`,
-  };
-  const reply = await http1('POST', endpoint, headers, JSON.stringify(input), 10_000).catch((err: Error) => {
-    throw new StreamsCallError(`${op}: ${err.message}`, 0);
-  });
-  const text = reply.body.toString('utf8');
-  if (reply.status === 200) return JSON.parse(text) as T;
-  const error = awsJsonError(reply.status, text);
-  throw new StreamsCallError(`${op}: ${error.type}: ${error.message}`, reply.status);
-}
+/** The HTTP status of a refused stream call; 0 when no reply came (connection refused, timeout). */
+export const refusalStatus = (err: unknown): number => (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode ?? 0;
 
 type StreamHandler = (event: DynamoDBStreamEvent) => Promise<DynamoDBBatchResponse | void>;
 
@@ -95,6 +50,8 @@ function repairImage(image: Record<string, unknown> | undefined): Record<string,
 
 export function toLambdaRecord(r: StreamRecord, streamArn: string, region: string): DynamoDBRecord {
   const d = r.dynamodb ?? {};
+  // The SDK gives the creation time as a Date; Lambda's event carries epoch seconds.
+  const created = d.ApproximateCreationDateTime?.getTime();
   return {
     eventID: r.eventID,
     eventName: r.eventName as DynamoDBRecord['eventName'],
@@ -103,7 +60,7 @@ export function toLambdaRecord(r: StreamRecord, streamArn: string, region: strin
     awsRegion: region,
     eventSourceARN: streamArn,
     dynamodb: {
-      ApproximateCreationDateTime: d.ApproximateCreationDateTime ? Math.floor(d.ApproximateCreationDateTime) : undefined,
+      ApproximateCreationDateTime: created ? Math.floor(created / 1000) : undefined,
       Keys: d.Keys as never,
       NewImage: repairImage(d.NewImage) as never,
       OldImage: repairImage(d.OldImage) as never,
@@ -223,10 +180,11 @@ export interface StreamPoller {
 }
 
 export async function startStreamPoller(o: StreamPollerOptions): Promise<StreamPoller> {
-  const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
-  const ddb = new DynamoDBClient({ endpoint: o.endpoint, region: o.region, credentials });
-  const endpoint = new URL(o.endpoint);
-  const streams = <T>(op: Parameters<typeof streamsCall>[2], input: object) => streamsCall<T>(endpoint, o.region, op, input);
+  // DynamoDB Local wants credentials naming an access key; it does not check the signature.
+  const clientConfig = { endpoint: o.endpoint, region: o.region, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } };
+  const ddb = new DynamoDBClient(clientConfig);
+  // The loop below retries on its own: one attempt per call, bounded.
+  const streams = new DynamoDBStreamsClient({ ...clientConfig, maxAttempts: 1, requestHandler: { connectionTimeout: 2000, requestTimeout: 10_000, throwOnRequestTimeout: true } });
   const table = await ddb.send(new DescribeTableCommand({ TableName: o.tableName }));
   ddb.destroy();
   const streamArn = table.Table?.LatestStreamArn;
@@ -245,22 +203,17 @@ export async function startStreamPoller(o: StreamPollerOptions): Promise<StreamP
   const discover = async (initial: boolean) => {
     let start: string | undefined;
     do {
-      const out = await streams<{ StreamDescription?: { Shards?: Shard[]; LastEvaluatedShardId?: string } }>('DescribeStream', {
-        StreamArn: streamArn,
-        ExclusiveStartShardId: start,
-      });
+      const out = await streams.send(new DescribeStreamCommand({ StreamArn: streamArn, ExclusiveStartShardId: start }));
       for (const shard of out.StreamDescription?.Shards ?? []) {
         const id = shard.ShardId;
-        if (known.has(id)) continue;
+        if (!id || known.has(id)) continue;
         known.add(id);
         const closed = Boolean(shard.SequenceNumberRange?.EndingSequenceNumber);
         // At start-up only new events matter; a shard that appears later is read from its beginning.
         if (initial && closed) continue;
-        const it = await streams<{ ShardIterator?: string }>('GetShardIterator', {
-          StreamArn: streamArn,
-          ShardId: id,
-          ShardIteratorType: initial ? 'LATEST' : 'TRIM_HORIZON',
-        });
+        const it = await streams.send(
+          new GetShardIteratorCommand({ StreamArn: streamArn, ShardId: id, ShardIteratorType: initial ? 'LATEST' : 'TRIM_HORIZON' }),
+        );
         if (it.ShardIterator) iterators.set(id, it.ShardIterator);
       }
       start = out.StreamDescription?.LastEvaluatedShardId;
@@ -281,7 +234,7 @@ export async function startStreamPoller(o: StreamPollerOptions): Promise<StreamP
       try {
         for (const [shardId, iterator] of [...iterators]) {
           try {
-            const out = await streams<{ Records?: StreamRecord[]; NextShardIterator?: string }>('GetRecords', { ShardIterator: iterator, Limit: 1000 });
+            const out = await streams.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: 1000 }));
             const records = (out.Records ?? []).map((r) => toLambdaRecord(r, streamArn, o.region));
             got += records.length;
             if (records.length) lastSeq.set(shardId, records[records.length - 1].dynamodb?.SequenceNumber as string);
@@ -290,20 +243,24 @@ export async function startStreamPoller(o: StreamPollerOptions): Promise<StreamP
             else iterators.delete(shardId); // the shard closed: its children are found by discover()
           } catch (err) {
             if (stopped) return;
-            o.log(`stream poller: ${(err as Error).message}; resuming the shard`);
+            o.log(`stream poller: ${(err as Error).name}: ${(err as Error).message}; resuming the shard`);
             await sleep(500);
             // A read that failed on the way (timeout, connection, 5xx) leaves its iterator usable: the same
             // records are asked for again. An iterator refused (4xx: expired, trimmed, unknown) is replaced, right
             // after the last record handed on, or from the shard's start when none was yet (records may then
             // come twice, never not at all; LATEST would skip what came meanwhile).
-            const status = err instanceof StreamsCallError ? err.status : 0;
+            const status = refusalStatus(err);
             if (status < 400 || status >= 500) continue;
             const seq = lastSeq.get(shardId);
-            const it = await streams<{ ShardIterator?: string }>('GetShardIterator', {
-              StreamArn: streamArn,
-              ShardId: shardId,
-              ...(seq ? { ShardIteratorType: 'AFTER_SEQUENCE_NUMBER', SequenceNumber: seq } : { ShardIteratorType: 'TRIM_HORIZON' }),
-            }).catch(() => undefined);
+            const it = await streams
+              .send(
+                new GetShardIteratorCommand({
+                  StreamArn: streamArn,
+                  ShardId: shardId,
+                  ...(seq ? { ShardIteratorType: 'AFTER_SEQUENCE_NUMBER', SequenceNumber: seq } : { ShardIteratorType: 'TRIM_HORIZON' }),
+                }),
+              )
+              .catch(() => undefined);
             if (it?.ShardIterator) iterators.set(shardId, it.ShardIterator);
           }
         }
@@ -336,6 +293,7 @@ export async function startStreamPoller(o: StreamPollerOptions): Promise<StreamP
       stopped = true;
       paused?.wake();
       await loop;
+      streams.destroy();
     },
   };
 }

@@ -9,7 +9,6 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { WS_ROUTES, type WsRouteDef } from '../routes';
 import { handlerLoader } from './handlers';
 import type { WsEvent, WsResult } from '../../lambdas/core/ws';
-import { parseHead } from '../../lambdas/core/http1';
 
 type WsHandler = (event: WsEvent) => Promise<WsResult>;
 
@@ -73,6 +72,17 @@ function replyText(r: ManagementReply, close: boolean): string {
 }
 /** The reply to every delivered post, written once. */
 const POSTED_TEXT = replyText(POSTED, false);
+
+/** An HTTP/1.x message head (`end`: where its blank line starts): the start line, and headers by lower-case name. */
+function parseHead(bytes: Buffer, end: number): { start: string; headers: Map<string, string> } {
+  const [start, ...lines] = bytes.toString('latin1', 0, end).split('\r\n');
+  const headers = new Map<string, string>();
+  for (const line of lines) {
+    const colon = line.indexOf(':');
+    if (colon > 0) headers.set(line.slice(0, colon).trim().toLowerCase(), line.slice(colon + 1).trim());
+  }
+  return { start, headers };
+}
 
 /**
  * Reads the HTTP/1.1 requests of one keep-alive connection to the @connections API and writes each reply.

@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { launchChromium } from '../support/browser';
 import { apiUrl, call, newBot } from '../support/api';
-import { dynamo, QueryCommand, tableName } from '../../lambdas/core/aws';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo, tableName } from '../../lambdas/aws/dynamo';
 import { ROOT, stackEnv, startLocalProcess } from '../support/local-process';
 
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
@@ -140,7 +141,7 @@ test('after the server drops the socket the page reconnects and catches up with 
   const external = await storedExternalId(page);
   const auth = { authorization: `Bearer ${demo().secret_key}` };
   const chat = (await call('GET', '/api/bot/chats?limit=20', { headers: auth })).body.chats.find((c: any) => c.user.external_id === external);
-  const subs = await dynamo().send(
+  const subs = await dynamo.send(
     new QueryCommand({ TableName: tableName(), KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': `SUB#nexus:user#${chat.user.id}` } }),
   );
   // Drop the socket as API Gateway would, and write while the page is away (its reconnect waits ~0.5 s).

@@ -1,6 +1,7 @@
 // Idempotent sends: client_message_id (or Idempotency-Key) makes a retried send return the first message.
 import { botItems, call, userWithChat } from '../support/api';
-import { dynamo, GetCommand, tableName } from '../../lambdas/core/aws';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo, tableName } from '../../lambdas/aws/dynamo';
 import { keys } from '../../lambdas/core/keys';
 
 const post = (token: string, chatId: string, json: unknown, headers: Record<string, string> = {}) =>
@@ -18,7 +19,7 @@ test('a retry with the same client_message_id returns the first message (200) an
   const history = await call('GET', `/api/client/chats/${chatId}/messages`, { token });
   expect(history.body.map((m: any) => m.id)).toEqual([first.body.id]);
   // The key is kept for a day, then expires by TTL.
-  const key = await dynamo().send(new GetCommand({ TableName: tableName(), Key: keys.idempotency(chatId, 'user', 'tap-1') }));
+  const key = await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.idempotency(chatId, 'user', 'tap-1') }));
   expect(key.Item?.ttl - Date.now() / 1000).toBeGreaterThan(23 * 3600);
 });
 

@@ -7,7 +7,8 @@ import { SignJWT } from 'jose';
 import { call, newSession, userWithChat } from '../support/api';
 import { liveClient, until, type LiveClient } from '../support/realtime';
 import { createMessage } from '../../lambdas/core/messages';
-import { dynamo, GetCommand, PutCommand, tableName } from '../../lambdas/core/aws';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo, tableName } from '../../lambdas/aws/dynamo';
 import { keys } from '../../lambdas/core/keys';
 
 const clients: LiveClient[] = [];
@@ -246,13 +247,13 @@ test('a post to a gone connection removes it and is not an error; live subscribe
   const channel = (session as any).realtime.channel;
   // A connection that vanished without $disconnect (best effort on API Gateway).
   const ghost = 'ghost-connection=';
-  await dynamo().send(new PutCommand({ TableName: tableName(), Item: { ...keys.connection(ghost), entity: 'connection', connection_id: ghost, user_id: session.user.id, connected: true } }));
-  await dynamo().send(new PutCommand({ TableName: tableName(), Item: { ...keys.subscription(channel, ghost), entity: 'subscription', connection_id: ghost } }));
+  await dynamo.send(new PutCommand({ TableName: tableName(), Item: { ...keys.connection(ghost), entity: 'connection', connection_id: ghost, user_id: session.user.id, connected: true } }));
+  await dynamo.send(new PutCommand({ TableName: tableName(), Item: { ...keys.subscription(channel, ghost), entity: 'subscription', connection_id: ghost } }));
   const sent = await send(token, chatId, 'fan-out with a ghost');
   await c.waitFor((d) => d.data?.id === sent.body.id);
   const gone = async () =>
-    !(await dynamo().send(new GetCommand({ TableName: tableName(), Key: keys.subscription(channel, ghost), ConsistentRead: true }))).Item &&
-    !(await dynamo().send(new GetCommand({ TableName: tableName(), Key: keys.connection(ghost), ConsistentRead: true }))).Item;
+    !(await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.subscription(channel, ghost), ConsistentRead: true }))).Item &&
+    !(await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.connection(ghost), ConsistentRead: true }))).Item;
   await until(gone, 3000, 'the ghost connection to be removed');
 });
 
@@ -261,9 +262,9 @@ test('closing a socket removes its connection and subscription ($disconnect)', a
   const c = await live((session as any).realtime);
   const id = c.clientId();
   const channel = (session as any).realtime.channel;
-  expect((await dynamo().send(new GetCommand({ TableName: tableName(), Key: keys.subscription(channel, id) }))).Item).toBeDefined();
+  expect((await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.subscription(channel, id) }))).Item).toBeDefined();
   c.close();
-  await until(async () => !(await dynamo().send(new GetCommand({ TableName: tableName(), Key: keys.subscription(channel, id), ConsistentRead: true }))).Item, 3000, '$disconnect');
-  const conn = await dynamo().send(new GetCommand({ TableName: tableName(), Key: keys.connection(id), ConsistentRead: true }));
+  await until(async () => !(await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.subscription(channel, id), ConsistentRead: true }))).Item, 3000, '$disconnect');
+  const conn = await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.connection(id), ConsistentRead: true }));
   expect(conn.Item).toBeUndefined();
 });

@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { ensureTable } from '../../lib/local/resources';
-import { startStreamPoller, streamsCall, StreamsCallError, type StreamPoller } from '../../lib/local/stream-poller';
+import { DescribeStreamCommand, DynamoDBStreamsClient, GetRecordsCommand } from '@aws-sdk/client-dynamodb-streams';
+import { refusalStatus, startStreamPoller, type StreamPoller } from '../../lib/local/stream-poller';
 import { PUBLISHER, STREAM_DELIVERY } from '../../lib/routes';
 import { ROOT } from '../support/local-process';
 import { freePort } from '../support/ports';
@@ -22,7 +23,7 @@ let server: Server;
 let poller: StreamPoller;
 let deadLetterDir: string;
 /** Per connection id: how to answer, and what arrived. */
-const behaviour = new Map<string, { failFirst: number }>();
+const behaviour = new Map<string, { failFirst: number; status?: number }>();
 const received = new Map<string, string[]>();
 const attempts = new Map<string, number>();
 /** What the poller said (shown when a test fails). */
@@ -41,7 +42,9 @@ beforeAll(async () => {
     attempts.set(id, n);
     const b = behaviour.get(id) ?? { failFirst: 0 };
     if (n <= b.failFirst) {
-      res.writeHead(500, { 'content-type': 'application/json', 'x-amzn-errortype': 'InternalServerErrorException' });
+      // 429 is how the @connections API says a socket's post rate was exceeded.
+      const [status, type] = b.status === 429 ? [429, 'LimitExceededException'] : [500, 'InternalServerErrorException'];
+      res.writeHead(status, { 'content-type': 'application/json', 'x-amzn-errortype': type });
       return res.end('{"message":"injected failure"}');
     }
     received.set(id, [...(received.get(id) ?? []), Buffer.concat(chunks).toString()]);
@@ -70,8 +73,8 @@ afterAll(async () => {
   rmSync(deadLetterDir, { recursive: true, force: true });
 });
 
-/** A user with a chat whose channel has one subscribed (fake) connection. */
-async function setup(connectionId: string, failFirst: number) {
+/** A user with a chat whose channel has one subscribed (fake) connection, and any others given. */
+async function setup(connectionId: string, failFirst: number, others: { id: string; failFirst: number; status?: number }[] = []) {
   const { createBot } = await import('../../lambdas/core/bots');
   const { findOrCreateUser } = await import('../../lambdas/core/users');
   const { createChat } = await import('../../lambdas/core/chats');
@@ -82,6 +85,10 @@ async function setup(connectionId: string, failFirst: number) {
   const chat = await createChat({ userId: user.id, botId: bot.id, externalId: user.external_id }, { name: 'c' });
   behaviour.set(connectionId, { failFirst });
   expect(await subscribe(connectionId, userChannel(user.id), user.id)).toBe('ok');
+  for (const other of others) {
+    behaviour.set(other.id, other);
+    expect(await subscribe(other.id, userChannel(user.id), user.id)).toBe('ok');
+  }
   const { createMessage } = await import('../../lambdas/core/messages');
   const say = async (content: string) =>
     (await createMessage({ userId: user.id, botId: bot.id, chatId: chat.id, content, content_type: 'text', files: [], sender: 'bot' })).item;
@@ -104,6 +111,19 @@ test('a failing post is retried and delivered once it recovers; order kept; noth
   expect(seen.length).toBeLessThanOrEqual(sent.length + 1);
   expect(attempts.get('flaky=')).toBeGreaterThanOrEqual(6);
 }, 90_000);
+
+// A throttled post is retried by the SDK within the invocation: the record does not fail, so no subscriber
+// gets the message twice.
+test('a post throttled with 429 is retried at once; each subscriber of the channel gets the message exactly once', async () => {
+  const { say } = await setup('steady=', 0, [{ id: 'busy=', failFirst: 1, status: 429 }]);
+  await say('throttled once');
+  await until(() => contents('busy=').length >= 1 && contents('steady=').length >= 1, 15_000, 'both deliveries');
+  // Long enough for a redelivered record to post again, were the record failed.
+  await new Promise((r) => setTimeout(r, 1000));
+  expect(attempts.get('busy=')).toBe(2);
+  expect(contents('busy=')).toEqual(['throttled once']);
+  expect(contents('steady=')).toEqual(['throttled once']);
+}, 45_000);
 
 test('a record that keeps failing goes to the dead-letter file after the bounded retries; later records flow', async () => {
   const { say } = await setup('broken=', Number.MAX_SAFE_INTEGER);
@@ -142,16 +162,18 @@ test('a paused poller reads nothing; on resume it delivers what was written mean
 
 // The poller's own DynamoDB Streams calls: a refused one carries its status (a 4xx iterator is replaced, a
 // failure without a reply is retried as it was) and DynamoDB's reason.
-test('stream calls: a refused call says why with its 4xx status; an unreachable endpoint is status 0', async () => {
-  const endpoint = new URL(process.env.DYNAMODB_ENDPOINT as string);
+test('stream calls: a refused call has its 4xx status and DynamoDB\'s reason; an unreachable endpoint is status 0', async () => {
   const region = process.env.AWS_REGION as string;
-  const refused = await streamsCall(endpoint, region, 'GetRecords', { ShardIterator: 'not-an-iterator' }).catch((e: unknown) => e);
-  expect(refused).toBeInstanceOf(StreamsCallError);
-  expect((refused as StreamsCallError).status).toBeGreaterThanOrEqual(400);
-  expect((refused as StreamsCallError).status).toBeLessThan(500);
-  expect((refused as StreamsCallError).message).toMatch(/^GetRecords: \w+Exception/);
-  const closed = new URL(`http://127.0.0.1:${await freePort()}`);
-  const down = await streamsCall(closed, region, 'DescribeStream', { StreamArn: 'x' }).catch((e: unknown) => e);
-  expect(down).toBeInstanceOf(StreamsCallError);
-  expect((down as StreamsCallError).status).toBe(0);
+  const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
+  const local = new DynamoDBStreamsClient({ endpoint: process.env.DYNAMODB_ENDPOINT, region, credentials, maxAttempts: 1 });
+  const refused = await local.send(new GetRecordsCommand({ ShardIterator: 'not-an-iterator' })).catch((e: unknown) => e);
+  expect(refusalStatus(refused)).toBeGreaterThanOrEqual(400);
+  expect(refusalStatus(refused)).toBeLessThan(500);
+  expect((refused as Error).name).toMatch(/\w+Exception$/);
+  const closed = new DynamoDBStreamsClient({ endpoint: `http://127.0.0.1:${await freePort()}`, region, credentials, maxAttempts: 1 });
+  const down = await closed.send(new DescribeStreamCommand({ StreamArn: 'x' })).catch((e: unknown) => e);
+  expect(down).toBeInstanceOf(Error);
+  expect(refusalStatus(down)).toBe(0);
+  local.destroy();
+  closed.destroy();
 });

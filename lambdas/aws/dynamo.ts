@@ -1,0 +1,45 @@
+// The DynamoDB document client (one per container, made at cold start) and the table helpers every domain
+// module shares: the table's name, paged queries, batch reads, and the condition failures they map to statuses.
+import { ConditionalCheckFailedException, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { BatchGetCommand, type BatchGetCommandOutput, DynamoDBDocumentClient, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { config } from '../core/config';
+import { clientOptions } from './options';
+
+export const dynamo = DynamoDBDocumentClient.from(new DynamoDBClient({ ...clientOptions(), endpoint: config().dynamodbEndpoint }), {
+  // Optional fields are left out of an item rather than refused.
+  marshallOptions: { removeUndefinedValues: true },
+});
+
+export const tableName = (): string => config().tableName;
+
+/** A write's ConditionExpression was not met. */
+export const isConditionFailed = (err: unknown): boolean => err instanceof ConditionalCheckFailedException;
+
+/** Every item a Query matches, following LastEvaluatedKey (a page is at most 1 MB). */
+export async function queryAll(input: Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey'>): Promise<Record<string, unknown>[]> {
+  const items: Record<string, unknown>[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const out = await dynamo.send(new QueryCommand({ ...input, TableName: tableName(), ExclusiveStartKey: start }));
+    items.push(...(out.Items ?? []));
+    start = out.LastEvaluatedKey;
+  } while (start);
+  return items;
+}
+
+/**
+ * The items at these keys (missing ones are simply absent), in one BatchGetItem; keys DynamoDB leaves
+ * unprocessed under load are asked for again (rare, bounded).
+ */
+export async function batchGet(keys: { pk: string; sk: string }[], consistentRead = false): Promise<Record<string, unknown>[]> {
+  if (keys.length === 0) return [];
+  const table = tableName();
+  let items: Record<string, unknown>[] = [];
+  let pending: Record<string, unknown>[] | undefined = keys;
+  for (let attempt = 0; pending?.length && attempt < 6; attempt++) {
+    const out: BatchGetCommandOutput = await dynamo.send(new BatchGetCommand({ RequestItems: { [table]: { Keys: pending, ConsistentRead: consistentRead } } }));
+    items = items.concat(out.Responses?.[table] ?? []);
+    pending = out.UnprocessedKeys?.[table]?.Keys;
+  }
+  return items;
+}
