@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { ChatStack } from '../../lib/stack';
 import { PUBLISHER, ROUTES, WS_ROUTES } from '../../lib/routes';
+import { RUNTIME_CREDENTIAL_PROVIDERS } from '../../lib/bundling';
 
 test('cdk synth bundles each handler (HTTP routes, WebSocket routes, publisher) into its own asset', () => {
   expect(PUBLISHER.entry).toMatch(/publish/);
@@ -21,8 +22,11 @@ test('cdk synth bundles each handler (HTTP routes, WebSocket routes, publisher) 
       const lines = code.split('\n').length;
       expect({
         exportsHandler: /module\.exports=\{handler\}|exports\.handler/.test(code) || code.includes('handler'),
-        // The SDK is bundled, not taken from the runtime (signature-v4-crt is an optional require in a try).
-        requiresSdkFromRuntime: /require\("@aws-sdk\/(?!signature-v4-crt")/.test(code),
+        // The SDK is bundled; only the credential chain's fallbacks (never used on Lambda) come from the
+        // runtime (signature-v4-crt is an optional require in a try).
+        requiresSdkFromRuntime: [...code.matchAll(/require\("(@(?:aws-sdk|smithy)\/[^"]+)"\)/g)]
+          .map((m) => m[1])
+          .some((name) => name !== '@aws-sdk/signature-v4-crt' && !RUNTIME_CREDENTIAL_PROVIDERS.includes(name)),
         hasSourceMap: readdirSync(join(outdir, a)).includes('index.js.map'),
         minified: code.length / lines > 500,
       }).toEqual({ exportsHandler: true, requiresSdkFromRuntime: false, hasSourceMap: true, minified: true });
