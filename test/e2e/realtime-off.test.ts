@@ -2,7 +2,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { stackEnv, startLocalProcess } from '../support/local-process';
+import { processesOf, stackEnv, startLocalProcess } from '../support/local-process';
 
 test('with realtime off the session has no realtime block and HTTP works end to end', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'chat-rt-off-'));
@@ -31,4 +31,5 @@ test('with realtime off the session has no realtime block and HTTP works end to 
     await stack.stop();
     rmSync(dir, { recursive: true, force: true });
   }
+  expect(await processesOf(dir)).toEqual([]); // nothing it started outlives it, DynamoDB Local's JVM included
 }, 60_000);

@@ -1,6 +1,6 @@
 // Runs `npm start`'s entry (bin/local.ts) as a child process, the way a user runs it, and waits for "ready".
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, mkdirSync } from 'node:fs';
+import { createWriteStream, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { stackPortsEnv } from '../../lib/local/ports';
 
@@ -19,10 +19,15 @@ export async function stackEnv(dataDir: string, extra: Record<string, string> = 
 }
 
 export async function startLocalProcess(env: Record<string, string>, logFile?: string, timeoutMs = 60_000): Promise<LocalProcess> {
-  const child = spawn(process.execPath, [join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'), join(ROOT, 'bin', 'local.ts')], {
+  // Node with tsx's loader, as `tsx` runs it, but not under the `tsx` CLI: that one SIGKILLs a child that has
+  // not answered a relayed SIGTERM within 30 ms, and sits between the stack and us, its parent, whose death it
+  // watches. Detached: the stack and all it starts (DynamoDB Local, the S3 emulator) are one process group,
+  // which stop() ends as a whole, whatever state the stack is in.
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bin', 'local.ts')], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
   });
   let out = '';
   if (logFile) {
@@ -48,7 +53,8 @@ export async function startLocalProcess(env: Record<string, string>, logFile?: s
       reject(new Error(`local stack exited with ${code} before ready:\n${out}`));
     });
   }).catch(async (err) => {
-    child.kill('SIGKILL');
+    killGroup(child);
+    await exited;
     throw err;
   });
   return {
@@ -58,7 +64,45 @@ export async function startLocalProcess(env: Record<string, string>, logFile?: s
     apiUrl: `http://localhost:${env.PORT}`,
     stop: async (signal = 'SIGTERM') => {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-      return exited;
+      // A stack that does not stop in time, or that ended without stopping what it started: end them all.
+      const timer = setTimeout(() => killGroup(child), 20_000);
+      try {
+        return await exited;
+      } finally {
+        clearTimeout(timer);
+        killGroup(child);
+      }
     },
   };
+}
+
+/** SIGKILL to the stack's whole process group: itself and all it started, even when it has already exited. */
+function killGroup(child: ChildProcess): void {
+  try {
+    process.kill(-(child.pid as number), 'SIGKILL');
+  } catch {
+    /* nothing left */
+  }
+}
+
+/**
+ * The running processes (pid and command line) with DATA_DIR=dataDir in their environment: the stack run on
+ * that folder and all it started (the JVM of DynamoDB Local and the S3 emulator inherit it). Waits up to
+ * `waitMs` for them to go, as a parent-death guard takes a moment.
+ */
+export async function processesOf(dataDir: string, waitMs = 0): Promise<string[]> {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    const found: string[] = [];
+    for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+      try {
+        if (!readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(`DATA_DIR=${dataDir}`)) continue;
+        found.push(`${pid} ${readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim()}`);
+      } catch {
+        /* gone, or not ours */
+      }
+    }
+    if (found.length === 0 || Date.now() >= deadline) return found;
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
