@@ -1,27 +1,28 @@
-// `npm run bench [-- --quick] [-- --json]`: measures a fresh local stack (started in this process, so every
-// DynamoDB call of every handler invocation is counted by a middleware of its DynamoDB client): round trips and consumed
-// capacity per endpoint, handler overhead, realtime delivery latency, bundle sizes, cold init of every
-// function, throughput under a bounded load from a second process (autocannon) and resident memory.
-// See BENCHMARKS.md.
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { createServer } from 'node:http';
-import { tmpdir } from 'node:os';
+// `npm run bench [-- --quick] [-- --json] [-- --before <git-ref>]`: measures a fresh local stack started in
+// this process: DynamoDB round trips and consumed capacity per endpoint (an SDK middleware on the functions'
+// shared DynamoDB client), realtime delivery through the real `centrifuge` client, throughput under load from
+// a second process (autocannon), resident memory, and per function its bundle and cold init. With
+// `--before <git-ref>`, the functions of that commit are bundled and cold-started too, in the same run, for a
+// before/after table. See BENCHMARKS.md.
+import { mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, existsSync, mkdirSync } from 'node:fs';
+import { Agent, createServer, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { availableParallelism, cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { spawn } from 'node:child_process';
-import { build } from 'esbuild';
+import { spawn, spawnSync } from 'node:child_process';
+import { build, type Loader, type Metafile } from 'esbuild';
+import type { BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
+import type { FinalizeRequestMiddleware } from '@smithy/types';
 import WebSocket from 'ws';
 import { Centrifuge } from 'centrifuge';
 import { stackPortsEnv } from '../lib/local/ports';
 import { invocationObservers, invocations, type Invocation } from '../lib/local/handlers';
 import { NOT_FOUND, PUBLISHER, ROUTES, WEBHOOK_DELIVERER, WEBHOOK_DISPATCHER, WS_ROUTES, type FunctionDef } from '../lib/routes';
 import { BUNDLING } from '../lib/bundling';
-import type { RunningStack } from '../lib/local/stack';
-import { isUuid, newMessageId, newUuid } from '../lambdas/core/ids';
-import { http1 } from '../lambdas/core/http1';
-import { dynamoMiddleware, sendToDynamo } from '../lambdas/core/aws';
 
-const quick = process.argv.includes('--quick');
-const asJson = process.argv.includes('--json');
+const argv = process.argv.slice(2);
+const quick = argv.includes('--quick');
+const asJson = argv.includes('--json');
+const beforeRef = ((i) => (i < 0 ? undefined : argv[i].includes('=') ? argv[i].split('=')[1] : argv[i + 1]))(argv.findIndex((a) => a === '--before' || a.startsWith('--before=')));
 const ROOT = join(__dirname, '..');
 const out = (line: string) => {
   if (!asJson) console.log(line);
@@ -37,7 +38,13 @@ const p99 = (xs: number[]) => {
 };
 const round = (n: number, d = 1) => Math.round(n * 10 ** d) / 10 ** d;
 
+/** Every function CDK deploys, in the order of the tables. */
+const FUNCTIONS: FunctionDef[] = [...ROUTES, ...WS_ROUTES, PUBLISHER, WEBHOOK_DISPATCHER, WEBHOOK_DELIVERER, NOT_FOUND];
+
 async function main(): Promise<void> {
+  if (beforeRef === '' || beforeRef?.startsWith('--')) throw new Error('--before needs a git ref (a commit, a tag, HEAD~1...)');
+  // The old code first: a bad ref fails the run before the stack starts.
+  const before = beforeRef ? checkoutBefore(beforeRef) : undefined;
   const dataDir = mkdtempSync(join(tmpdir(), 'chat-bench-'));
   Object.assign(process.env, {
     DATA_DIR: dataDir,
@@ -55,8 +62,8 @@ async function main(): Promise<void> {
   const { startLocalStack } = await import('../lib/local/stack');
   const settings = localSettings();
   const stack = await startLocalStack(settings, () => undefined);
-  // The functions log one JSON line per request (serialized as on Lambda, so that cost is measured); the
-  // lines themselves are dropped here, not to bury the tables.
+  // The functions log one JSON line per request (as on Lambda, so that cost is measured); the lines themselves
+  // are dropped here, not to bury the tables.
   const write = process.stdout.write.bind(process.stdout) as (chunk: unknown, ...rest: unknown[]) => boolean;
   process.stdout.write = ((chunk: unknown, ...rest: unknown[]) => (String(chunk).startsWith('{"level"') ? true : write(chunk, ...rest))) as typeof process.stdout.write;
   const webhookReceiver = await startWebhookReceiver();
@@ -64,79 +71,91 @@ async function main(): Promise<void> {
     const memory = new MemorySampler(dataDir);
     const atRest = memory.sample();
     const steal = stealSampler();
-    const { figures: counted, overheadCase } = await roundTrips(stack.apiUrl, stack.demoBot, webhookReceiver.url);
-    // The later phases need no per-invocation figures: invocations stop being observed, and so stop running in
-    // an async context, whose promise hooks (Node 20) made every promise of the process cost more (on Lambda
-    // there is none: the handler overhead would be overstated).
-    invocationObservers.length = 0;
-    invocations.disable();
-    const overhead = await handlerOverhead(overheadCase, stack.streams);
+    const counted = await roundTrips(stack.apiUrl, stack.demoBot, webhookReceiver.url);
     const results = {
-      machine: `${process.platform} ${process.arch}, Node ${process.version}`,
+      machine: {
+        nproc: availableParallelism(), // as `nproc` counts
+        cpu: cpus()[0]?.model ?? 'unknown',
+        node: process.version,
+        platform: `${process.platform} ${process.arch}`,
+      },
       quick,
       ...counted,
-      ...overhead,
       realtime_ms: await realtime(stack.apiUrl, stack.demoBot.client_key),
       ...(await throughput(stack.apiUrl, stack.demoBot.client_key, memory, atRest)),
-      ...(await bundles()),
+      ...(await bundlesAndColdInit(readFileSync(join(dataDir, 'jwt-secret'), 'utf8').trim(), before)),
       cpu_steal_pct: steal(),
     };
+    const targets = checkTargets(results);
     if (results.cpu_steal_pct !== undefined) out(`\nCPU stolen by the host over the whole run: ${results.cpu_steal_pct}%`);
-    if (asJson) console.log(JSON.stringify(results));
+    if (asJson) console.log(JSON.stringify({ ...results, targets }));
   } finally {
     webhookReceiver.server.close();
     await stack.stop();
     rmSync(dataDir, { recursive: true, force: true });
+    if (before) rmSync(before.dir, { recursive: true, force: true });
   }
 }
 
 // ---- 1. DynamoDB round trips and capacity per invocation ------------------------------------------------
 
-type WireRequest = { operation: Parameters<typeof sendToDynamo>[0]; body: Record<string, unknown> };
-/** The DynamoDB operation each handler module last performed while counted (the one its endpoint's call is). */
-const lastOperation = new Map<string, WireRequest['operation']>();
-/**
- * Off while handler overhead is timed: the counter would otherwise copy every body and ask DynamoDB for its
- * consumed capacity (a larger reply) on the handler's side only, a cost of the benchmark, not of the handler.
- * The requests sent meanwhile go to `wireLog` as they are, to be replayed bare.
- */
-let counting = true;
-const wireLog: WireRequest[] = [];
 /** The first event each handler module got from the running stack: replayed for its cold start. */
 const firstEvents = new Map<string, unknown>();
 
-async function installCounter(): Promise<Invocation[]> {
-  // On the wire: what this sees is exactly one request to DynamoDB (after marshalling, before retries).
-  dynamoMiddleware.push((next) => async (operation, body) => {
-    if (!counting) {
-      // The handler's own body, replayed as it is (nothing changes a body once sent).
-      wireLog.push({ operation, body });
-      return next(operation, body);
-    }
+/**
+ * Counts, per handler invocation (lib/local/handlers.ts runs each in its own async context while observed),
+ * every HTTP request its DynamoDB calls send, and the capacity they consumed. Handlers load in this process,
+ * so `dynamo` is their very client; the document client shares its middleware stack with the DynamoDB
+ * client it wraps, so the middleware sees every command. Returns the invocations seen, and `uninstall`.
+ */
+async function installCounter(): Promise<{ seen: Invocation[]; uninstall: () => void }> {
+  // Imported once the stack has set the environment the module's config reads.
+  const { dynamo } = await import('../lambdas/aws/dynamo');
+  // Once per command: ask DynamoDB for the capacity consumed (on a copy of the input: the caller's is untouched).
+  dynamo.middlewareStack.add(
+    (next) => async (args) => {
+      if (!invocations.getStore()) return next(args);
+      return next({ ...args, input: { ...(args.input as object), ReturnConsumedCapacity: 'TOTAL' } } as typeof args);
+    },
+    { step: 'initialize', name: 'benchConsumedCapacity' },
+  );
+  // Inside the retry loop: once per HTTP request sent, so an SDK retry counts as the round trip it is.
+  const perRequest: FinalizeRequestMiddleware<object, object> = (next) => async (args) => {
     const inv = invocations.getStore();
-    if (inv) lastOperation.set(inv.entry, operation);
-    const result = await next(operation, inv ? { ...body, ReturnConsumedCapacity: 'TOTAL' } : body);
-    if (inv) {
-      inv.counters.calls = (inv.counters.calls ?? 0) + 1;
-      for (const c of ([] as { CapacityUnits?: number }[]).concat((result.ConsumedCapacity as never) ?? [])) {
-        inv.counters.capacity = (inv.counters.capacity ?? 0) + (c.CapacityUnits ?? 0);
-      }
-    }
+    if (!inv) return next(args);
+    inv.counters.calls = (inv.counters.calls ?? 0) + 1;
+    const result = await next(args);
+    const consumed = (result.output as { ConsumedCapacity?: { CapacityUnits?: number } | { CapacityUnits?: number }[] }).ConsumedCapacity;
+    for (const c of ([] as { CapacityUnits?: number }[]).concat(consumed ?? [])) inv.counters.capacity = (inv.counters.capacity ?? 0) + (c.CapacityUnits ?? 0);
     return result;
-  });
+  };
+  dynamo.middlewareStack.addRelativeTo(perRequest as never, { relation: 'after', toMiddleware: 'retryMiddleware', name: 'benchRoundTrips' });
   const seen: Invocation[] = [];
-  invocationObservers.push((inv) => {
+  const observe = (inv: Invocation) => {
     seen.push(inv);
     if (!firstEvents.has(inv.entry)) firstEvents.set(inv.entry, structuredClone(inv.event));
-  });
-  return seen;
+  };
+  invocationObservers.push(observe);
+  return {
+    seen,
+    uninstall: () => {
+      dynamo.middlewareStack.remove('benchConsumedCapacity');
+      dynamo.middlewareStack.remove('benchRoundTrips');
+      // Unobserved, invocations run without an async context again (its promise hooks tax every promise of
+      // the process, which the later phases would measure; Lambda has none).
+      invocationObservers.splice(invocationObservers.indexOf(observe), 1);
+      invocations.disable();
+    },
+  };
 }
-
 
 /** Waits in 10 ms steps, `tries` of them at most, until `done()` holds (the caller checks what came of it). */
 async function pollUntil(done: () => boolean, tries = 300): Promise<void> {
   for (let i = 0; i < tries && !done(); i++) await new Promise((r) => setTimeout(r, 10));
 }
+
+/** Sequential requests on one keep-alive socket, as a browser tab makes them. */
+const agent = new Agent({ keepAlive: true, maxSockets: 1 });
 
 /** One request to the stack's HTTP API (a session token or a bot secret key as Bearer); a 4xx/5xx fails the run. */
 async function request(apiUrl: string, method: string, path: string, opts: { token?: string; json?: unknown; form?: FormData } = {}): Promise<any> {
@@ -151,18 +170,24 @@ async function request(apiUrl: string, method: string, path: string, opts: { tok
     body = Buffer.from(JSON.stringify(opts.json));
     headers['content-type'] = 'application/json';
   }
-  // Sequential requests on one keep-alive socket, as a browser tab makes them; the same HTTP client as the
-  // handlers' DynamoDB calls and the bare side of the overhead comparison.
-  const url = new URL(path, apiUrl);
-  const reply = await http1(method, url, { host: url.host, ...headers }, body, 30_000);
-  const status = reply.status;
-  const text = reply.body.toString('utf8');
+  if (body) headers['content-length'] = String(body.length);
+  const { status, text } = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+    const req = httpRequest(new URL(path, apiUrl), { method, headers, agent, timeout: 30_000 }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', reject);
+    });
+    req.on('timeout', () => req.destroy(new Error(`${method} ${path}: no reply in 30 s`)));
+    req.on('error', reject);
+    req.end(body);
+  });
   if (status >= 400) throw new Error(`${method} ${path}: ${status} ${text}`);
   return JSON.parse(text);
 }
 
 async function roundTrips(apiUrl: string, demo: { client_key: string; secret_key: string }, webhookUrl: string) {
-  const seen = await installCounter();
+  const { seen, uninstall } = await installCounter();
   const runs = quick ? 3 : 7;
   const http = (method: string, path: string, opts: { token?: string; json?: unknown; form?: FormData; bot?: boolean } = {}) =>
     request(apiUrl, method, path, { ...opts, token: opts.bot ? demo.secret_key : opts.token });
@@ -258,104 +283,17 @@ async function roundTrips(apiUrl: string, demo: { client_key: string; secret_key
   };
   record('webhook_dispatcher_per_message', await measure(WEBHOOK_DISPATCHER.entry, () => sendHooked(WEBHOOK_DISPATCHER.entry)));
   record('webhook_deliverer_per_job', await measure(WEBHOOK_DELIVERER.entry, () => sendHooked(WEBHOOK_DELIVERER.entry)));
-  // $disconnect's event, for its cold start below (the sockets closed above).
+  // $disconnect's event, for its cold start (the sockets closed above).
   await pollUntil(() => firstEvents.has(entry('ws_disconnect')));
+  uninstall();
 
-  out('\nDynamoDB round trips and consumed capacity units per request (median, bot settings cached)');
-  out(`${'endpoint'.padEnd(28)}${'round trips'.padStart(12)}${'capacity'.padStart(10)}`);
-  for (const k of Object.keys(trips)) out(`${k.padEnd(28)}${String(trips[k]).padStart(12)}${String(units[k]).padStart(10)}`);
-  return { figures: { round_trips: trips, capacity_units: units }, overheadCase: { http, entry, token, chatId: chat.id as string } };
+  out('\nDynamoDB round trips (HTTP requests, SDK retries included) and consumed capacity units per request (median, bot settings cached)');
+  out(`${'endpoint'.padEnd(32)}${'round trips'.padStart(12)}${'capacity'.padStart(10)}`);
+  for (const k of Object.keys(trips)) out(`${k.padEnd(32)}${String(trips[k]).padStart(12)}${String(units[k]).padStart(10)}`);
+  return { round_trips: trips, capacity_units: units };
 }
 
-// ---- 2. Handler overhead: the endpoint through the local HTTP gateway vs the bare DynamoDB call it makes --
-
-async function handlerOverhead(
-  ctx: {
-    http: (method: string, path: string, opts?: { token?: string; json?: unknown }) => Promise<unknown>;
-    entry: (id: string) => string;
-    token: string;
-    chatId: string;
-  },
-  streams: RunningStack['streams'],
-) {
-  const { http, entry } = ctx;
-  const samples = quick ? 20 : 100;
-  const cases: [string, () => Promise<unknown>][] = [
-    ['list_chats', () => http('GET', '/api/client/chats', { token: ctx.token })],
-    ['create_chat', () => http('POST', '/api/client/chats', { token: ctx.token, json: { name: 'o' } })],
-    ['list_messages', () => http('GET', `/api/client/chats/${ctx.chatId}/messages?limit=20`, { token: ctx.token })],
-    ['create_message', () => http('POST', `/api/client/chats/${ctx.chatId}/messages`, { token: ctx.token, json: { content: 'o' } })],
-    ['mark_read', () => http('POST', `/api/client/chats/${ctx.chatId}/read`, { token: ctx.token })],
-  ];
-  const ratio: Record<string, number> = {};
-  const latency: Record<string, { median: number; p99: number; bare_median: number }> = {};
-  // On AWS the stream's reader and its consumers (publisher, webhook dispatcher) run apart from the table's
-  // requests; here they would share this thread and DynamoDB Local with the request being timed. Paused
-  // (what is written meanwhile is read after), and the benchmark's own counting is off.
-  await streams.pause();
-  counting = false;
-  try {
-    for (const [id, request] of cases) {
-      await request();
-      const through: number[] = [];
-      const direct: number[] = [];
-      for (let i = 0; i < samples; i++) {
-        // Interleaved: the endpoint, then the very request it sent to DynamoDB, replayed bare on the same wire
-        // client (sendToDynamo: signing, HTTP, JSON; no handler, no gateway). A write
-        // that made a chat or a message is replayed with a fresh id in place of the one made, so it is the same
-        // write again, not one refused by its condition (a replay that fails fails the run: a quick error
-        // would flatter the ratio).
-        wireLog.length = 0;
-        let t = performance.now();
-        const made = (await request()) as { id?: unknown };
-        through.push(performance.now() - t);
-        // The request's own call: the operation its endpoint performed when counted (anything else in flight,
-        // such as a late webhook job, is not it).
-        const op = lastOperation.get(entry(id));
-        const cmd = [...wireLog].reverse().find((w) => w.operation === op);
-        if (!cmd) throw new Error(`${id}: no ${op} request on the wire to replay`);
-        // Its timestamps are renewed too: a replayed update that writes the very values just written changes
-        // nothing, and DynamoDB Local then skips the stream record, about 0.2 ms less than the handler's write
-        // (mark_read's ratio read 1.43 against 1.23 with the bare write doing the same work).
-        const madeId = typeof made?.id === 'string' ? made.id : undefined;
-        const fresh = madeId && (isUuid(madeId) ? newUuid() : newMessageId(Date.now()));
-        const body = mapStrings(cmd.body, (str) => {
-          const replaced = madeId && fresh ? str.split(madeId).join(fresh) : str;
-          return ISO_TIME.test(replaced) ? new Date().toISOString() : replaced;
-        });
-        t = performance.now();
-        await sendToDynamo(cmd.operation, body);
-        direct.push(performance.now() - t);
-      }
-      ratio[id] = round(median(through) / median(direct), 2);
-      latency[id] = { median: round(median(through)), p99: round(p99(through)), bare_median: round(median(direct)) };
-    }
-  } finally {
-    counting = true;
-    streams.resume();
-  }
-  out('\nHandler overhead: endpoint through the local HTTP gateway vs its bare DynamoDB call (ms, interleaved)');
-  out(`${'endpoint'.padEnd(28)}${'median'.padStart(8)}${'p99'.padStart(8)}${'bare'.padStart(8)}${'ratio'.padStart(8)}`);
-  for (const id of Object.keys(ratio)) {
-    const l = latency[id];
-    out(`${id.padEnd(28)}${String(l.median).padStart(8)}${String(l.p99).padStart(8)}${String(l.bare_median).padStart(8)}${String(ratio[id]).padStart(8)}`);
-  }
-  return { overhead_ratio: ratio, latency_ms: latency };
-}
-
-const ISO_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
-
-/** A deep copy of `value` with every string in it passed through `map`. */
-function mapStrings<T>(value: T, map: (s: string) => string): T {
-  if (typeof value === 'string') return map(value) as T;
-  if (Array.isArray(value)) return value.map((v) => mapStrings(v, map)) as T;
-  if (value && typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype) {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, mapStrings(v, map)])) as T;
-  }
-  return structuredClone(value);
-}
-
-// ---- 3. Realtime delivery --------------------------------------------------------------------------------
+// ---- 2. Realtime delivery --------------------------------------------------------------------------------
 
 async function realtime(apiUrl: string, clientKey: string) {
   const post = (path: string, json: unknown, token?: string) => request(apiUrl, 'POST', path, { json, token });
@@ -386,13 +324,11 @@ async function realtime(apiUrl: string, clientKey: string) {
     const clients = await Promise.all(Array.from({ length: subscribers }, connect));
     /** Posts one message; resolves with the time from the POST's return to each subscriber's publication. */
     const deliver = async (i: number) => {
-      // Messages come at random points of the poller's cycle (a read every 10 ms when idle), as real ones do,
-      // not at the one point a fixed rhythm of sending would settle on.
+      // At a random point of the local stream poller's cycle (a read every 10 ms when idle), as real messages come.
       await new Promise((r) => setTimeout(r, Math.random() * 15));
       const sent = await post(`/api/client/chats/${chat.id}/messages`, { content: `m${i}` }, session.session_token);
       const returned = performance.now();
-      // Woken by the last subscriber's publication (no polling timer competing with the delivery); a second
-      // at most, after which a missing one counts as NaN.
+      // Woken by the last subscriber's publication; a second at most, after which a missing one counts as NaN.
       if ((received.get(sent.id) ?? 0) < subscribers) {
         await new Promise<void>((r) => {
           const timer = setTimeout(r, 1000);
@@ -405,13 +341,9 @@ async function realtime(apiUrl: string, clientKey: string) {
     };
     return { clients, deliver };
   };
-  // The single subscriber and the 50 are measured interleaved, message by message, as the handler overhead is:
-  // the ratio of the two then holds under the same load of the machine (a shared host's CPU steal comes and
-  // goes within seconds).
   const one = await channel('bench-realtime', 1);
   const fifty = await channel('bench-realtime-50', 50);
-  // A few messages first, not counted: the first deliveries to new sockets warm up code paths (JIT) that the
-  // steady state does not pay for.
+  // A few messages first, not counted (first deliveries to new sockets warm up code paths).
   for (let i = 0; i < 5; i++) {
     await one.deliver(i);
     await fifty.deliver(i);
@@ -421,13 +353,9 @@ async function realtime(apiUrl: string, clientKey: string) {
   const fanout: number[] = [];
   const each: number[] = [];
   const steal = stealSampler();
-  // In a shuffled order, not strictly alternating: a message's wait for the poller's next read depends on
-  // where in its cycle the previous delivery ended, and a fan-out ends later in it than a single delivery, so
-  // strict alternation gave each kind a differently placed start (measured: 0.2–0.6 ms longer waits for the
-  // fan-out's messages). Shuffled, both kinds follow either kind alike.
-  // 300 of each: the target compares two medians of spread-out times (a message waits 0-10 ms for the
-  // poller's next read), and with 200 of each the margin 2 × single − fan-out still moved by about 0.8 ms
-  // between runs from sampling alone.
+  // Both kinds in one shuffled order: the two medians are taken under the same load of the machine, and each
+  // kind follows either kind alike (where a message lands in the poller's cycle depends on when the previous
+  // delivery ended).
   const perKind = quick ? 50 : 300;
   const order = shuffled([...Array(perKind).fill(1), ...Array(perKind).fill(50)] as (1 | 50)[]);
   for (const [i, kind] of order.entries()) {
@@ -470,8 +398,7 @@ function shuffled<T>(items: T[]): T[] {
 
 /**
  * The share of this machine's CPU time the hypervisor gave to others (steal, /proc/stat) from now until the
- * returned function is called; undefined where /proc/stat is not there. A figure measured while it was high
- * says more about the host than about the code.
+ * returned function is called; undefined where /proc/stat is not there.
  */
 function stealSampler(): () => number | undefined {
   const read = () => {
@@ -490,75 +417,7 @@ function stealSampler(): () => number | undefined {
   };
 }
 
-// ---- 4. Bundles and cold init ----------------------------------------------------------------------------
-
-async function bundles() {
-  const outdir = mkdtempSync(join(tmpdir(), 'chat-bundles-'));
-  const defs: FunctionDef[] = [...ROUTES, ...WS_ROUTES, PUBLISHER, WEBHOOK_DISPATCHER, WEBHOOK_DELIVERER, NOT_FOUND];
-  const kb: Record<string, number> = {};
-  const cold: Record<string, number> = {};
-  /** Of the cold init, the module load alone (the rest is the first event). */
-  const load: Record<string, number> = {};
-  for (const def of defs) {
-    const file = join(outdir, def.id, 'index.js');
-    // The options the CDK's NodejsFunction passes to esbuild (lib/bundling.ts).
-    await build({
-      entryPoints: [join(ROOT, def.entry)],
-      outfile: file,
-      bundle: true,
-      platform: 'node',
-      target: BUNDLING.target,
-      format: 'cjs',
-      minify: BUNDLING.minify,
-      sourcemap: BUNDLING.sourceMap,
-      sourcesContent: BUNDLING.sourcesContent,
-      mainFields: BUNDLING.mainFields,
-      logLevel: 'silent',
-    });
-    kb[def.id] = round(statSync(file).size / 1024);
-  }
-  // Cold init: a fresh Node process loads the bundle and handles the very event the function got from the
-  // running stack earlier in this run (median of 5). Its logs are dropped; a 5xx or a throw fails the run.
-  for (const def of defs) {
-    const event = firstEvents.get(def.entry);
-    if (event === undefined) throw new Error(`cold init of ${def.id}: the stack never invoked it, no event to replay`);
-    const times: number[] = [];
-    const loads: number[] = [];
-    for (let i = 0; i < (quick ? 3 : 5); i++) {
-      const script = `process.stdout.write=()=>true;const t0=performance.now();const m=require(${JSON.stringify(join(outdir, def.id, 'index.js'))});const load=performance.now()-t0;m.handler(${JSON.stringify(event)},{awsRequestId:'cold'}).then(r=>{process.stderr.write(JSON.stringify({ms:performance.now()-t0,load,status:r&&r.statusCode})+'\\n');process.exit(0)})`;
-      // Not spawnSync: the stack's gateways, queue and receiver live in this process and must keep answering.
-      const r = await run(process.execPath, ['-e', script]);
-      const last = r.stderr.split('\n').find((l) => l.startsWith('{"ms"'));
-      const line = (last ? JSON.parse(last) : {}) as { ms?: number; load?: number; status?: number };
-      if (line.ms === undefined || line.load === undefined || (line.status ?? 200) >= 500) throw new Error(`cold init of ${def.id}: ${r.stderr}`);
-      times.push(line.ms);
-      loads.push(line.load);
-    }
-    cold[def.id] = round(median(times));
-    load[def.id] = round(median(loads));
-    if (process.env.BENCH_VERBOSE) console.error(`cold init ${def.id}: ${times.map((t) => round(t)).join(', ')} ms (load ${loads.map((t) => round(t)).join(', ')})`);
-  }
-  rmSync(outdir, { recursive: true, force: true });
-  out(`\nBundles (minified, dependencies inside) and cold init (fresh process: load + first event, median of ${quick ? 3 : 5}; of it, the load)`);
-  for (const id of Object.keys(kb)) out(`${id.padEnd(28)}${`${kb[id]} KB`.padStart(12)}${`${cold[id]} ms`.padStart(12)}${`${load[id]} ms`.padStart(12)}`);
-  return { bundle_kb: kb, cold_init_ms: cold, cold_load_ms: load };
-}
-
-/** A command's stderr once it exits (killed after 30 s). */
-function run(command: string, args: string[]): Promise<{ stderr: string }> {
-  const child = spawn(command, args, { env: process.env, stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-  return new Promise((resolve) =>
-    child.once('close', () => {
-      clearTimeout(timer);
-      resolve({ stderr });
-    }),
-  );
-}
-
-// ---- 5. Throughput and memory ----------------------------------------------------------------------------
+// ---- 3. Throughput and memory ----------------------------------------------------------------------------
 
 /** Resident memory (MB) of the stack's processes: this Node process (gateways, handlers; the benchmark's own
  * clients too), DynamoDB Local (Java) and the S3 emulator, read from /proc. */
@@ -626,11 +485,301 @@ async function throughput(apiUrl: string, clientKey: string, memory: MemorySampl
   }
   const rss = { at_rest: atRest, under_load: peak };
   out(`\nThroughput: 10 users, one connection each, ${seconds} s, from a second process (autocannon)`);
-  for (const id of Object.keys(rps)) out(`${id.padEnd(28)}${`${rps[id]} req/s`.padStart(12)}   p50 ${latency[id].p50} ms, p99 ${latency[id].p99} ms`);
-  out(`\nResident memory (MB)${''.padEnd(9)}${Object.keys(atRest).map((k) => k.padStart(16)).join('')}`);
-  out(`${'at rest'.padEnd(29)}${Object.values(atRest).map((v) => String(v).padStart(16)).join('')}`);
-  out(`${'under load (peak)'.padEnd(29)}${Object.values(peak).map((v) => String(v).padStart(16)).join('')}`);
+  for (const id of Object.keys(rps)) out(`${id.padEnd(32)}${`${rps[id]} req/s`.padStart(12)}   p50 ${latency[id].p50} ms, p99 ${latency[id].p99} ms`);
+  out(`\nResident memory (MB)${''.padEnd(13)}${Object.keys(atRest).map((k) => k.padStart(16)).join('')}`);
+  out(`${'at rest'.padEnd(33)}${Object.values(atRest).map((v) => String(v).padStart(16)).join('')}`);
+  out(`${'under load (peak)'.padEnd(33)}${Object.values(peak).map((v) => String(v).padStart(16)).join('')}`);
   return { rps, load_latency_ms: latency, rss_mb: rss };
+}
+
+// ---- 4. Bundles and cold init (this code, and with --before the code of another commit) -------------------
+
+/** The source tree of `ref` (lambdas/, lib/) extracted to a temporary folder, with this checkout's node_modules. */
+function checkoutBefore(ref: string): { ref: string; commit: string; dir: string } {
+  const rev = spawnSync('git', ['-C', ROOT, 'rev-parse', '--verify', `${ref}^{commit}`], { encoding: 'utf8' });
+  if (rev.status !== 0) throw new Error(`--before ${ref}: not a commit of ${ROOT} (${rev.stderr.trim()})`);
+  const commit = rev.stdout.trim();
+  const dir = mkdtempSync(join(tmpdir(), 'chat-bench-before-'));
+  const paths = ['lambdas', 'lib', 'tsconfig.json', 'package.json'];
+  // `git archive | tar -x`: nothing of the repository changes (no worktree, no index, no checkout).
+  const archive = spawnSync('sh', ['-c', 'git -C "$1" archive "$2" -- $3 | tar -x -C "$4"', 'sh', ROOT, commit, paths.join(' '), dir], { encoding: 'utf8' });
+  if (archive.status !== 0) throw new Error(`--before ${ref}: git archive failed (${archive.stderr.trim()})`);
+  symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir');
+  return { ref, commit, dir };
+}
+
+interface Bundle {
+  file: string;
+  kb: number;
+  mapKb: number;
+  /** The largest parts of the bundle: npm package (or `own code`) → KB in the output, largest first. */
+  parts: Record<string, number>;
+}
+
+/** One function bundled as CDK's NodejsFunction bundles it (lib/bundling.ts of the tree it comes from). */
+async function bundle(root: string, entry: string, bundling: BundlingOptions, outdir: string): Promise<Bundle | undefined> {
+  if (!existsSync(join(root, entry))) return undefined;
+  const file = join(outdir, 'index.js');
+  mkdirSync(outdir, { recursive: true });
+  const { metafile } = await build({
+    entryPoints: [join(root, entry)],
+    outfile: file,
+    bundle: true,
+    platform: 'node',
+    target: bundling.target,
+    format: 'cjs',
+    minify: bundling.minify,
+    sourcemap: bundling.sourceMap,
+    sourcesContent: bundling.sourcesContent,
+    mainFields: bundling.mainFields,
+    external: bundling.externalModules,
+    define: bundling.define,
+    loader: bundling.loader as Record<string, Loader> | undefined,
+    keepNames: bundling.keepNames,
+    banner: bundling.banner ? { js: bundling.banner } : undefined,
+    footer: bundling.footer ? { js: bundling.footer } : undefined,
+    metafile: true,
+    logLevel: 'silent',
+  });
+  return { file, kb: round(statSync(file).size / 1024), mapKb: existsSync(`${file}.map`) ? round(statSync(`${file}.map`).size / 1024) : 0, parts: composition(metafile) };
+}
+
+function composition(metafile: Metafile): Record<string, number> {
+  const output = Object.values(metafile.outputs).find((o) => o.entryPoint);
+  const bytes = new Map<string, number>();
+  for (const [path, { bytesInOutput }] of Object.entries(output?.inputs ?? {})) {
+    const m = /.*node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(path);
+    const key = m ? m[1] : 'own code';
+    bytes.set(key, (bytes.get(key) ?? 0) + bytesInOutput);
+  }
+  return Object.fromEntries(
+    [...bytes]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 6)
+      .map(([k, v]) => [k, round(v / 1024)]),
+  );
+}
+
+/** What one cold start measured. */
+interface ColdRun {
+  /** Load + first event, ms. */
+  ms: number;
+  /** Of it, the module load. */
+  load: number;
+  status?: number;
+  /** The reply carries a presigned S3 URL (no request, but the S3 client's signing). */
+  presigned?: boolean;
+  /** Requests that reached the Secrets Manager and S3 stand-ins during the run. */
+  secrets: number;
+  s3: number;
+}
+
+/**
+ * The stand-ins a cold start talks to besides DynamoDB Local: Secrets Manager (GetSecretValue of the JWT secret,
+ * as on AWS, where the signing key comes from it), and a pass-through to the S3 emulator. Both count requests,
+ * which tells which functions touch either service on their first request.
+ */
+async function coldStartServices(jwtSecret: string) {
+  const hits = { secrets: 0, s3: 0 };
+  const secretArn = 'arn:aws:secretsmanager:us-east-1:000000000000:secret:bench-jwt-AbCdEf';
+  const secrets = createServer((req, res) => {
+    hits.secrets++;
+    req.resume();
+    req.on('end', () => {
+      const ok = req.headers['x-amz-target'] === 'secretsmanager.GetSecretValue';
+      res.writeHead(ok ? 200 : 400, { 'content-type': 'application/x-amz-json-1.1' });
+      res.end(
+        JSON.stringify(
+          ok
+            ? { ARN: secretArn, Name: 'bench-jwt', SecretString: jwtSecret, VersionId: '00000000-0000-0000-0000-000000000001', VersionStages: ['AWSCURRENT'], CreatedDate: 1.7e9 }
+            : { __type: 'UnknownOperationException', message: `not served here: ${req.headers['x-amz-target']}` },
+        ),
+      );
+    });
+  });
+  const s3Target = new URL(process.env.S3_ENDPOINT as string);
+  const s3 = createServer((req, res) => {
+    hits.s3++;
+    // Headers as they came (the Host header is signed).
+    const upstream = httpRequest({ host: s3Target.hostname, port: s3Target.port, method: req.method, path: req.url, headers: req.headers as IncomingHttpHeaders }, (reply) => {
+      res.writeHead(reply.statusCode ?? 502, reply.headers);
+      reply.pipe(res);
+    });
+    upstream.on('error', () => res.writeHead(502).end());
+    req.pipe(upstream);
+  });
+  const listen = (server: ReturnType<typeof createServer>) =>
+    new Promise<string>((r) => server.listen(0, '127.0.0.1', () => r(`http://127.0.0.1:${(server.address() as { port: number }).port}`)));
+  const [secretsUrl, s3Url] = [await listen(secrets), await listen(s3)];
+  const env = (sourceMaps: boolean): NodeJS.ProcessEnv => {
+    const e: NodeJS.ProcessEnv = { ...process.env, JWT_SECRET_ARN: secretArn, SECRETS_MANAGER_ENDPOINT: secretsUrl, S3_ENDPOINT: s3Url };
+    delete e.JWT_SECRET_FILE;
+    // As every function runs (NODE_OPTIONS in lib/stack.ts), or without, to tell what it costs.
+    if (sourceMaps) e.NODE_OPTIONS = '--enable-source-maps';
+    else delete e.NODE_OPTIONS;
+    return e;
+  };
+  return {
+    /** A fresh Node process loads the bundle and handles `event`; its logs are dropped; a 5xx or a throw fails the run. */
+    async coldStart(id: string, file: string, event: unknown, sourceMaps: boolean): Promise<ColdRun> {
+      const script =
+        `process.stdout.write=()=>true;const t0=performance.now();const m=require(${JSON.stringify(file)});const load=performance.now()-t0;` +
+        `m.handler(${JSON.stringify(event)},{awsRequestId:'cold'}).then(r=>{const ms=performance.now()-t0;` +
+        `process.stderr.write(JSON.stringify({ms,load,status:r&&r.statusCode,presigned:/X-Amz-Signature=/.test(JSON.stringify(r)||'')})+'\\n');process.exit(0)})`;
+      hits.secrets = 0;
+      hits.s3 = 0;
+      // Not spawnSync: the stack's gateways, queue and the stand-ins live in this process and must keep answering.
+      const r = await run(process.execPath, ['-e', script], env(sourceMaps));
+      const last = r.stderr.split('\n').find((l) => l.startsWith('{"ms"'));
+      const line = (last ? JSON.parse(last) : {}) as Partial<ColdRun>;
+      if (line.ms === undefined || line.load === undefined || (line.status ?? 200) >= 500) throw new Error(`cold init of ${id} (${file}): ${r.stderr}`);
+      return { ms: line.ms, load: line.load, status: line.status, presigned: line.presigned, ...hits };
+    },
+    close: () => {
+      secrets.close();
+      s3.close();
+    },
+  };
+}
+
+async function bundlesAndColdInit(jwtSecret: string, before: { ref: string; commit: string; dir: string } | undefined) {
+  const outdir = mkdtempSync(join(tmpdir(), 'chat-bundles-'));
+  const beforeBundling: BundlingOptions | undefined = before ? (await import(join(before.dir, 'lib', 'bundling.ts'))).BUNDLING : undefined;
+  const now: Record<string, Bundle> = {};
+  const old: Record<string, Bundle> = {};
+  for (const def of FUNCTIONS) {
+    now[def.id] = (await bundle(ROOT, def.entry, BUNDLING, join(outdir, 'after', def.id)))!;
+    const b = before && (await bundle(before.dir, def.entry, beforeBundling!, join(outdir, 'before', def.id)));
+    if (b) old[def.id] = b;
+  }
+  const services = await coldStartServices(jwtSecret);
+  const runs = quick ? 3 : 5;
+  const cold: Record<string, number> = {};
+  const load: Record<string, number> = {};
+  const loadNoMaps: Record<string, number> = {};
+  const coldBefore: Record<string, number> = {};
+  const loadBefore: Record<string, number> = {};
+  const touches: Record<string, string[]> = {};
+  try {
+    for (const def of FUNCTIONS) {
+      const event = firstEvents.get(def.entry);
+      if (event === undefined) throw new Error(`cold init of ${def.id}: the stack never invoked it, no event to replay`);
+      const a: ColdRun[] = [];
+      const plain: ColdRun[] = [];
+      const b: ColdRun[] = [];
+      // Interleaved, so that a slower minute of the machine weighs on each variant alike.
+      for (let i = 0; i < runs; i++) {
+        a.push(await services.coldStart(def.id, now[def.id].file, event, true));
+        if (old[def.id]) b.push(await services.coldStart(`${def.id} (before)`, old[def.id].file, event, true));
+        plain.push(await services.coldStart(def.id, now[def.id].file, event, false));
+      }
+      cold[def.id] = round(median(a.map((r) => r.ms)));
+      load[def.id] = round(median(a.map((r) => r.load)));
+      loadNoMaps[def.id] = round(median(plain.map((r) => r.load)));
+      if (b.length) {
+        coldBefore[def.id] = round(median(b.map((r) => r.ms)));
+        loadBefore[def.id] = round(median(b.map((r) => r.load)));
+      }
+      touches[def.id] = [...(a.some((r) => r.secrets > 0) ? ['secretsmanager'] : []), ...(a.some((r) => r.s3 > 0 || r.presigned) ? ['s3'] : [])];
+      if (process.env.BENCH_VERBOSE) console.error(`cold init ${def.id}: ${a.map((r) => round(r.ms)).join(', ')} ms; before ${b.map((r) => round(r.ms)).join(', ')}`);
+    }
+  } finally {
+    services.close();
+    rmSync(outdir, { recursive: true, force: true });
+  }
+  const kb = Object.fromEntries(FUNCTIONS.map((d) => [d.id, now[d.id].kb]));
+  const kbBefore = Object.fromEntries(Object.entries(old).map(([id, b]) => [id, b.kb]));
+  const arrow = (id: string, was: Record<string, number>, is: Record<string, number>) => (before ? `${was[id] ?? '-'} → ${is[id]}` : String(is[id]));
+  out(
+    `\nBundles and cold init per function: a fresh Node process with NODE_OPTIONS=--enable-source-maps (as deployed) loads the bundle and` +
+      ` handles the event the function got earlier in this run (median of ${runs}; load = require() alone)` +
+      (before ? `; before = ${before.ref} (${before.commit.slice(0, 12)}), measured interleaved with this code` : ''),
+  );
+  out(
+    `${'function'.padEnd(20)}${'first request'.padEnd(22)}${`bundle KB${before ? ' (before → now)' : ''}`.padStart(24)}${`cold init ms${before ? ' (before → now)' : ''}`.padStart(28)}` +
+      `${'load ms'.padStart(10)}${'no maps'.padStart(10)}${'target'.padStart(8)}`,
+  );
+  for (const d of FUNCTIONS) {
+    const id = d.id;
+    out(
+      `${id.padEnd(20)}${(touches[id].join(' + ') || '-').padEnd(22)}${arrow(id, kbBefore, kb).padStart(24)}${arrow(id, coldBefore, cold).padStart(28)}` +
+        `${String(load[id]).padStart(10)}${String(loadNoMaps[id]).padStart(10)}${String(coldTarget(touches[id])).padStart(8)}`,
+    );
+  }
+  const heavy = FUNCTIONS.filter((d) => kb[d.id] > BUNDLE_TARGET_KB || cold[d.id] > coldTarget(touches[d.id]));
+  if (heavy.length) {
+    out(`\nOver target: the largest parts of their bundles (KB in the minified output)`);
+    for (const d of heavy) out(`${d.id.padEnd(20)}${Object.entries(now[d.id].parts).map(([k, v]) => `${k} ${v}`).join(', ')}`);
+  }
+  return {
+    bundle_kb: kb,
+    source_map_kb: Object.fromEntries(FUNCTIONS.map((d) => [d.id, now[d.id].mapKb])),
+    cold_init_ms: cold,
+    cold_load_ms: load,
+    cold_load_no_source_maps_ms: loadNoMaps,
+    first_request_touches: touches,
+    bundle_parts_kb: Object.fromEntries(FUNCTIONS.map((d) => [d.id, now[d.id].parts])),
+    ...(before && {
+      before: { ref: before.ref, commit: before.commit },
+      bundle_kb_before: kbBefore,
+      cold_init_ms_before: coldBefore,
+      cold_load_ms_before: loadBefore,
+    }),
+  };
+}
+
+/** A command's stderr once it exits (killed after 30 s). */
+function run(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ stderr: string }> {
+  const child = spawn(command, args, { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+  return new Promise((resolve) =>
+    child.once('close', () => {
+      clearTimeout(timer);
+      resolve({ stderr });
+    }),
+  );
+}
+
+// ---- 5. Targets --------------------------------------------------------------------------------------------
+
+const BUNDLE_TARGET_KB = 512;
+/** Cold init: 200 ms for a function whose first request calls Secrets Manager or S3 (or presigns), else 150. */
+const coldTarget = (touches: string[]) => (touches.length ? 200 : 150);
+
+interface Target {
+  value: number;
+  target: string;
+  met: boolean;
+}
+
+function checkTargets(r: {
+  round_trips: Record<string, number>;
+  realtime_ms: { median: number; p99: number; fanout50_median: number };
+  bundle_kb: Record<string, number>;
+  cold_init_ms: Record<string, number>;
+  first_request_touches: Record<string, string[]>;
+}): Record<string, Target> {
+  const t: Record<string, Target> = {};
+  const check = (name: string, value: number, op: '=' | '<=', limit: number, shown = String(limit)) =>
+    (t[name] = { value, target: `${op} ${shown}`, met: op === '=' ? value === limit : value <= limit });
+  for (const id of ['list_chats', 'create_chat', 'list_messages', 'create_message', 'mark_read']) check(`round_trips.${id}`, r.round_trips[id], '=', 1);
+  check('round_trips.create_session_returning', r.round_trips.create_session_returning, '<=', 2);
+  check('round_trips.create_session_new', r.round_trips.create_session_new, '<=', 3);
+  check('round_trips.publisher_per_message', r.round_trips.publisher_per_message, '=', 1);
+  check('round_trips.webhook_dispatcher_per_message', r.round_trips.webhook_dispatcher_per_message, '=', 0);
+  const rt = r.realtime_ms;
+  check('realtime_ms.median', rt.median, '<=', 60);
+  check('realtime_ms.p99', rt.p99, '<=', 200);
+  const fanLimit = round(2 * rt.median + 5);
+  check('realtime_ms.fanout50_median', rt.fanout50_median, '<=', fanLimit, `2 × median + 5 = ${fanLimit}`);
+  for (const [id, kb] of Object.entries(r.bundle_kb)) check(`bundle_kb.${id}`, kb, '<=', BUNDLE_TARGET_KB);
+  for (const [id, ms] of Object.entries(r.cold_init_ms)) check(`cold_init_ms.${id}`, ms, '<=', coldTarget(r.first_request_touches[id]));
+  const missed = Object.entries(t).filter(([, x]) => !x.met);
+  out(`\nTargets: ${Object.keys(t).length - missed.length} of ${Object.keys(t).length} met${missed.length ? '; not met:' : ''}`);
+  for (const [name, x] of missed) out(`  ${name}: ${x.value} (target ${x.target})`);
+  return t;
 }
 
 /** The bench bot's webhook receiver: answers 200 to every delivery. */

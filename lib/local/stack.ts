@@ -10,7 +10,7 @@ import { ensureTable } from './resources';
 import { startHttpGateway } from './http-gateway';
 import { webFallback } from './web';
 import { startWsGateway } from './ws-gateway';
-import { startStreamPoller, type StreamPoller } from './stream-poller';
+import { startStreamPoller } from './stream-poller';
 import { startLocalQueues } from './sqs';
 import { PUBLISHER, WEBHOOK_DELIVERER, WEBHOOK_DISPATCHER } from '../routes';
 import { startEchoBot } from '../../examples/echo-bot';
@@ -29,8 +29,6 @@ export interface RunningStack {
   /** The WebSocket URL, or undefined when realtime is off. */
   realtimeUrl?: string;
   demoBot: DemoBot;
-  /** The stream poller feeding the publisher and the webhook dispatcher (paused by the benchmark). */
-  streams: Pick<StreamPoller, 'pause' | 'resume'>;
   stop(): Promise<void>;
 }
 
@@ -82,7 +80,7 @@ function writePids(dataDir: string, pids: Record<string, number | undefined>): v
   writeFileSync(resolve(dataDir, 'local-stack.json'), JSON.stringify(pids) + '\n');
 }
 
-/** A stack killed with SIGKILL leaves DynamoDB Local and the S3 emulator running: stop them first. */
+/** A stack killed with SIGKILL whose children's guards were killed with it left them running: stop them first. */
 function stopOrphans(dataDir: string, log: (line: string) => void): void {
   const file = resolve(dataDir, 'local-stack.json');
   if (!existsSync(file)) return;
@@ -194,7 +192,7 @@ export async function startLocalStack(s: LocalSettings, log: (line: string) => v
       stops.push(() => new Promise((r) => echo.close(() => r())));
       log(`echo bot on ${echoUrl}: it answers the demo bot's chats`);
     }
-    return { apiUrl, realtimeUrl, demoBot, streams: { pause: poller.pause, resume: poller.resume }, stop };
+    return { apiUrl, realtimeUrl, demoBot, stop };
   } catch (err) {
     await stop();
     throw err;

@@ -76,8 +76,6 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 class ConsumerQueue {
   private pending: DynamoDBRecord[] = [];
   private running = false;
-  /** Callers of idle(), woken when the queue runs dry. */
-  private waiters: (() => void)[] = [];
   private handler?: Promise<StreamHandler>;
 
   constructor(
@@ -97,11 +95,6 @@ class ConsumerQueue {
   private load(): Promise<StreamHandler> {
     this.handler ??= handlerLoader<StreamHandler>(this.root)(this.def.entry);
     return this.handler;
-  }
-
-  /** Resolves once the records handed over so far are handled. */
-  idle(): Promise<void> {
-    return this.running ? new Promise((r) => this.waiters.push(r)) : Promise.resolve();
   }
 
   private async drain(): Promise<void> {
@@ -129,7 +122,6 @@ class ConsumerQueue {
     } finally {
       // Set in the same turn as the loop's last check: a record offered after it starts a new drain.
       this.running = false;
-      for (const wake of this.waiters.splice(0)) wake();
     }
   }
 
@@ -168,14 +160,6 @@ export interface StreamPollerOptions {
 }
 
 export interface StreamPoller {
-  /**
-   * Stops reading the stream (records keep accumulating in it) until resume(); resolves once no read or
-   * consumer is in flight. For the benchmark's handler overhead: on AWS, stream reads and consumers run apart
-   * from the table's requests; here they would share the thread and DynamoDB Local with the handler timed.
-   */
-  pause(): Promise<void>;
-  /** Reads on from where it paused: nothing written meanwhile is skipped. */
-  resume(): void;
   stop(): Promise<void>;
 }
 
@@ -193,8 +177,6 @@ export async function startStreamPoller(o: StreamPollerOptions): Promise<StreamP
   const idleMs = o.idleMs ?? 10;
 
   let stopped = false;
-  let paused: { resume: Promise<void>; wake: () => void } | undefined;
-  let reading = Promise.resolve();
   const known = new Set<string>();
   const iterators = new Map<string, string>();
   /** Last sequence number handed to the consumers, per shard: a lost iterator resumes right after it. */
@@ -224,74 +206,51 @@ export async function startStreamPoller(o: StreamPollerOptions): Promise<StreamP
   const loop = (async () => {
     let sinceDiscover = 0;
     while (!stopped) {
-      if (paused) {
-        await paused.resume;
-        continue;
-      }
       let got = 0;
-      let doneReading!: () => void;
-      reading = new Promise((r) => (doneReading = r));
-      try {
-        for (const [shardId, iterator] of [...iterators]) {
-          try {
-            const out = await streams.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: 1000 }));
-            const records = (out.Records ?? []).map((r) => toLambdaRecord(r, streamArn, o.region));
-            got += records.length;
-            if (records.length) lastSeq.set(shardId, records[records.length - 1].dynamodb?.SequenceNumber as string);
-            for (const q of queues) q.offer(records);
-            if (out.NextShardIterator) iterators.set(shardId, out.NextShardIterator);
-            else iterators.delete(shardId); // the shard closed: its children are found by discover()
-          } catch (err) {
-            if (stopped) return;
-            o.log(`stream poller: ${(err as Error).name}: ${(err as Error).message}; resuming the shard`);
-            await sleep(500);
-            // A read that failed on the way (timeout, connection, 5xx) leaves its iterator usable: the same
-            // records are asked for again. An iterator refused (4xx: expired, trimmed, unknown) is replaced, right
-            // after the last record handed on, or from the shard's start when none was yet (records may then
-            // come twice, never not at all; LATEST would skip what came meanwhile).
-            const status = refusalStatus(err);
-            if (status < 400 || status >= 500) continue;
-            const seq = lastSeq.get(shardId);
-            const it = await streams
-              .send(
-                new GetShardIteratorCommand({
-                  StreamArn: streamArn,
-                  ShardId: shardId,
-                  ...(seq ? { ShardIteratorType: 'AFTER_SEQUENCE_NUMBER', SequenceNumber: seq } : { ShardIteratorType: 'TRIM_HORIZON' }),
-                }),
-              )
-              .catch(() => undefined);
-            if (it?.ShardIterator) iterators.set(shardId, it.ShardIterator);
-          }
+      for (const [shardId, iterator] of [...iterators]) {
+        try {
+          const out = await streams.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: 1000 }));
+          const records = (out.Records ?? []).map((r) => toLambdaRecord(r, streamArn, o.region));
+          got += records.length;
+          if (records.length) lastSeq.set(shardId, records[records.length - 1].dynamodb?.SequenceNumber as string);
+          for (const q of queues) q.offer(records);
+          if (out.NextShardIterator) iterators.set(shardId, out.NextShardIterator);
+          else iterators.delete(shardId); // the shard closed: its children are found by discover()
+        } catch (err) {
+          if (stopped) return;
+          o.log(`stream poller: ${(err as Error).name}: ${(err as Error).message}; resuming the shard`);
+          await sleep(500);
+          // A read that failed on the way (timeout, connection, 5xx) leaves its iterator usable: the same
+          // records are asked for again. An iterator refused (4xx: expired, trimmed, unknown) is replaced, right
+          // after the last record handed on, or from the shard's start when none was yet (records may then
+          // come twice, never not at all; LATEST would skip what came meanwhile).
+          const status = refusalStatus(err);
+          if (status < 400 || status >= 500) continue;
+          const seq = lastSeq.get(shardId);
+          const it = await streams
+            .send(
+              new GetShardIteratorCommand({
+                StreamArn: streamArn,
+                ShardId: shardId,
+                ...(seq ? { ShardIteratorType: 'AFTER_SEQUENCE_NUMBER', SequenceNumber: seq } : { ShardIteratorType: 'TRIM_HORIZON' }),
+              }),
+            )
+            .catch(() => undefined);
+          if (it?.ShardIterator) iterators.set(shardId, it.ShardIterator);
         }
-        // No open shard yet (a table just made): look for one on every round, not every hundredth.
-        if (++sinceDiscover >= 100 || iterators.size === 0) {
-          sinceDiscover = 0;
-          await discover(false).catch((err) => !stopped && o.log(`stream poller: ${(err as Error).message}`));
-        }
-      } finally {
-        doneReading();
+      }
+      // No open shard yet (a table just made): look for one on every round, not every hundredth.
+      if (++sinceDiscover >= 100 || iterators.size === 0) {
+        sinceDiscover = 0;
+        await discover(false).catch((err) => !stopped && o.log(`stream poller: ${(err as Error).message}`));
       }
       if (got === 0) await sleep(idleMs);
     }
   })();
 
   return {
-    pause: async () => {
-      if (!paused) {
-        let wake!: () => void;
-        paused = { resume: new Promise((r) => (wake = r)), wake };
-      }
-      await reading;
-      await Promise.all(queues.map((q) => q.idle()));
-    },
-    resume: () => {
-      paused?.wake();
-      paused = undefined;
-    },
     stop: async () => {
       stopped = true;
-      paused?.wake();
       await loop;
       streams.destroy();
     },

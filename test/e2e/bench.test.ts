@@ -1,18 +1,21 @@
 // `npm run bench -- --quick --json` keeps working and its round-trip targets hold (counts, not times:
-// timings are reported by the benchmark, never asserted in a test).
+// timings are reported by the benchmark and judged in its `targets`, never asserted in a test).
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { ROOT } from '../support/local-process';
 
+const bench = (...args: string[]) =>
+  spawnSync(process.execPath, [join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'), join(ROOT, 'bin', 'bench.ts'), ...args], { cwd: ROOT, encoding: 'utf8', timeout: 240_000 });
+
 test('the quick benchmark prints one JSON object with every figure; round trips meet their targets', () => {
-  const run = spawnSync(process.execPath, [join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'), join(ROOT, 'bin', 'bench.ts'), '--quick', '--json'], {
-    cwd: ROOT,
-    encoding: 'utf8',
-    timeout: 240_000,
-  });
+  const run = bench('--quick', '--json');
   expect(run.status).toBe(0);
   const result = JSON.parse(run.stdout.trim().split('\n').pop() as string);
-  for (const key of ['round_trips', 'capacity_units', 'overhead_ratio', 'realtime_ms', 'bundle_kb', 'cold_init_ms', 'rps', 'rss_mb']) expect(result).toHaveProperty(key);
+  for (const key of ['round_trips', 'capacity_units', 'realtime_ms', 'bundle_kb', 'cold_init_ms', 'cold_load_ms', 'cold_load_no_source_maps_ms', 'first_request_touches', 'rps', 'rss_mb', 'targets']) {
+    expect(result).toHaveProperty(key);
+  }
+  expect(result).not.toHaveProperty('overhead_ratio');
+  expect(result.machine).toEqual({ nproc: expect.any(Number), cpu: expect.any(String), node: process.version, platform: expect.any(String) });
   expect(result.realtime_ms).toEqual({
     median: expect.any(Number),
     p99: expect.any(Number),
@@ -30,13 +33,41 @@ test('the quick benchmark prints one JSON object with every figure; round trips 
   expect(rt.publisher_per_message).toBe(1);
   // Bot settings cached: the dispatcher makes no DynamoDB call for them.
   expect(rt.webhook_dispatcher_per_message).toBe(0);
+  // The benchmark judges the same counts in its targets (and every timing there, which this test only lists).
+  for (const [name, t] of Object.entries(result.targets as Record<string, { value: number; target: string; met: boolean }>)) {
+    expect({ [name]: t }).toEqual({ [name]: { value: expect.any(Number), target: expect.any(String), met: expect.any(Boolean) } });
+    if (name.startsWith('round_trips.')) expect({ [name]: t.met }).toEqual({ [name]: true });
+  }
+  for (const key of ['realtime_ms.median', 'realtime_ms.p99', 'realtime_ms.fanout50_median']) expect(result.targets).toHaveProperty([key]);
   // Every function is bundled and cold-started (with the event it got from the stack).
   expect(Object.keys(result.bundle_kb).length).toBeGreaterThanOrEqual(19);
-  expect(Object.keys(result.cold_init_ms).sort()).toEqual(Object.keys(result.bundle_kb).sort());
+  const functions = Object.keys(result.bundle_kb).sort();
+  expect(Object.keys(result.cold_init_ms).sort()).toEqual(functions);
   // The load is part of the cold init.
-  for (const id of Object.keys(result.cold_init_ms)) expect({ [id]: result.cold_load_ms[id] }).toEqual({ [id]: expect.any(Number) });
+  for (const id of functions) expect({ [id]: result.cold_load_ms[id] }).toEqual({ [id]: expect.any(Number) });
   for (const [id, ms] of Object.entries(result.cold_init_ms)) expect(result.cold_load_ms[id]).toBeLessThanOrEqual(ms as number);
+  for (const id of functions) expect({ [id]: result.cold_load_no_source_maps_ms[id] }).toEqual({ [id]: expect.any(Number) });
+  for (const id of functions) {
+    expect(result.targets).toHaveProperty([`bundle_kb.${id}`]);
+    expect(result.targets).toHaveProperty([`cold_init_ms.${id}`]);
+  }
+  // What each function's replayed first request touched: the session functions fetch the JWT secret from
+  // Secrets Manager, the uploads put to S3, a bot API read neither.
+  expect(result.first_request_touches.create_session).toContain('secretsmanager');
+  expect(result.first_request_touches.upload_file).toEqual(['secretsmanager', 's3']);
+  expect(result.first_request_touches.bot_list_chats).toEqual([]);
+  // Without --before there is no before/after comparison.
+  expect(result).not.toHaveProperty('bundle_kb_before');
   expect(result.rps).toEqual({ list_chats: expect.any(Number), create_message: expect.any(Number) });
   expect(result.rss_mb.at_rest.total).toBeGreaterThan(0);
   expect(result.rss_mb.under_load.total).toBeGreaterThan(0);
 }, 260_000);
+
+// The before/after comparison (`--before <git-ref>`) is checked before anything starts: a ref that names no
+// commit fails the run at once.
+test('--before with a ref that names no commit fails before the stack starts', () => {
+  const run = bench('--quick', '--json', '--before', 'no-such-ref-of-this-repository');
+  expect(run.status).toBe(1);
+  expect(run.stderr).toContain('--before no-such-ref-of-this-repository: not a commit');
+  expect(run.stdout).toBe('');
+});

@@ -142,24 +142,6 @@ test('a record that keeps failing goes to the dead-letter file after the bounded
   await until(() => contents('broken=').includes('after the outage'), 15_000, 'the next record');
 }, 60_000);
 
-// The benchmark pauses the poller while it times handlers: nothing is read meanwhile, nothing is skipped.
-test('a paused poller reads nothing; on resume it delivers what was written meanwhile, in order', async () => {
-  const { say } = await setup('paused=', 0);
-  await say('before');
-  await until(() => contents('paused=').length === 1, 15_000, 'the first delivery');
-  await poller.pause();
-  try {
-    for (const text of ['one', 'two']) await say(text);
-    // Unpaused, the poller reads every 10 ms and posts within a few more.
-    await new Promise((r) => setTimeout(r, 500));
-    expect(contents('paused=')).toEqual(['before']);
-  } finally {
-    poller.resume();
-  }
-  await until(() => contents('paused=').length >= 3, 15_000, 'the deliveries after resume');
-  expect(contents('paused=')).toEqual(['before', 'one', 'two']);
-}, 45_000);
-
 // The poller's own DynamoDB Streams calls: a refused one carries its status (a 4xx iterator is replaced, a
 // failure without a reply is retried as it was) and DynamoDB's reason.
 test('stream calls: a refused call has its 4xx status and DynamoDB\'s reason; an unreachable endpoint is status 0', async () => {
