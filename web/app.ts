@@ -299,12 +299,30 @@ async function loadChats(): Promise<void> {
   }
 }
 
+/** Whether a JWT expires within the next minute (its payload read, not verified: the server verifies). */
+function expiresSoon(token: string): boolean {
+  try {
+    const payload = JSON.parse(atob(token.split('.')[1].replace(/-/g, '+').replace(/_/g, '/'))) as { exp?: number };
+    return (payload.exp ?? 0) * 1000 < Date.now() + 60_000;
+  } catch {
+    return true;
+  }
+}
+
 function connectRealtime(rt: Realtime): void {
-  const client = new Centrifuge(rt.url, {
-    token: rt.token,
-    // An expired token: get a fresh session (same external_id) and use its realtime token.
-    getToken: async () => (await api.startSession()).realtime?.token ?? '',
-  });
+  // The realtime URL carries the token: the server checks it before the socket opens. Every (re)connect
+  // puts the latest token in the URL, so a token renewed below is the one the handshake sees.
+  let token = rt.token;
+  // An expired token: get a fresh session (same external_id) and use its realtime token.
+  const renew = async () => (token = (await api.startSession()).realtime?.token ?? '');
+  class TokenSocket extends WebSocket {
+    constructor(url: string | URL, protocols?: string | string[]) {
+      const withToken = new URL(url);
+      withToken.searchParams.set('token', token);
+      super(withToken, protocols);
+    }
+  }
+  const client = new Centrifuge(rt.url, { token: rt.token, getToken: renew, websocket: TokenSocket });
   const sub: Subscription = client.newSubscription(rt.channel);
   let subscribedBefore = false;
   sub.on('publication', (ctx) => {
@@ -323,7 +341,12 @@ function connectRealtime(rt: Realtime): void {
     if (subscribedBefore && current) catchUp(current).catch((err) => showError(err, 'Could not catch up'));
     subscribedBefore = true;
   });
-  client.on('connecting', () => setStatus('connecting…'));
+  client.on('connecting', () => {
+    setStatus('connecting…');
+    // A token past its expiry is refused at the handshake, where the protocol cannot ask for a new one:
+    // renew it before the next attempt (the client waits at least half a second between attempts).
+    if (expiresSoon(token)) renew().catch(() => undefined);
+  });
   client.on('disconnected', (ctx) => setStatus(`offline (${ctx.reason})`));
   sub.subscribe();
   client.connect();

@@ -20,9 +20,21 @@ export interface RealtimeBlock {
   channel: string;
 }
 
-/** The session's realtime block, or undefined when realtime is off for this environment. */
+/**
+ * The session's realtime block, or undefined when realtime is off for this environment. The URL carries the
+ * realtime token too (`?token=`): $connect refuses a socket without a valid one before it opens, and a
+ * browser's WebSocket can send no header to carry it.
+ */
 export async function realtimeBlock(claims: TokenClaims, expiresAt: Date): Promise<RealtimeBlock | undefined> {
-  const url = config().realtimeUrl;
-  if (!url) return undefined;
-  return { provider: 'centrifugo', url, token: await signToken('realtime', claims, expiresAt), channel: userChannel(claims.userId) };
+  const base = config().realtimeUrl;
+  if (!base) return undefined;
+  const token = await signToken('realtime', claims, expiresAt);
+  return { provider: 'centrifugo', url: withToken(base, token), token, channel: userChannel(claims.userId) };
+}
+
+/** The realtime URL with this token as its `token` query parameter (replacing any). */
+export function withToken(url: string, token: string): string {
+  const u = new URL(url);
+  u.searchParams.set('token', token);
+  return u.toString();
 }

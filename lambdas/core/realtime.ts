@@ -12,8 +12,8 @@ export const CONNECTION_TTL_SECONDS = 2 * 3600;
 
 const ttl = () => Math.floor(Date.now() / 1000) + CONNECTION_TTL_SECONDS;
 
-/** $connect: remembers the connection, bound to a user when the URL carried a valid token. */
-export async function recordConnection(connectionId: string, claims?: TokenClaims): Promise<void> {
+/** $connect: remembers the connection, bound to the user of the URL's token. */
+export async function recordConnection(connectionId: string, claims: TokenClaims): Promise<void> {
   await dynamo.send(
     new PutCommand({
       TableName: tableName(),
@@ -21,8 +21,8 @@ export async function recordConnection(connectionId: string, claims?: TokenClaim
         ...keys.connection(connectionId),
         entity: 'connection',
         connection_id: connectionId,
-        user_id: claims?.userId,
-        bot_id: claims?.botId,
+        user_id: claims.userId,
+        bot_id: claims.botId,
         connected: false,
         created_at: new Date().toISOString(),
         ttl: ttl(),

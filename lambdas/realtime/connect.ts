@@ -1,5 +1,7 @@
-// WebSocket $connect: a token in the URL (?token=) is verified before the socket opens (401 otherwise);
-// the connection is recorded, with a TTL matching API Gateway's 2-hour limit.
+// WebSocket $connect: the realtime token in the URL (?token=, as the session's realtime.url carries it) is
+// verified before the socket opens; without a valid one the handshake gets 401 and nothing is written. The
+// connection is recorded bound to the token's user, with a TTL matching API Gateway's 2-hour limit; the
+// protocol's connect command must then carry a token of the same user.
 import { UnauthorizedError } from '../core/errors';
 import { verifyToken, type TokenClaims } from '../core/tokens';
 import { recordConnection } from '../core/realtime';
@@ -8,15 +10,14 @@ import { log } from '../core/log';
 
 export async function handler(event: WsEvent): Promise<WsResult> {
   const token = event.queryStringParameters?.token;
-  let claims: TokenClaims | undefined;
-  if (token !== undefined) {
-    try {
-      claims = await verifyToken('realtime', token);
-    } catch (err) {
-      if (err instanceof UnauthorizedError) return { statusCode: 401, body: err.message };
-      log('error', 'connect failed', wsFields(event), err);
-      return { statusCode: 500 };
-    }
+  if (!token) return { statusCode: 401, body: 'A realtime token is required (?token=, as in the session\'s realtime.url)' };
+  let claims: TokenClaims;
+  try {
+    claims = await verifyToken('realtime', token);
+  } catch (err) {
+    if (err instanceof UnauthorizedError) return { statusCode: 401, body: err.message };
+    log('error', 'connect failed', wsFields(event), err);
+    return { statusCode: 500 };
   }
   await recordConnection(event.requestContext.connectionId, claims);
   return { statusCode: 200 };

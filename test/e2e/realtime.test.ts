@@ -10,6 +10,7 @@ import { createMessage } from '../../lambdas/core/messages';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, tableName } from '../../lambdas/aws/dynamo';
 import { keys } from '../../lambdas/core/keys';
+import { withToken } from '../../lambdas/core/channels';
 
 const clients: LiveClient[] = [];
 const live = async (...args: Parameters<typeof liveClient>) => {
@@ -58,7 +59,7 @@ test('the session carries a realtime block; the client receives its own message 
   const rt = (session as any).realtime;
   expect(rt).toEqual({
     provider: 'centrifugo',
-    url: expect.stringMatching(/^ws:\/\/localhost:\d+$/),
+    url: expect.stringMatching(/^ws:\/\/localhost:\d+\/\?token=[\w.-]+$/),
     token: expect.stringMatching(/^[\w-]+\.[\w-]+\.[\w-]+$/),
     channel: `nexus:user#${session.user.id}`,
   });
@@ -114,7 +115,7 @@ test('token types do not mix: a realtime token is not a session token, nor the r
   expect(reply).toEqual({ id: 1, error: { code: 101, message: expect.any(String) } });
   r.ws.close();
   // And in the URL: the handshake itself is refused.
-  const status = await handshakeStatus(`${rt.url}?token=${session.session_token}`);
+  const status = await handshakeStatus(withToken(rt.url, session.session_token));
   expect(status).toBe(401);
 });
 
@@ -130,22 +131,44 @@ async function handshakeStatus(url: string): Promise<number> {
   });
 }
 
-test('?token= in the URL: a bad or expired token is refused before the socket opens; a good one connects', async () => {
+test('the realtime URL carries the token; a missing, bad or expired one is refused before the socket opens', async () => {
   const { session, bot } = await userWithChat();
   const rt = (session as any).realtime;
+  expect(new URL(rt.url).searchParams.get('token')).toBe(rt.token);
+  const bare = new URL(rt.url);
+  bare.search = '';
   const expired = await realtimeToken(session.user.id, bot.id, Math.floor(Date.now() / 1000) - 5);
-  expect(await handshakeStatus(`${rt.url}?token=garbage`)).toBe(401);
-  expect(await handshakeStatus(`${rt.url}?token=${expired}`)).toBe(401);
-  expect(await handshakeStatus(`${rt.url}?token=${rt.token}`)).toBe(101);
+  expect(await handshakeStatus(bare.href)).toBe(401);
+  expect(await handshakeStatus(withToken(rt.url, 'garbage'))).toBe(401);
+  expect(await handshakeStatus(withToken(rt.url, expired))).toBe(401);
+  expect(await handshakeStatus(rt.url)).toBe(101);
 
   // Bound at $connect: a connect command for another user on that socket is refused.
   const other = await newSession(bot.client_key);
-  const r = await raw(`${rt.url}?token=${rt.token}`);
+  const r = await raw(rt.url);
   const [refused] = await r.request(JSON.stringify({ id: 1, connect: { token: (other as any).realtime.token } }));
   expect(refused.error.code).toBe(101);
   const [ok] = await r.request(JSON.stringify({ id: 2, connect: { token: rt.token } }));
   expect(ok).toEqual({ id: 2, connect: { client: expect.any(String), version: expect.any(String) } });
   r.ws.close();
+});
+
+test('$connect without a valid token answers 401 and writes no connection; with one, the connection is bound to its user', async () => {
+  const { session } = await userWithChat();
+  const rt = (session as any).realtime;
+  const { handler } = await import('../../lambdas/realtime/connect');
+  const event = (connectionId: string, token?: string) => ({
+    requestContext: { connectionId, routeKey: '$connect', eventType: 'CONNECT' as const, requestId: 'r' },
+    ...(token !== undefined && { queryStringParameters: { token } }),
+  });
+  const stored = async (id: string) => (await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.connection(id), ConsistentRead: true }))).Item;
+  for (const [id, token] of [[`none-${Date.now()}`, undefined], [`bad-${Date.now()}`, 'bad.token.here'], [`session-${Date.now()}`, session.session_token]]) {
+    expect(await handler(event(id as string, token))).toMatchObject({ statusCode: 401 });
+    expect(await stored(id as string)).toBeUndefined();
+  }
+  const good = `good-${Date.now()}`;
+  expect(await handler(event(good, rt.token))).toEqual({ statusCode: 200 });
+  expect(await stored(good)).toMatchObject({ user_id: session.user.id, connected: false });
 });
 
 test('bad token in connect → 101 and the client stops (no retry loop)', async () => {

@@ -90,7 +90,10 @@ export const say = (token: string, chatId: string, content: string, extra: Recor
 /** The session's realtime connection (REALTIME_URL, when set, replaces the block's URL). */
 export async function live(session: Session): Promise<LiveClient> {
   if (!session.realtime) throw new Error('the session has no realtime block');
-  return liveClient({ ...session.realtime, url: T.realtimeUrl ?? session.realtime.url });
+  // A URL given in the environment gets the session's token, as the session's own URL carries it.
+  const url = T.realtimeUrl ? new URL(T.realtimeUrl) : undefined;
+  url?.searchParams.set('token', session.realtime.token);
+  return liveClient({ ...session.realtime, url: url?.href ?? session.realtime.url });
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
