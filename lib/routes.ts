@@ -240,10 +240,14 @@ export const WEBHOOK_QUEUE = {
   maxReceiveCount: 5,
 };
 
-/** CORS of the HTTP API: any origin (the bot's allowed_origins is checked by session creation itself). */
+/**
+ * CORS of the HTTP API (and the local gateway's preflight replies): any origin (the bot's allowed_origins is
+ * checked by session creation itself), and every request header a handler reads that a browser must ask
+ * for: the token, the body's type, and a send's Idempotency-Key (Origin is the browser's own).
+ */
 export const CORS = {
   allowOrigins: ['*'],
   allowMethods: ['GET', 'POST', 'OPTIONS'] as const,
-  allowHeaders: ['authorization', 'content-type'],
+  allowHeaders: ['authorization', 'content-type', 'idempotency-key'],
   maxAgeSeconds: 600,
 };

@@ -8,7 +8,7 @@ import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { ChatStack, DEFAULT_THROTTLE, type ChatStackProps } from '../../lib/stack';
 import { configsFromContext, stackName } from '../../lib/stack-config';
-import { NOT_FOUND, PUBLISHER, ROUTES, STREAM_DELIVERY, WEBHOOK_DELIVERER, WEBHOOK_DISPATCHER, WEBHOOK_QUEUE, WS_ROUTES, type FunctionDef } from '../../lib/routes';
+import { CORS, NOT_FOUND, PUBLISHER, ROUTES, STREAM_DELIVERY, WEBHOOK_DELIVERER, WEBHOOK_DISPATCHER, WEBHOOK_QUEUE, WS_ROUTES, type FunctionDef } from '../../lib/routes';
 
 // Bundling is skipped here (fast); test/infra/bundle.test.ts bundles every function for real once.
 const NO_BUNDLING = { 'aws:cdk:bundling-stacks': [] };
@@ -117,15 +117,23 @@ test('the files bucket: private, encrypted, SSL only, CORS for GET, retained', (
   });
 });
 
-test('HTTP API: CORS for any origin with Authorization and Content-Type; one route per table entry (seven client routes)', () => {
+test('HTTP API: CORS for any origin with every header a handler reads; one route per table entry (seven client routes)', () => {
   template.hasResourceProperties('AWS::ApiGatewayV2::Api', {
     ProtocolType: 'HTTP',
     CorsConfiguration: Match.objectLike({
       AllowOrigins: ['*'],
-      AllowHeaders: ['authorization', 'content-type'],
+      AllowHeaders: ['authorization', 'content-type', 'idempotency-key'],
       AllowMethods: ['GET', 'POST', 'OPTIONS'],
+      MaxAge: 600,
     }),
   });
+  // Every header a handler reads (req.header('…')) is allowed, but Origin, which the browser sets itself: a
+  // header added later without its CORS entry would fail every browser's preflight.
+  const sources = (dir: string): string[] =>
+    readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
+  const read = sources(join(__dirname, '../../lambdas')).flatMap((f) => [...readFileSync(f, 'utf8').matchAll(/\.header\('([^']+)'\)/g)].map((m) => m[1].toLowerCase()));
+  expect(read).toEqual(expect.arrayContaining(['authorization', 'content-type', 'idempotency-key']));
+  expect(sortedSet(read).filter((h) => h !== 'origin' && !CORS.allowHeaders.includes(h))).toEqual([]);
   const routeKeys = Object.values(resources)
     .filter((r) => r.Type === 'AWS::ApiGatewayV2::Route' && !r.Properties.RouteKey.startsWith('$') && r.Properties.ApiId.Ref === logicalId(stack.api))
     .map((r) => r.Properties.RouteKey)
