@@ -31,7 +31,18 @@ export interface FunctionDef {
   realtimeUrl?: boolean;
   /** Queues it sends to (sqs:SendMessage). */
   queues?: QueueName[];
+  /** The function's timeout; HTTP and WebSocket handlers get HANDLER_TIMEOUT_SECONDS. */
+  timeoutSeconds?: number;
 }
+
+/** Timeout of every request handler: each AWS call gives up within AWS_CALL_SECONDS, so a request ends well inside. */
+export const HANDLER_TIMEOUT_SECONDS = 10;
+/**
+ * The longest one AWS SDK call of a function can take: 3 attempts bounded by a 1 s connection and a 2 s
+ * request timeout, with the SDK's backoff between them (lambdas/aws/options.ts). Consumers' timeouts are
+ * sized from it, for a whole batch at its slowest: a timeout fails, and replays, the whole batch.
+ */
+export const AWS_CALL_SECONDS = 7;
 
 export interface RouteDef extends FunctionDef {
   method: 'GET' | 'POST';
@@ -184,14 +195,29 @@ export const WS_ROUTES: WsRouteDef[] = [
  */
 export interface StreamConsumerDef extends FunctionDef {
   filters: Record<string, unknown>[];
+  /** Records per invocation, on AWS and in the local poller. */
+  batchSize: number;
+  /** Sized to a whole batch at its slowest: batchSize × the AWS calls made one after another per record. */
+  timeoutSeconds: number;
+  /**
+   * Where the mapping starts reading when it is created or replaced: LATEST skips what was written meanwhile;
+   * TRIM_HORIZON (the stream's last 24 h, records past maxRecordAgeSeconds going to the dead-letter queue)
+   * loses nothing, for a consumer whose repeats are harmless.
+   */
+  startingPosition: 'LATEST' | 'TRIM_HORIZON';
 }
 
-/** Delivery settings of every stream consumer: the event source mapping on AWS, the local poller here. */
+/** Delivery settings shared by the stream consumers: the event source mapping on AWS, the local poller here. */
 export const STREAM_DELIVERY = {
-  batchSize: 100,
   /** Retries of a failing batch suffix before its records go to the dead-letter destination. */
   retryAttempts: 5,
   maxRecordAgeSeconds: 3600,
+  /**
+   * One batch at a time per shard. More would reorder a channel's publications: AWS keeps order with a
+   * higher ParallelizationFactor only per item (partition and sort key), and one user's channel gets
+   * records of many items (each message is its own item) and of more than one partition key.
+   */
+  parallelizationFactor: 1,
 };
 
 export const PUBLISHER: StreamConsumerDef = {
@@ -200,6 +226,12 @@ export const PUBLISHER: StreamConsumerDef = {
   dynamodb: ['Query', 'DeleteItem'],
   s3: ['s3:GetObject'],
   manageConnections: true,
+  // Records of one user go out one after another, each a Query of the channel's sockets then the posts (in
+  // parallel): 2 calls; 10 records × 2 × AWS_CALL_SECONDS = 140 s at worst, well under the timeout.
+  batchSize: 10,
+  timeoutSeconds: 150,
+  // A publication of minutes ago is of no use on a socket: a client catches up with `after=` on reconnect.
+  startingPosition: 'LATEST',
   filters: [
     // A new message, incoming or outcoming.
     { eventName: ['INSERT'], dynamodb: { NewImage: { entity: { S: ['message'] } } } },
@@ -214,6 +246,12 @@ export const WEBHOOK_DISPATCHER: StreamConsumerDef = {
   entry: 'lambdas/bot/webhook-dispatch.ts',
   dynamodb: ['GetItem'],
   queues: ['webhooks'],
+  // Per record a bot read (cached), per 10 jobs one SendMessageBatch: 20 + 2 calls × AWS_CALL_SECONDS = 154 s.
+  batchSize: 20,
+  timeoutSeconds: 180,
+  // A replayed record queues its job again: the event keeps its id (X-Webhook-Id, the message id), and
+  // receivers dedupe by it (README "Webhooks"). Nothing written while the mapping is (re)created is lost.
+  startingPosition: 'TRIM_HORIZON',
   // Incoming messages of bots with a webhook (create-message marks them from the bot's settings).
   filters: [
     {
@@ -230,6 +268,9 @@ export const WEBHOOK_DELIVERER: FunctionDef = {
   dynamodb: ['GetItem', 'BatchGetItem'],
   s3: ['s3:GetObject'],
   queues: ['webhooks', 'webhooks_dlq'],
+  // Jobs run in parallel, each a bot read, the event's file reads, the POST (WEBHOOK_TIMEOUT_MS, 5 s) and
+  // maybe a requeue: 3 × AWS_CALL_SECONDS + 5 = 26 s at worst. Below the queue's visibility timeout.
+  timeoutSeconds: 30,
 };
 
 /** How the webhook queue feeds the deliverer (SQS event source on AWS, the local queue here). */

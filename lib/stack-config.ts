@@ -23,7 +23,7 @@ export interface StackConfig {
   throttle: { rateLimit: number; burstLimit: number };
   /** Days kept in every log group (functions, API access logs) and in the S3 access-log bucket. */
   logRetentionDays: number;
-  /** `retain` keeps the table and the buckets when the stack is deleted; `destroy` empties and deletes them. */
+  /** `retain` keeps what holds data (table, with deletion protection; buckets; dead-letter queues; JWT secret) when the stack is deleted; `destroy` deletes it. */
   removalPolicy: 'retain' | 'destroy';
   /** Memory of every function, MB (CPU grows with it). */
   memorySize: number;

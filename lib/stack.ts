@@ -34,6 +34,7 @@ import { flattenCfnReference } from 'cdk-nag/lib/utils/flatten-cfn-reference';
 import { join } from 'node:path';
 import {
   CORS,
+  HANDLER_TIMEOUT_SECONDS,
   NOT_FOUND,
   PUBLISHER,
   ROUTES,
@@ -126,6 +127,8 @@ export class ChatStack extends Stack {
       stream: dynamodb.StreamViewType[TABLE_SCHEMA.stream],
       timeToLiveAttribute: TABLE_SCHEMA.ttlAttribute,
       removalPolicy: dataRemoval,
+      // A retained table is also protected from deletion by hand or by a replacement (every user's chats).
+      deletionProtection: !destroy,
     });
     for (const gsi of TABLE_SCHEMA.globalSecondaryIndexes) {
       this.table.addGlobalSecondaryIndex({
@@ -160,6 +163,8 @@ export class ChatStack extends Stack {
     this.jwtSecret = new secretsmanager.Secret(this, 'JwtSecret', {
       description: 'HS256 key that signs session tokens',
       generateSecretString: { passwordLength: 64, excludePunctuation: true },
+      // Losing it ends every session: it stays with the data unless the stage is a throwaway one.
+      removalPolicy: dataRemoval,
     });
     acknowledge(
       this.jwtSecret,
@@ -204,7 +209,9 @@ export class ChatStack extends Stack {
     // Webhooks: the stream dispatcher queues jobs; the deliverer (SQS consumer) POSTs them.
     const queueProps = { enforceSSL: true, encryption: sqs.QueueEncryption.SQS_MANAGED };
     /** Where what failed every retry waits, 14 days (the SQS maximum), to be looked at and redriven. */
-    const deadLetterQueue = (qid: string) => new sqs.Queue(this, qid, { ...queueProps, retentionPeriod: Duration.days(14) });
+    // They hold what failed every retry: kept with the data, as the table is.
+    const deadLetterQueue = (qid: string) =>
+      new sqs.Queue(this, qid, { ...queueProps, retentionPeriod: Duration.days(14), removalPolicy: dataRemoval });
     const webhookDlq = deadLetterQueue('WebhookDlq');
     this.queues = {
       webhooks_dlq: webhookDlq,
@@ -282,8 +289,9 @@ export class ChatStack extends Stack {
     const fn = this.makeFunction(def);
     fn.addEventSource(
       new DynamoEventSource(this.table, {
-        startingPosition: lambda.StartingPosition.LATEST,
-        batchSize: STREAM_DELIVERY.batchSize,
+        startingPosition: lambda.StartingPosition[def.startingPosition],
+        batchSize: def.batchSize,
+        parallelizationFactor: STREAM_DELIVERY.parallelizationFactor,
         bisectBatchOnError: true,
         retryAttempts: STREAM_DELIVERY.retryAttempts,
         maxRecordAge: Duration.seconds(STREAM_DELIVERY.maxRecordAgeSeconds),
@@ -317,7 +325,7 @@ export class ChatStack extends Stack {
       runtime: lambda.Runtime.NODEJS_22_X,
       architecture: config.architecture === 'x86_64' ? lambda.Architecture.X86_64 : lambda.Architecture.ARM_64,
       memorySize: config.memorySize,
-      timeout: Duration.seconds(10),
+      timeout: Duration.seconds(def.timeoutSeconds ?? HANDLER_TIMEOUT_SECONDS),
       environment,
       bundling: BUNDLING,
       depsLockFilePath: join(ROOT, 'package-lock.json'),
@@ -341,9 +349,10 @@ export class ChatStack extends Stack {
     if (def.jwt) this.jwtSecret.grantRead(fn);
     if (def.manageConnections && this.wsApi && this.wsStage) {
       const api = this.formatArn({ service: 'execute-api', resource: this.wsApi.apiId });
-      const connections = `${api}/${this.wsStage.stageName}/*/@connections/*`;
+      // POST (PostToConnection) only: nothing deletes (DeleteConnection) or reads (GetConnection) a socket.
+      const connections = `${api}/${this.wsStage.stageName}/POST/@connections/*`;
       fn.addToRolePolicy(new iam.PolicyStatement({ actions: ['execute-api:ManageConnections'], resources: [connections] }));
-      acknowledge(role, this.wildcardFinding(connections), 'Connection ids exist only at run time: the grant is to @connections of this API\'s live stage.');
+      acknowledge(role, this.wildcardFinding(connections), 'Connection ids exist only at run time: the grant is to POST @connections/* of this API\'s live stage.');
     }
     for (const q of def.queues ?? []) this.queues[q].grantSendMessages(fn);
     // Actions IAM cannot scope to a resource: the stream mapping's dynamodb:ListStreams, and X-Ray's.

@@ -101,7 +101,7 @@ class ConsumerQueue {
     this.running = true;
     try {
       while (this.pending.length) {
-        let batch = this.pending.splice(0, STREAM_DELIVERY.batchSize);
+        let batch = this.pending.splice(0, this.def.batchSize);
         for (let attempt = 0; batch.length; attempt++) {
           const failedAt = await this.invoke(batch);
           if (failedAt < 0) break;

@@ -8,7 +8,7 @@ import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { ChatStack, DEFAULT_THROTTLE, type ChatStackProps } from '../../lib/stack';
 import { configsFromContext, stackName } from '../../lib/stack-config';
-import { CORS, NOT_FOUND, PUBLISHER, ROUTES, STREAM_DELIVERY, WEBHOOK_DELIVERER, WEBHOOK_DISPATCHER, WEBHOOK_QUEUE, WS_ROUTES, type FunctionDef } from '../../lib/routes';
+import { AWS_CALL_SECONDS, CORS, HANDLER_TIMEOUT_SECONDS, NOT_FOUND, PUBLISHER, ROUTES, STREAM_DELIVERY, WEBHOOK_DELIVERER, WEBHOOK_DISPATCHER, WEBHOOK_QUEUE, WS_ROUTES, type FunctionDef } from '../../lib/routes';
 
 // Bundling is skipped here (fast); test/infra/bundle.test.ts bundles every function for real once.
 const NO_BUNDLING = { 'aws:cdk:bundling-stacks': [] };
@@ -69,7 +69,7 @@ function expectedGrants(s: ChatStack, res: Record<string, any>, def: FunctionDef
     ...pairs(def.s3 ?? [], `<${id(s.bucket)}.Arn>/bots/*`),
     ...(def.jwt ? pairs(SECRET_ACTIONS, secret) : []),
     ...(def.manageConnections
-      ? pairs(['execute-api:ManageConnections'], `arn:<AWS::Partition>:execute-api:<AWS::Region>:<AWS::AccountId>:<${id(s.wsApi!)}>/live/*/@connections/*`)
+      ? pairs(['execute-api:ManageConnections'], `arn:<AWS::Partition>:execute-api:<AWS::Region>:<AWS::AccountId>:<${id(s.wsApi!)}>/live/POST/@connections/*`)
       : []),
     ...(def.queues ?? []).flatMap((q) => pairs(SEND_ACTIONS, `<${id(s.queues[q])}.Arn>`)),
     // Event source mappings read the stream (ListStreams cannot be scoped) and send failures to the DLQ...
@@ -82,10 +82,11 @@ function expectedGrants(s: ChatStack, res: Record<string, any>, def: FunctionDef
   ]);
 }
 
-test('the table: on-demand, PITR, stream with old and new images, TTL, gsi1, retained', () => {
+test('the table: on-demand, PITR, stream with old and new images, TTL, gsi1, retained and protected from deletion', () => {
   template.hasResource('AWS::DynamoDB::Table', {
     DeletionPolicy: 'Retain',
     Properties: {
+      DeletionProtectionEnabled: true,
       BillingMode: 'PAY_PER_REQUEST',
       KeySchema: [
         { AttributeName: 'pk', KeyType: 'HASH' },
@@ -216,8 +217,10 @@ describe('realtime', () => {
     template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
       EventSourceArn: { 'Fn::GetAtt': [logicalId(stack.table), 'StreamArn'] },
       FunctionName: { Ref: logicalId(stack.functions.publisher) },
+      // Its publications are of no use late (clients catch up on reconnect); one batch per shard keeps order.
       StartingPosition: 'LATEST',
-      BatchSize: STREAM_DELIVERY.batchSize,
+      BatchSize: PUBLISHER.batchSize,
+      ParallelizationFactor: 1,
       BisectBatchOnFunctionError: true,
       MaximumRetryAttempts: STREAM_DELIVERY.retryAttempts,
       MaximumRecordAgeInSeconds: STREAM_DELIVERY.maxRecordAgeSeconds,
@@ -249,6 +252,10 @@ describe('webhooks', () => {
     template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
       FunctionName: { Ref: logicalId(stack.functions.webhook_dispatcher) },
       EventSourceArn: { 'Fn::GetAtt': [logicalId(stack.table), 'StreamArn'] },
+      // Nothing written while the mapping is created or replaced is skipped; a repeat is deduped by receivers.
+      StartingPosition: 'TRIM_HORIZON',
+      BatchSize: WEBHOOK_DISPATCHER.batchSize,
+      ParallelizationFactor: 1,
       BisectBatchOnFunctionError: true,
       MaximumRetryAttempts: STREAM_DELIVERY.retryAttempts,
       FunctionResponseTypes: ['ReportBatchItemFailures'],
@@ -271,6 +278,23 @@ describe('webhooks', () => {
     const env = resources[logicalId(stack.functions.webhook_deliverer)].Properties.Environment.Variables;
     expect(Object.keys(env)).toEqual(expect.arrayContaining(['WEBHOOK_QUEUE_URL', 'WEBHOOK_DLQ_URL']));
   });
+});
+
+test('timeouts: 10 s for request handlers; stream consumers sized to a whole batch at its slowest; the deliverer within its queue\'s visibility', () => {
+  const timeout = (id: string) => resources[logicalId(stack.functions[id])].Properties.Timeout;
+  for (const def of [...ROUTES, ...WS_ROUTES, NOT_FOUND]) expect([def.id, timeout(def.id)]).toEqual([def.id, HANDLER_TIMEOUT_SECONDS]);
+  // AWS calls made one after another per batch, each bounded by AWS_CALL_SECONDS (lib/routes.ts says why):
+  // the publisher's records of one user go in turn, each a Query then the posts in parallel; the dispatcher
+  // reads each record's bot, then sends the jobs 10 per SendMessageBatch.
+  const sequentialCalls = { publisher: (n: number) => 2 * n, webhook_dispatcher: (n: number) => n + Math.ceil(n / 10) };
+  for (const def of [PUBLISHER, WEBHOOK_DISPATCHER]) {
+    expect([def.id, timeout(def.id)]).toEqual([def.id, def.timeoutSeconds]);
+    expect(def.timeoutSeconds).toBeGreaterThanOrEqual(sequentialCalls[def.id as keyof typeof sequentialCalls](def.batchSize) * AWS_CALL_SECONDS);
+    expect(def.timeoutSeconds).toBeLessThanOrEqual(900); // Lambda's maximum
+  }
+  // Lambda refuses an SQS mapping whose queue hides a message for less time than the function may run.
+  expect(timeout('webhook_deliverer')).toBe(WEBHOOK_DELIVERER.timeoutSeconds);
+  expect(WEBHOOK_QUEUE.visibilityTimeoutSeconds).toBeGreaterThanOrEqual(WEBHOOK_DELIVERER.timeoutSeconds!);
 });
 
 describe('abuse limits in the stack', () => {
@@ -300,6 +324,12 @@ describe('settings (lib/stack-config.ts)', () => {
   test('defaults: retained data, 30-day logs, arm64 at 512 MB, HTTP access logs on, WebSocket access logs off', () => {
     template.hasResource('AWS::DynamoDB::Table', { DeletionPolicy: 'Retain', UpdateReplacePolicy: 'Retain' });
     expect(Object.values(template.findResources('AWS::S3::Bucket')).map((b) => b.DeletionPolicy)).toEqual(['Retain', 'Retain']);
+    // What holds data stays with the table: the dead letters (not the live webhook queue) and the JWT key.
+    const policyOf = (x: { node: { defaultChild?: unknown } }) => resources[logicalId(x)].DeletionPolicy;
+    const dlqs = [stack.queues.webhooks_dlq, stack.webhookDispatcherDlq, stack.publisherDlq!];
+    expect(dlqs.map(policyOf)).toEqual(['Retain', 'Retain', 'Retain']);
+    expect(policyOf(stack.queues.webhooks)).toBe('Delete');
+    template.hasResource('AWS::SecretsManager::Secret', { DeletionPolicy: 'Retain', UpdateReplacePolicy: 'Retain' });
     template.resourceCountIs('Custom::S3AutoDeleteObjects', 0);
     const logGroups = Object.values(template.findResources('AWS::Logs::LogGroup'));
     expect(logGroups.length).toBe(ALL_DEFS.length + 1); // one per function + the HTTP API's access logs
@@ -347,7 +377,10 @@ describe('settings (lib/stack-config.ts)', () => {
     t.resourceCountIs('AWS::Logs::LogGroup', ALL_DEFS.length + 2); // + both APIs' access logs
     t.hasResourceProperties('AWS::ApiGatewayV2::Stage', { StageName: 'live', AccessLogSettings: Match.objectLike({ Format: Match.stringLikeRegexp('connectionId') }) });
     // A throwaway stage: table and buckets go with the stack, the buckets emptied first.
-    t.hasResource('AWS::DynamoDB::Table', { DeletionPolicy: 'Delete' });
+    t.hasResource('AWS::DynamoDB::Table', { DeletionPolicy: 'Delete', Properties: Match.objectLike({ DeletionProtectionEnabled: false }) });
+    const s = tuned.stack;
+    for (const q of [s.queues.webhooks_dlq, s.webhookDispatcherDlq, s.publisherDlq!]) expect(tuned.resources[logicalIdIn(s)(q)].DeletionPolicy).toBe('Delete');
+    t.hasResource('AWS::SecretsManager::Secret', { DeletionPolicy: 'Delete' });
     expect(Object.values(t.findResources('AWS::S3::Bucket')).map((b) => b.DeletionPolicy)).toEqual(['Delete', 'Delete']);
     t.resourceCountIs('Custom::S3AutoDeleteObjects', 2);
     for (const def of ALL_DEFS) {
