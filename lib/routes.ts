@@ -205,6 +205,11 @@ export interface StreamConsumerDef extends FunctionDef {
    * loses nothing, for a consumer whose repeats are harmless.
    */
   startingPosition: 'LATEST' | 'TRIM_HORIZON';
+  /**
+   * The message of the log line the handler writes each time it reports a batch item failure: a metric
+   * filter counts them for an alarm (Lambda counts a batch that reports failures as a success, not an error).
+   */
+  failureLog: string;
 }
 
 /** Delivery settings shared by the stream consumers: the event source mapping on AWS, the local poller here. */
@@ -232,6 +237,7 @@ export const PUBLISHER: StreamConsumerDef = {
   timeoutSeconds: 150,
   // A publication of minutes ago is of no use on a socket: a client catches up with `after=` on reconnect.
   startingPosition: 'LATEST',
+  failureLog: 'publish failed; the record will be retried',
   filters: [
     // A new message, incoming or outcoming.
     { eventName: ['INSERT'], dynamodb: { NewImage: { entity: { S: ['message'] } } } },
@@ -252,6 +258,7 @@ export const WEBHOOK_DISPATCHER: StreamConsumerDef = {
   // A replayed record queues its job again: the event keeps its id (X-Webhook-Id, the message id), and
   // receivers dedupe by it (README "Webhooks"). Nothing written while the mapping is (re)created is lost.
   startingPosition: 'TRIM_HORIZON',
+  failureLog: 'could not queue webhooks; the batch will be retried',
   // Incoming messages of bots with a webhook (create-message marks them from the bot's settings).
   filters: [
     {

@@ -400,7 +400,7 @@ describe('settings (lib/stack-config.ts)', () => {
 describe('alarms', () => {
   const alarmsOf = (t: Template) => Object.entries(t.findResources('AWS::CloudWatch::Alarm'));
 
-  test('function errors and throttles, stream iterator age, HTTP API 5xx rate, dead-letter queue depth; no topic by default', () => {
+  test('per function errors, throttles and duration near the timeout; stream iterator age and reported failures; HTTP API 5xx rate; WebSocket execution errors; DynamoDB throttles and system errors; dead-letter depth and the oldest webhook job; no topic by default', () => {
     const alarms = alarmsOf(template);
     const byMetric = (name: string) => alarms.filter(([, a]) => a.Properties.MetricName === name);
     const fnRefs = (xs: typeof alarms) => xs.map(([, a]) => a.Properties.Dimensions[0].Value.Ref).sort();
@@ -411,11 +411,52 @@ describe('alarms', () => {
     for (const [, a] of byMetric('IteratorAge')) expect(a.Properties).toMatchObject({ Statistic: 'Maximum', Threshold: 60_000 });
     const dlqs = byMetric('ApproximateNumberOfMessagesVisible').map(([, a]) => a.Properties.Dimensions[0].Value['Fn::GetAtt'][0]).sort();
     expect(dlqs).toEqual([stack.queues.webhooks_dlq, stack.webhookDispatcherDlq, stack.publisherDlq!].map(logicalId).sort());
-    const rate = alarms.filter(([, a]) => a.Properties.Metrics);
+    const rate = alarms.filter(([, a]) => a.Properties.Metrics?.some((m: any) => m.MetricStat?.Metric.Namespace === 'AWS/ApiGateway'));
     expect(rate).toHaveLength(1);
     expect(rate[0][1].Properties).toMatchObject({ Threshold: 5, ComparisonOperator: 'GreaterThanOrEqualToThreshold' });
     expect(rate[0][1].Properties.Metrics.map((m: any) => m.MetricStat?.Metric.MetricName).filter(Boolean).sort()).toEqual(['5xx', 'Count']);
-    expect(alarms).toHaveLength(2 * ALL_DEFS.length + 2 + 1 + 3);
+    // Duration near the timeout: 80 % of each function's own.
+    const near = byMetric('Duration');
+    expect(fnRefs(near)).toEqual(allFns);
+    for (const def of ALL_DEFS) {
+      const [, a] = near.find(([, x]) => x.Properties.Dimensions[0].Value.Ref === logicalId(stack.functions[def.id]))!;
+      const timeoutS = resources[logicalId(stack.functions[def.id])].Properties.Timeout;
+      expect([def.id, a.Properties.Statistic, a.Properties.Threshold]).toEqual([def.id, 'Maximum', 800 * timeoutS]);
+    }
+    // Partial-batch failures: a metric filter on each stream consumer's log group counts the line its handler
+    // writes on each reported failure (the line is in the handler's source, so a reworded one fails here).
+    for (const def of [PUBLISHER, WEBHOOK_DISPATCHER]) {
+      expect(readFileSync(join(__dirname, '../..', def.entry), 'utf8')).toContain(`'${def.failureLog}'`);
+      template.hasResourceProperties('AWS::Logs::MetricFilter', {
+        LogGroupName: { Ref: logicalId(stack.functions[def.id].logGroup as never) },
+        FilterPattern: `{ $.message = "${def.failureLog}" }`,
+        MetricTransformations: [Match.objectLike({ MetricNamespace: 'ChatBot/dev', MetricValue: '1', DefaultValue: Match.absent() })],
+      });
+      const [, a] = byMetric(`${def.id === 'publisher' ? 'Publisher' : 'WebhookDispatcher'}BatchItemFailures`)[0];
+      expect(a.Properties).toMatchObject({ Namespace: 'ChatBot/dev', Statistic: 'Sum', Threshold: 1 });
+    }
+    // The oldest webhook job, past the longest retry delay (15 min) twice over.
+    const [, oldest] = byMetric('ApproximateAgeOfOldestMessage')[0];
+    expect(oldest.Properties).toMatchObject({ Statistic: 'Maximum', Threshold: 1800, Dimensions: [{ Value: { 'Fn::GetAtt': [logicalId(stack.queues.webhooks), 'QueueName'] } }] });
+    // WebSocket API: integrations API Gateway failed to run.
+    const [, ws] = byMetric('ExecutionError')[0];
+    expect(ws.Properties).toMatchObject({ Namespace: 'AWS/ApiGateway', Statistic: 'Sum', Threshold: 1 });
+    expect(ws.Properties.Dimensions).toEqual([
+      { Name: 'ApiId', Value: { Ref: logicalId(stack.wsApi!) } },
+      { Name: 'Stage', Value: 'live' },
+    ]);
+    // DynamoDB: throttled requests and system errors, summed over every operation the functions make.
+    const math = alarms.filter(([, a]) => a.Properties.Metrics);
+    const tableAlarm = (name: string) =>
+      math.filter(([, a]) => a.Properties.Metrics.some((m: any) => m.MetricStat?.Metric.MetricName === name && m.MetricStat.Metric.Namespace === 'AWS/DynamoDB'));
+    for (const name of ['ThrottledRequests', 'SystemErrors']) {
+      const [[, a], ...more] = tableAlarm(name);
+      expect(more).toEqual([]);
+      const ops = a.Properties.Metrics.filter((m: any) => m.MetricStat).map((m: any) => m.MetricStat.Metric.Dimensions.find((d: any) => d.Name === 'Operation').Value);
+      expect([name, ops.sort()]).toEqual([name, ['BatchGetItem', 'DeleteItem', 'GetItem', 'PutItem', 'Query', 'TransactWriteItems', 'UpdateItem']]);
+      expect(a.Properties.Threshold).toBe(1);
+    }
+    expect(alarms).toHaveLength(3 * ALL_DEFS.length + 2 * 2 + 1 + 3 + 1 + 1 + 2);
     for (const [, a] of alarms) {
       expect(a.Properties.TreatMissingData).toBe('notBreaching');
       expect(a.Properties.AlarmActions).toBeUndefined();
@@ -441,6 +482,21 @@ describe('alarms', () => {
     for (const [, a] of alarms) expect(a.Properties.AlarmActions).toEqual([arn]);
     expect(alarms.filter(([, a]) => a.Properties.MetricName === 'IteratorAge')).toHaveLength(1);
     expect(alarms.filter(([, a]) => a.Properties.MetricName === 'ApproximateNumberOfMessagesVisible')).toHaveLength(2);
+    expect(alarms.filter(([, a]) => a.Properties.MetricName === 'ExecutionError')).toHaveLength(0);
+    expect(alarms.filter(([, a]) => a.Properties.MetricName === 'PublisherBatchItemFailures')).toHaveLength(0);
+  });
+
+  test('README "What it costs" states the alarm count and their monthly cost (CloudWatch bills each metric an alarm reads)', () => {
+    const readme = readFileSync(join(__dirname, '../../README.md'), 'utf8');
+    const count = (t: Template) => {
+      const alarms = alarmsOf(t);
+      const metrics = alarms.reduce((n, [, a]) => n + (a.Properties.Metrics ? a.Properties.Metrics.filter((m: any) => m.MetricStat).length : 1), 0);
+      return { alarms: alarms.length, metrics, dollars: (metrics * 0.1).toFixed(2) };
+    };
+    const on = count(template);
+    const off = count(build({ realtime: false }).template);
+    const stated = /\*\*At rest\*\*[^]*?the (\d+) alarms \((\d+) alarm metrics, \$(\d+\.\d\d)\)[^]*?realtime off: (\d+) alarms, (\d+) alarm metrics, \$(\d+\.\d\d)/.exec(readme);
+    expect(stated && stated.slice(1).map(String)).toEqual([on.alarms, on.metrics, on.dollars, off.alarms, off.metrics, off.dollars].map(String));
   });
 });
 
