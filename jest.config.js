@@ -4,8 +4,9 @@ module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
-  // test/stack is the integration suite, with its own set-up: jest.integration.config.js.
-  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/stack/'],
+  // test/stack is the integration suite, with its own set-up: jest.integration.config.js; test/moto the IAM
+  // tier against moto: jest.moto.config.js.
+  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/stack/', '<rootDir>/test/moto/'],
   transform: { '^.+\\.[tj]s$': ['@swc/jest', { jsc: { target: 'es2022' } }] },
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',

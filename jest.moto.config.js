@@ -1,0 +1,12 @@
+// Jest for the IAM tier (test/moto): the functions' handlers in-process against moto_server, each with only
+// its own role's policy (README "Tests", "IAM tier against moto"). No local stack: moto is started per file.
+/** @type {import('jest').Config} */
+module.exports = {
+  testEnvironment: 'node',
+  roots: ['<rootDir>/test/moto'],
+  testMatch: ['**/*.test.ts'],
+  transform: { '^.+\\.[tj]s$': ['@swc/jest', { jsc: { target: 'es2022' } }] },
+  testTimeout: 120000,
+  maxWorkers: 2,
+  verbose: true,
+};

@@ -1,0 +1,385 @@
+// One flow per function: requests that make every AWS call the function makes, with the statuses a
+// working function answers. A flow uses the other functions (their own users, full policies) for what it
+// needs first, so it runs again on its own with a changed policy for the function under test.
+import { createHmac, randomUUID } from 'node:crypto';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { NOT_FOUND, PUBLISHER, ROUTES, WEBHOOK_DISPATCHER, type RouteDef } from '../../lib/routes';
+import { bodyOf, httpEvent, json, multipart, sqsEvent, wsEvent, type Handle, type Harness, type HttpRequestSpec, type HttpResult } from './harness';
+import { REGION } from './template';
+
+// A 1×1 PNG.
+const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
+
+const route = (id: string): RouteDef => {
+  const r = ROUTES.find((x) => x.id === id);
+  if (!r) throw new Error(`no route ${id}`);
+  return r;
+};
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Any = any;
+
+interface Session {
+  token: string;
+  userId: string;
+  realtimeToken: string;
+  channel: string;
+}
+
+export class Flows {
+  /** Handles of functions with their full policy. */
+  private handles: Record<string, Handle> = {};
+  /** The function under test, with a changed policy (a cold start of its own). */
+  override?: Handle;
+  ctx: Any = {};
+  private admin: DynamoDBDocumentClient;
+  private sqs: SQSClient;
+
+  constructor(private hx: Harness) {
+    const opts = { endpoint: hx.rec.endpoint, region: REGION, credentials: hx.keys.admin };
+    this.admin = DynamoDBDocumentClient.from(new DynamoDBClient(opts));
+    this.sqs = new SQSClient(opts);
+  }
+
+  destroy(): void {
+    this.admin.destroy();
+    this.sqs.destroy();
+  }
+
+  fn(id: string): Handle {
+    if (this.override?.id === id) return this.override;
+    return (this.handles[id] ??= this.hx.load(id));
+  }
+
+  async http(id: string, spec: HttpRequestSpec = {}): Promise<HttpResult> {
+    const def = id === NOT_FOUND.id ? ({ ...NOT_FOUND, method: 'GET', path: '/nowhere' } as RouteDef) : route(id);
+    return this.hx.invoke<HttpResult>(this.fn(id), httpEvent(def, spec));
+  }
+
+  private expectStatus(r: HttpResult, status: number, what: string): Any {
+    if (r.statusCode !== status) throw new Error(`${what}: expected ${status}, got ${r.statusCode} ${r.body ?? ''}`);
+    return bodyOf(r);
+  }
+
+  /** Fetches a presigned URL (from moto, through the recorder) and checks the bytes. */
+  private async download(url: string, bytes: Buffer, what: string): Promise<void> {
+    const res = await fetch(url);
+    const got = Buffer.from(await res.arrayBuffer());
+    if (res.status !== 200) throw new Error(`${what}: presigned GET answered ${res.status} ${got.toString().slice(0, 300)}`);
+    if (!got.equals(bytes)) throw new Error(`${what}: presigned GET returned other bytes`);
+  }
+
+  private auth = (token: string) => ({ authorization: `Bearer ${token}` });
+  private get botAuth() {
+    return { authorization: `Bearer ${this.ctx.botA.secretKey}` };
+  }
+
+  /** Bots made as the bot CLI does (lambdas/core/bots.ts with admin credentials): A with a webhook, B verifying identities. */
+  async bots(): Promise<void> {
+    const bots = this.hx.admin<typeof import('../../lambdas/core/bots')>('lambdas/core/bots');
+    const a = await bots.createBot({ name: 'moto A' });
+    await bots.updateBot(a.bot.id, { webhook_url: this.hx.webhooks.url });
+    const b = await bots.createBot({ name: 'moto B' });
+    const updated = await bots.updateBot(b.bot.id, { identity_verification: true });
+    this.ctx.botA = { ...a.bot, secretKey: a.secretKey };
+    this.ctx.botB = { ...updated.bot };
+  }
+
+  private async session(externalId?: string, fnId = 'create_session'): Promise<Session> {
+    const r = await this.http(fnId, json({ client_key: this.ctx.botA.client_key, ...(externalId && { external_id: externalId }) }));
+    const b = this.expectStatus(r, 200, 'session');
+    return { token: b.session_token, userId: b.user.id, realtimeToken: b.realtime?.token, channel: b.realtime?.channel };
+  }
+
+  async create_session(): Promise<void> {
+    const ext = `moto-${randomUUID()}`;
+    const first = await this.session(ext);
+    const again = await this.session(ext);
+    if (again.userId !== first.userId) throw new Error('a returning user got another id');
+    if (!first.realtimeToken) throw new Error('no realtime block in the session');
+    await this.session(undefined); // anonymous visitor
+    const { client_key, identity_secret } = this.ctx.botB;
+    const hash = createHmac('sha256', identity_secret).update(ext).digest('hex');
+    this.expectStatus(await this.http('create_session', json({ client_key, external_id: ext, external_id_hash: hash })), 200, 'verified session');
+    this.expectStatus(await this.http('create_session', json({ client_key, external_id: ext, external_id_hash: '0'.repeat(64) })), 403, 'wrong hash');
+    this.ctx.user ??= first;
+  }
+
+  async create_chat(): Promise<void> {
+    const s = this.ctx.user && !this.ctx.chat ? this.ctx.user : await this.session(`moto-${randomUUID()}`, 'create_session');
+    const chat = this.expectStatus(await this.http('create_chat', { ...json({ name: 'moto chat' }), headers: this.auth(s.token) }), 201, 'create chat');
+    this.ctx.chat ??= chat;
+  }
+
+  async list_chats(): Promise<void> {
+    const chats = this.expectStatus(await this.http('list_chats', { headers: this.auth(this.ctx.user.token) }), 200, 'list chats');
+    if (!chats.some((c: Any) => c.id === this.ctx.chat.id)) throw new Error('the chat is not listed');
+  }
+
+  private async upload(fnId: string, headers: Record<string, string>, fields: Record<string, string> = {}): Promise<Any> {
+    const bytes = Buffer.concat([PNG, Buffer.from(randomUUID())]);
+    const file = this.expectStatus(await this.http(fnId, { ...multipart('pixel.png', 'image/png', bytes, fields), headers }), 201, `${fnId}`);
+    await this.download(file.url, bytes, `${fnId} url`);
+    return { ...file, bytes };
+  }
+
+  async upload_file(): Promise<void> {
+    const file = await this.upload('upload_file', this.auth(this.ctx.user.token));
+    this.ctx.file ??= file;
+  }
+
+  async create_message(): Promise<void> {
+    const path = { params: { chat_id: this.ctx.chat.id } };
+    const headers = { ...this.auth(this.ctx.user.token), 'idempotency-key': randomUUID() };
+    const first = this.expectStatus(await this.http('create_message', { ...path, ...json({ content: 'hello moto' }), headers }), 201, 'send');
+    const replay = this.expectStatus(await this.http('create_message', { ...path, ...json({ content: 'hello moto' }), headers }), 200, 'send replayed');
+    if (replay.id !== first.id) throw new Error('the replayed send returned another message');
+    // A photo: a new upload (upload_file's own user), then a message that carries it.
+    const file = this.fn('upload_file') === this.override ? this.ctx.file : await this.upload('upload_file', this.auth(this.ctx.user.token));
+    const photo = this.expectStatus(
+      await this.http('create_message', { ...path, ...json({ content: '', content_type: 'photo', files: [file.id] }), headers: this.auth(this.ctx.user.token) }),
+      201,
+      'send with a file',
+    );
+    await this.download(photo.files[0].url, file.bytes, 'sent file url');
+    if (!this.ctx.messages) {
+      this.ctx.photo = { message: photo, bytes: file.bytes };
+      for (let i = 0; i < 3; i++) {
+        this.expectStatus(await this.http('create_message', { ...path, ...json({ content: `page ${i}` }), headers: this.auth(this.ctx.user.token) }), 201, 'send');
+      }
+      this.ctx.messages = true;
+    }
+  }
+
+  private async history(fnId: string, headers: Record<string, string>): Promise<void> {
+    const params = { chat_id: this.ctx.chat.id };
+    const all = this.expectStatus(await this.http(fnId, { params, headers }), 200, `${fnId}`);
+    if (all.length < 5) throw new Error(`${fnId}: ${all.length} messages`);
+    const ids = all.map((m: Any) => m.id).sort();
+    const page = this.expectStatus(await this.http(fnId, { params, headers, query: { limit: '2' } }), 200, `${fnId} limit`);
+    if (page.length !== 2) throw new Error(`${fnId} limit=2 gave ${page.length}`);
+    const before = this.expectStatus(await this.http(fnId, { params, headers, query: { limit: '2', before: ids[2] } }), 200, `${fnId} before`);
+    if (before.map((m: Any) => m.id).sort().join() !== ids.slice(0, 2).join()) throw new Error(`${fnId} before: wrong page`);
+    const after = this.expectStatus(await this.http(fnId, { params, headers, query: { after: ids[ids.length - 2] } }), 200, `${fnId} after`);
+    if (after.map((m: Any) => m.id).join() !== ids[ids.length - 1]) throw new Error(`${fnId} after: wrong page`);
+    const photo = all.find((m: Any) => m.id === this.ctx.photo.message.id);
+    await this.download(photo.files[0].url, this.ctx.photo.bytes, `${fnId} file url`);
+  }
+
+  async list_messages(): Promise<void> {
+    await this.history('list_messages', this.auth(this.ctx.user.token));
+  }
+
+  async mark_read(): Promise<void> {
+    this.expectStatus(await this.http('mark_read', { params: { chat_id: this.ctx.chat.id }, headers: this.auth(this.ctx.user.token) }), 200, 'mark read');
+  }
+
+  async bot_list_chats(): Promise<void> {
+    const first = this.expectStatus(await this.http('bot_list_chats', { headers: this.botAuth, query: { limit: '1' } }), 200, 'bot chats');
+    const items = first.items ?? first.chats ?? first.data;
+    if (!Array.isArray(items) || items.length !== 1) throw new Error(`bot chats page: ${JSON.stringify(first).slice(0, 300)}`);
+    if (first.next_cursor) {
+      this.expectStatus(await this.http('bot_list_chats', { headers: this.botAuth, query: { limit: '1', cursor: first.next_cursor } }), 200, 'bot chats next page');
+    }
+    this.expectStatus(await this.http('bot_list_chats', { headers: this.botAuth }), 200, 'bot chats');
+  }
+
+  async bot_list_messages(): Promise<void> {
+    await this.history('bot_list_messages', this.botAuth);
+  }
+
+  async bot_upload_file(): Promise<void> {
+    const file = await this.upload('bot_upload_file', this.botAuth, { chat_id: this.ctx.chat.id });
+    this.ctx.botFile ??= file;
+  }
+
+  async bot_create_message(): Promise<void> {
+    const path = { params: { chat_id: this.ctx.chat.id } };
+    const file = this.fn('bot_upload_file') === this.override ? this.ctx.botFile : await this.upload('bot_upload_file', this.botAuth, { chat_id: this.ctx.chat.id });
+    const headers = { ...this.botAuth, 'idempotency-key': randomUUID() };
+    const body = json({ content: 'a reply', files: [file.id] });
+    const first = this.expectStatus(await this.http('bot_create_message', { ...path, ...body, headers }), 201, 'bot reply');
+    const replay = this.expectStatus(await this.http('bot_create_message', { ...path, ...body, headers }), 200, 'bot reply replayed');
+    if (replay.id !== first.id) throw new Error('the replayed reply returned another message');
+    await this.download(first.files[0].url, file.bytes, 'bot reply file url');
+    this.expectStatus(await this.http('bot_create_message', { ...path, ...json({ content: 'operator here', sender: 'operator' }), headers: this.botAuth }), 201, 'operator reply');
+  }
+
+  async bot_mark_read(): Promise<void> {
+    this.expectStatus(await this.http('bot_mark_read', { params: { chat_id: this.ctx.chat.id }, headers: this.botAuth }), 200, 'bot mark read');
+  }
+
+  async not_found(): Promise<void> {
+    this.expectStatus(await this.http('not_found'), 404, 'unknown route');
+  }
+
+  // ---- Realtime ----
+
+  private async ws(id: 'ws_connect' | 'ws_default' | 'ws_disconnect', event: unknown): Promise<Any> {
+    return this.hx.invoke(this.fn(id), event);
+  }
+
+  /** A socket of the user: $connect with its realtime token, then connect and subscribe (one frame or two). */
+  private async socket(oneFrame: boolean): Promise<string> {
+    const conn = randomUUID();
+    const { realtimeToken: token, channel } = this.ctx.user;
+    const open = await this.ws('ws_connect', wsEvent('$connect', conn, { query: { token } }));
+    if (open.statusCode !== 200) throw new Error(`$connect: ${open.statusCode} ${open.body ?? ''}`);
+    const connect = JSON.stringify({ id: 1, connect: { token } });
+    const subscribe = JSON.stringify({ id: 2, subscribe: { channel } });
+    const frames = oneFrame ? [`${connect}\n${subscribe}`] : [connect, subscribe];
+    const replies: string[] = [];
+    for (const body of frames) {
+      const r = await this.ws('ws_default', wsEvent('$default', conn, { body }));
+      if (r.statusCode !== 200) throw new Error(`$default: ${r.statusCode}`);
+      replies.push(...String(r.body ?? '').split('\n'));
+    }
+    const parsed = replies.map((l) => JSON.parse(l));
+    if (!parsed.some((p) => p.id === 1 && p.connect) || !parsed.some((p) => p.id === 2 && p.subscribe)) {
+      throw new Error(`connect/subscribe refused: ${replies.join(' | ')}`);
+    }
+    return conn;
+  }
+
+  private async item(pk: string, sk: string): Promise<Any> {
+    const out = await this.admin.send(new GetCommand({ TableName: this.hx.stack.tableName, Key: { pk, sk }, ConsistentRead: true }));
+    return out.Item;
+  }
+
+  async ws_connect(): Promise<void> {
+    const conn = randomUUID();
+    const ok = await this.ws('ws_connect', wsEvent('$connect', conn, { query: { token: this.ctx.user.realtimeToken } }));
+    if (ok.statusCode !== 200) throw new Error(`$connect: ${ok.statusCode} ${ok.body ?? ''}`);
+    if (!(await this.item(`CONN#${conn}`, 'CONN'))) throw new Error('$connect recorded nothing');
+    const refused = await this.ws('ws_connect', wsEvent('$connect', randomUUID(), { query: {} }));
+    if (refused.statusCode !== 401) throw new Error(`$connect without a token: ${refused.statusCode}`);
+  }
+
+  async ws_default(): Promise<void> {
+    await this.socket(false); // subscribe in its own frame: the transaction that checks the connection
+    await this.socket(true); // connect and subscribe in one frame: a plain put
+    // Another user's channel: refused (103), after the transaction's check failed and a read told why.
+    const conn = await this.socket(false);
+    const other = `${this.ctx.user.channel.replace(/#.*/, '')}#${randomUUID()}`;
+    const r = await this.ws('ws_default', wsEvent('$default', conn, { body: JSON.stringify({ id: 3, subscribe: { channel: other } }) }));
+    if (!String(r.body).includes('"code":103')) throw new Error(`a foreign channel: ${r.body}`);
+    const u = await this.ws('ws_default', wsEvent('$default', conn, { body: JSON.stringify({ id: 4, unsubscribe: { channel: this.ctx.user.channel } }) }));
+    if (!String(u.body).includes('"unsubscribe"')) throw new Error(`unsubscribe: ${u.body}`);
+    if (await this.item(`SUB#${this.ctx.user.channel}`, `CONN#${conn}`)) throw new Error('unsubscribe left the subscription');
+  }
+
+  async ws_disconnect(): Promise<void> {
+    const conn = await this.socket(true);
+    const r = await this.ws('ws_disconnect', wsEvent('$disconnect', conn));
+    if (r.statusCode !== 200) throw new Error(`$disconnect: ${r.statusCode}`);
+    if (await this.item(`CONN#${conn}`, 'CONN')) throw new Error('$disconnect left the connection');
+    if (await this.item(`SUB#${this.ctx.user.channel}`, `CONN#${conn}`)) throw new Error('$disconnect left the subscription');
+  }
+
+  async publisher(): Promise<void> {
+    await this.hx.readStream();
+    const live = await this.socket(true);
+    const gone = await this.socket(true);
+    this.hx.rec.gone.add(gone);
+    const event = this.hx.streamEvent(PUBLISHER, this.hx.records);
+    if (!event.Records.some((r) => r.eventName === 'MODIFY')) throw new Error('no read action in the stream');
+    const out = await this.hx.invoke<Any>(this.fn('publisher'), event);
+    if (out.batchItemFailures.length) throw new Error(`publisher failed ${out.batchItemFailures.length} records`);
+    const frames = (this.hx.rec.frames.get(live) ?? []).map((f) => JSON.parse(f));
+    const photo = frames.find((f) => f.push?.pub?.data?.data?.id === this.ctx.photo.message.id);
+    if (!photo) throw new Error(`the photo message was not published (${frames.length} frames)`);
+    if (!frames.some((f) => f.push?.pub?.data?.type === 'action')) throw new Error('the read action was not published');
+    await this.download(photo.push.pub.data.data.files[0].url, this.ctx.photo.bytes, 'published file url');
+    // The gone socket: its connection and subscription removed.
+    if (await this.item(`CONN#${gone}`, 'CONN')) throw new Error('a gone connection was kept');
+    if (await this.item(`SUB#${this.ctx.user.channel}`, `CONN#${gone}`)) throw new Error('a gone subscription was kept');
+  }
+
+  async webhook_dispatcher(): Promise<void> {
+    await this.hx.readStream();
+    const event = this.hx.streamEvent(WEBHOOK_DISPATCHER, this.hx.records);
+    if (!event.Records.length) throw new Error('no user message for the dispatcher');
+    const out = await this.hx.invoke<Any>(this.fn('webhook_dispatcher'), event);
+    if (out.batchItemFailures.length) throw new Error('the dispatcher failed the batch');
+    const jobs = await this.receive('webhooks');
+    if (jobs.length < event.Records.length) throw new Error(`${jobs.length} jobs queued for ${event.Records.length} messages`);
+    this.ctx.jobs = jobs;
+  }
+
+  private async receive(queue: 'webhooks' | 'webhooks_dlq'): Promise<Any[]> {
+    const url = queue === 'webhooks' ? this.queueUrl('WebhookQueue') : this.queueUrl('WebhookDlq');
+    const got: Any[] = [];
+    for (;;) {
+      const out = await this.sqs.send(new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 10, MessageSystemAttributeNames: ['All'] }));
+      if (!out.Messages?.length) return got;
+      got.push(...out.Messages);
+    }
+  }
+
+  private queueUrl(prefix: string): string {
+    const [, url] = Object.entries(this.hx.stack.queueUrls).find(([id]) => id.startsWith(prefix) && id.slice(prefix.length).length === 8)!;
+    return url;
+  }
+
+  private queueArn(prefix: string): string {
+    const id = Object.keys(this.hx.stack.queueUrls).find((q) => q.startsWith(prefix) && q.slice(prefix.length).length === 8)!;
+    return this.hx.stack.refs[id].attrs.Arn;
+  }
+
+  async webhook_deliverer(): Promise<void> {
+    const arn = this.queueArn('WebhookQueue');
+    // The photo message's job: its event carries presigned file URLs.
+    const job = (this.ctx.jobs as Any[]).find((j) => JSON.parse(j.Body).message.id === this.ctx.photo.message.id);
+    if (!job) throw new Error('no webhook job for the photo message');
+    // Delivered: the receiver gets the signed event.
+    const hooks = this.hx.webhooks;
+    hooks.status = 200;
+    const before = hooks.received.length;
+    let out = await this.hx.invoke<Any>(this.fn('webhook_deliverer'), sqsEvent(arn, [job]));
+    if (out.batchItemFailures.length) throw new Error('the deliverer failed a job');
+    const got = hooks.received.slice(before);
+    if (got.length !== 1 || !got[0].headers['x-webhook-signature']) throw new Error(`the receiver got ${got.length} deliveries`);
+    const files = JSON.stringify(JSON.parse(got[0].body)).match(/"url":"([^"]+)"/);
+    if (!files) throw new Error(`no file URL in the webhook event: ${got[0].body.slice(0, 300)}`);
+    await this.download(files[1], this.ctx.photo.bytes, 'webhook file url');
+    // The receiver failing: queued again for the retry, then (the last retry failing) dead-lettered.
+    hooks.status = 500;
+    try {
+      out = await this.hx.invoke<Any>(this.fn('webhook_deliverer'), sqsEvent(arn, [job]));
+      if (out.batchItemFailures.length) throw new Error('the deliverer failed a job it should requeue');
+      const retries = await this.receive('webhooks');
+      if (retries.length !== 1 || JSON.parse(retries[0].Body).attempt !== 1) throw new Error(`${retries.length} retries queued`);
+      out = await this.hx.invoke<Any>(this.fn('webhook_deliverer'), sqsEvent(arn, retries));
+      if (out.batchItemFailures.length) throw new Error('the deliverer failed the last retry');
+      const dead = await this.receive('webhooks_dlq');
+      if (dead.length !== 1) throw new Error(`${dead.length} jobs dead-lettered`);
+    } finally {
+      hooks.status = 200;
+    }
+  }
+}
+
+/** Every function's flow, in an order where each finds what it needs. */
+export const FLOW_ORDER = [
+  'create_session',
+  'create_chat',
+  'list_chats',
+  'upload_file',
+  'create_message',
+  'list_messages',
+  'mark_read',
+  'bot_list_chats',
+  'bot_upload_file',
+  'bot_create_message',
+  'bot_list_messages',
+  'bot_mark_read',
+  'not_found',
+  'ws_connect',
+  'ws_default',
+  'ws_disconnect',
+  'publisher',
+  'webhook_dispatcher',
+  'webhook_deliverer',
+] as const;

@@ -1,0 +1,319 @@
+// The IAM tier's harness: moto with what the synthesized stack describes, one IAM user per function holding
+// that function's role policy, and each function's handler loaded in-process with only its user's keys
+// (a cold start of its own: fresh modules, so its SDK clients are made with those credentials).
+import { createServer, type Server } from 'node:http';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, DynamoDBRecord, SQSEvent } from 'aws-lambda';
+import { DynamoDBStreamsClient, DescribeStreamCommand, GetRecordsCommand, GetShardIteratorCommand } from '@aws-sdk/client-dynamodb-streams';
+import { startMoto, type Moto } from './moto-server';
+import { startRecorder, type Call, type Recorder } from './recorder';
+import { createUser, putPolicy, type Keys } from './iam';
+import { createStack, motoPolicy, synthTemplate, REGION, type MotoStack } from './template';
+import { matchesFilter, toLambdaRecord } from '../../lib/local/stream-poller';
+import type { FunctionDef, RouteDef, StreamConsumerDef } from '../../lib/routes';
+import { freePort } from '../support/ports';
+
+const ROOT = join(__dirname, '..', '..');
+export const JWT_SECRET = 'moto-tier-jwt-secret-'.padEnd(64, 'x'); // 48+ characters, as the stack's is 64
+
+/** Errors that are answers, not refusals: the handlers expect and handle them. */
+const EXPECTED_ERRORS = new Set(['ConditionalCheckFailedException', 'TransactionCanceledException', 'GoneException']);
+
+export const isRefusal = (c: Call) => c.status >= 400 && !EXPECTED_ERRORS.has(c.errorType ?? '');
+export const describeCall = (c: Call) => `${c.caller} ${c.service}:${c.operation} → ${c.status} ${c.errorType ?? ''}: ${c.message ?? ''}`;
+
+/** The IAM action AWS checks for a call (what a removed action must show up as). */
+export function iamActionOf(c: Call): string {
+  if (c.deniedAction) return c.deniedAction;
+  if (c.service === 'sqs') return c.operation.startsWith('SendMessage') ? 'sqs:SendMessage' : `sqs:${c.operation}`;
+  if (c.service === 'execute-api') return 'execute-api:ManageConnections';
+  if (c.service === 's3') return `s3:${c.operation.split(' ')[0]}`;
+  return `${c.service}:${c.operation}`;
+}
+
+export interface Handle {
+  id: string;
+  env: Record<string, string>;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  handler: (event: any) => Promise<any>;
+}
+
+export interface Webhooks {
+  url: string;
+  received: { headers: Record<string, string | string[] | undefined>; body: string }[];
+  /** The status the receiver answers with. */
+  status: number;
+}
+
+export class Harness {
+  moto!: Moto;
+  rec!: Recorder;
+  stack!: MotoStack;
+  keys: Record<string, Keys> = {};
+  webhooks!: Webhooks;
+  private webhookServer!: Server;
+  private startEnv = { ...process.env };
+  private streams!: DynamoDBStreamsClient;
+  private iterator?: string;
+  /** Every stream record so far, as Lambda delivers them. */
+  records: DynamoDBRecord[] = [];
+
+  async start(): Promise<void> {
+    // The SDK's notice about Node 22 (this machine may run 20) would crowd the output.
+    process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
+    this.moto = await startMoto();
+    try {
+      this.rec = await startRecorder(this.moto.endpoint, () => this.keys.admin);
+      this.stack = await createStack(this.moto.endpoint, synthTemplate(), JWT_SECRET);
+      // Admin: creates bots (lambdas/core/bots.ts, as the bot CLI does) and reads the stream and queues.
+      this.keys.admin = await createUser(this.moto.endpoint, 'admin', { Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: '*', Resource: '*' }] });
+      this.rec.owners.set(this.keys.admin.accessKeyId, 'admin');
+      this.rec.allowed.set('admin', new Set(['*']));
+      for (const [id, fn] of Object.entries(this.stack.functions)) {
+        const { document, allowed } = motoPolicy(fn.statements);
+        this.keys[id] = await createUser(this.moto.endpoint, id, document);
+        this.rec.owners.set(this.keys[id].accessKeyId, id);
+        this.rec.secrets.set(this.keys[id].accessKeyId, this.keys[id].secretAccessKey);
+        this.rec.policies.set(id, document);
+        this.rec.allowed.set(id, allowed);
+      }
+      await this.moto.enforceAuth();
+    } catch (err) {
+      await this.stop();
+      throw err;
+    }
+    const received: Webhooks['received'] = [];
+    const port = await freePort();
+    this.webhooks = { url: `http://127.0.0.1:${port}/hook`, received, status: 200 };
+    this.webhookServer = createServer(async (req, res) => {
+      const chunks: Buffer[] = [];
+      for await (const c of req) chunks.push(c as Buffer);
+      received.push({ headers: req.headers, body: Buffer.concat(chunks).toString() });
+      res.writeHead(this.webhooks.status).end();
+    });
+    await new Promise<void>((r) => this.webhookServer.listen(port, '127.0.0.1', () => r()));
+    this.streams = new DynamoDBStreamsClient({ endpoint: this.rec.endpoint, region: REGION, credentials: this.keys.admin });
+    process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
+  }
+
+  async stop(): Promise<void> {
+    this.streams?.destroy();
+    if (this.webhookServer) {
+      this.webhookServer.closeAllConnections();
+      await new Promise((r) => this.webhookServer.close(r));
+    }
+    await this.rec?.stop();
+    await this.moto?.stop();
+    process.env = { ...this.startEnv };
+  }
+
+  /** The environment a function runs with: the template's, moto's endpoints, and only its user's keys. */
+  envOf(id: string): Record<string, string> {
+    const base = Object.fromEntries(Object.entries(this.startEnv).filter(([k]) => !/^AWS_|_ENDPOINT$|^JWT_SECRET_FILE$/.test(k))) as Record<string, string>;
+    const e = this.rec.endpoint;
+    return {
+      ...base,
+      ...this.stack.functions[id].env,
+      AWS_REGION: REGION,
+      AWS_ACCESS_KEY_ID: this.keys[id].accessKeyId,
+      AWS_SECRET_ACCESS_KEY: this.keys[id].secretAccessKey,
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+      DYNAMODB_ENDPOINT: e,
+      S3_ENDPOINT: e,
+      SQS_ENDPOINT: e,
+      SECRETS_MANAGER_ENDPOINT: e,
+      // moto serves @connections at the root only (AWS: the stage's callback URL, …/live).
+      ...(this.stack.functions[id].env.WS_MANAGEMENT_ENDPOINT && { WS_MANAGEMENT_ENDPOINT: e }),
+      // One retry, without delay, so a failing webhook reaches the dead-letter queue in two deliveries.
+      WEBHOOK_RETRY_DELAYS: '0',
+      WEBHOOK_TIMEOUT_MS: '3000',
+      // moto is slower than AWS on a first call; the functions' bounded waits stay bounded.
+      AWS_REQUEST_TIMEOUT_MS: '5000',
+      // The handlers' logs (a 500 logs its error) only on request: a refused call is reported by the test
+      // itself, with the function, the action and moto's message.
+      POWERTOOLS_LOG_LEVEL: process.env.MOTO_TIER_LOGS ? 'INFO' : 'SILENT',
+    };
+  }
+
+  /** A cold start of the function: fresh modules loaded with its environment. */
+  load(id: string): Handle {
+    const def = this.stack.functions[id].def;
+    jest.resetModules();
+    const env = this.envOf(id);
+    process.env = { ...env };
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const mod = require(join(ROOT, def.entry));
+    return { id, env, handler: mod.handler };
+  }
+
+  /** Runs a handler with its function's environment (credentials are read on its first call). */
+  async invoke<T = unknown>(h: Handle, event: unknown): Promise<T> {
+    process.env = { ...h.env };
+    return (await h.handler(event)) as T;
+  }
+
+  /** A module of lambdas/ loaded with admin credentials (bots.ts for createBot/updateBot). */
+  admin<T>(path: string): T {
+    jest.resetModules();
+    const e = this.rec.endpoint;
+    process.env = {
+      ...process.env,
+      TABLE_NAME: this.stack.tableName,
+      AWS_REGION: REGION,
+      AWS_ACCESS_KEY_ID: this.keys.admin.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: this.keys.admin.secretAccessKey,
+      DYNAMODB_ENDPOINT: e,
+    };
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    return require(join(ROOT, path)) as T;
+  }
+
+  /** Replaces a function's policy in moto (and the recorder's copy), e.g. without one action. */
+  async setPolicy(id: string, without?: string): Promise<void> {
+    const { document, allowed } = motoPolicy(this.stack.functions[id].statements, without);
+    await this.moto.openAuth();
+    try {
+      await putPolicy(this.moto.endpoint, id, document);
+    } finally {
+      await this.moto.enforceAuth();
+    }
+    this.rec.allowed.set(id, allowed);
+    this.rec.policies.set(id, document);
+  }
+
+  /** New records of the table's stream since the last read, read from moto's stream as Lambda's poller does. */
+  async readStream(): Promise<DynamoDBRecord[]> {
+    if (!this.iterator) {
+      const { StreamDescription } = await this.streams.send(new DescribeStreamCommand({ StreamArn: this.stack.streamArn }));
+      const shard = StreamDescription!.Shards![0].ShardId!;
+      const it = await this.streams.send(new GetShardIteratorCommand({ StreamArn: this.stack.streamArn, ShardId: shard, ShardIteratorType: 'TRIM_HORIZON' }));
+      this.iterator = it.ShardIterator;
+    }
+    const out: DynamoDBRecord[] = [];
+    for (;;) {
+      const page = await this.streams.send(new GetRecordsCommand({ ShardIterator: this.iterator }));
+      this.iterator = page.NextShardIterator;
+      for (const r of page.Records ?? []) out.push(toLambdaRecord(r, this.stack.streamArn, REGION));
+      if (!page.Records?.length) break;
+    }
+    this.records.push(...out);
+    return out;
+  }
+
+  /** The records a stream consumer's event filters let through, as the event source mapping delivers them. */
+  streamEvent(def: StreamConsumerDef, records: DynamoDBRecord[]) {
+    return { Records: records.filter((r) => def.filters.some((f) => matchesFilter(f, r))) };
+  }
+
+  /** Calls made since `from` that were refused. */
+  refusals(from: number): Call[] {
+    return this.rec.calls.slice(from).filter(isRefusal);
+  }
+}
+
+// ---- Events as API Gateway and Lambda deliver them ----
+
+export interface HttpRequestSpec {
+  params?: Record<string, string>;
+  query?: Record<string, string>;
+  headers?: Record<string, string>;
+  body?: string | Buffer;
+  contentType?: string;
+}
+
+const TEXT = /^(application\/json|text\/)/;
+
+/** An HTTP API payload v2 event for a route, as lib/local/http-gateway.ts (and API Gateway) builds it. */
+export function httpEvent(route: RouteDef, spec: HttpRequestSpec = {}): APIGatewayProxyEventV2 {
+  const rawPath = route.path.replace(/\{(\w+)\}/g, (_m, k: string) => spec.params?.[k] ?? '');
+  const headers: Record<string, string> = { host: 'motoapi.execute-api.us-east-1.amazonaws.com', 'user-agent': 'moto-tier', ...spec.headers };
+  if (spec.contentType) headers['content-type'] = spec.contentType;
+  const body = spec.body === undefined ? undefined : Buffer.isBuffer(spec.body) ? spec.body : Buffer.from(spec.body);
+  const binary = !!body && !TEXT.test(spec.contentType ?? '');
+  const query = spec.query ?? {};
+  const routeKey = `${route.method} ${route.path}`;
+  const now = new Date();
+  return {
+    version: '2.0',
+    routeKey,
+    rawPath,
+    rawQueryString: new URLSearchParams(query).toString(),
+    headers,
+    queryStringParameters: Object.keys(query).length ? query : undefined,
+    pathParameters: spec.params,
+    requestContext: {
+      accountId: '123456789012',
+      apiId: 'motoapi',
+      domainName: headers.host,
+      domainPrefix: 'motoapi',
+      http: { method: route.method, path: rawPath, protocol: 'HTTP/1.1', sourceIp: '203.0.113.7', userAgent: 'moto-tier' },
+      requestId: randomUUID(),
+      routeKey,
+      stage: '$default',
+      time: now.toUTCString(),
+      timeEpoch: now.getTime(),
+    },
+    body: body?.toString(binary ? 'base64' : 'utf8'),
+    isBase64Encoded: binary,
+  };
+}
+
+export const json = (value: unknown): HttpRequestSpec => ({ body: JSON.stringify(value), contentType: 'application/json' });
+
+export type HttpResult = APIGatewayProxyStructuredResultV2 & { statusCode: number };
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export const bodyOf = (r: HttpResult): any => (r.body ? JSON.parse(r.body) : undefined);
+
+/** A multipart body with one `file` part and text fields. */
+export function multipart(name: string, mime: string, bytes: Buffer, fields: Record<string, string> = {}): HttpRequestSpec {
+  const boundary = `----moto${randomUUID()}`;
+  const parts: Buffer[] = [];
+  for (const [k, v] of Object.entries(fields)) parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${v}\r\n`));
+  parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${name}"\r\nContent-Type: ${mime}\r\n\r\n`));
+  parts.push(bytes, Buffer.from(`\r\n--${boundary}--\r\n`));
+  return { body: Buffer.concat(parts), contentType: `multipart/form-data; boundary=${boundary}` };
+}
+
+/** A WebSocket API event ($connect, $default, $disconnect) as API Gateway delivers it to the Lambda. */
+export function wsEvent(routeKey: '$connect' | '$default' | '$disconnect', connectionId: string, extra: { query?: Record<string, string>; body?: string } = {}) {
+  return {
+    requestContext: {
+      connectionId,
+      routeKey,
+      eventType: routeKey === '$connect' ? 'CONNECT' : routeKey === '$disconnect' ? 'DISCONNECT' : 'MESSAGE',
+      requestId: randomUUID(),
+      apiId: 'motoapi',
+      stage: 'live',
+      domainName: 'motoapi.execute-api.us-east-1.amazonaws.com',
+      connectedAt: Date.now(),
+    },
+    ...(extra.query && { queryStringParameters: extra.query }),
+    ...(routeKey === '$connect' && { headers: { host: 'motoapi.execute-api.us-east-1.amazonaws.com' } }),
+    ...(extra.body !== undefined && { body: extra.body, isBase64Encoded: false }),
+  };
+}
+
+/** An SQS event source batch from messages received from the queue. */
+export function sqsEvent(queueArn: string, messages: { MessageId?: string; ReceiptHandle?: string; Body?: string; MD5OfBody?: string; Attributes?: Record<string, string> }[]): SQSEvent {
+  return {
+    Records: messages.map((m) => ({
+      messageId: m.MessageId!,
+      receiptHandle: m.ReceiptHandle!,
+      body: m.Body!,
+      attributes: {
+        ApproximateReceiveCount: m.Attributes?.ApproximateReceiveCount ?? '1',
+        SentTimestamp: m.Attributes?.SentTimestamp ?? String(Date.now()),
+        SenderId: m.Attributes?.SenderId ?? 'AIDA',
+        ApproximateFirstReceiveTimestamp: m.Attributes?.ApproximateFirstReceiveTimestamp ?? String(Date.now()),
+      },
+      messageAttributes: {},
+      md5OfBody: m.MD5OfBody ?? '',
+      eventSource: 'aws:sqs',
+      eventSourceARN: queueArn,
+      awsRegion: REGION,
+    })),
+  };
+}
+
+export type { FunctionDef };

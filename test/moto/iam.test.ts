@@ -1,0 +1,88 @@
+// The IAM tier: every function's handler runs against moto (an independent model of AWS) with only the keys
+// of a user holding that function's role policy as synthesized. Every AWS call must be accepted: signed
+// correctly, allowed by the policy, valid. And the policies are no wider than needed: without any one of the
+// actions routes.ts grants, the function's flow is refused.
+import { Harness, describeCall, iamActionOf } from './harness';
+import { Flows, FLOW_ORDER } from './flows';
+import { ALL_DEFS, routeActions } from './template';
+
+const hx = new Harness();
+let flows: Flows;
+// Quiet: the handlers' logs (a refused call is reported by the recorder, with moto's message).
+let quiet: jest.SpyInstance[] = [];
+
+beforeAll(async () => {
+  await hx.start();
+  flows = new Flows(hx);
+  await flows.bots();
+}, 90_000);
+
+afterAll(async () => {
+  flows?.destroy();
+  await hx.stop();
+});
+
+beforeEach(() => {
+  quiet = [jest.spyOn(process.stdout, 'write').mockImplementation(() => true), jest.spyOn(console, 'log').mockImplementation(() => undefined)];
+});
+afterEach(() => quiet.forEach((s) => s.mockRestore()));
+
+test('every function has a flow', () => {
+  expect([...FLOW_ORDER].sort()).toEqual(ALL_DEFS.map((d) => d.id).sort());
+});
+
+describe('every call of every flow is accepted by moto with the function\'s own policy', () => {
+  for (const id of FLOW_ORDER) {
+    test(id, async () => {
+      const from = hx.rec.calls.length;
+      let failure: unknown;
+      try {
+        await flows[id]();
+      } catch (err) {
+        failure = err;
+      }
+      const refused = hx.refusals(from).map(describeCall);
+      expect({ id, refused }).toEqual({ id, refused: [] });
+      if (failure) throw failure;
+      const own = hx.rec.calls.slice(from).filter((c) => c.caller === id);
+      if (id !== 'not_found') expect(own.length).toBeGreaterThan(0);
+    });
+  }
+});
+
+test('a call signed with the wrong secret is refused (moto verifies SigV4)', async () => {
+  const h = hx.load('list_chats');
+  h.env = { ...h.env, AWS_SECRET_ACCESS_KEY: `${h.env.AWS_SECRET_ACCESS_KEY}x` };
+  flows.override = h;
+  const from = hx.rec.calls.length;
+  try {
+    await expect(flows.list_chats()).rejects.toThrow(/expected 200, got 5\d\d/);
+  } finally {
+    flows.override = undefined;
+  }
+  const refused = hx.refusals(from).filter((c) => c.caller === 'list_chats');
+  expect(refused.map((c) => c.errorType)).toContainEqual(expect.stringMatching(/^(SignatureDoesNotMatch|InvalidSignatureException)$/));
+});
+
+describe('least privilege: without any one action routes.ts grants, the function\'s flow is refused that action', () => {
+  for (const def of ALL_DEFS) {
+    for (const action of routeActions(def)) {
+      test(`${def.id} without ${action}`, async () => {
+        await hx.setPolicy(def.id, action);
+        flows.override = hx.load(def.id);
+        const from = hx.rec.calls.length;
+        try {
+          await flows[def.id as (typeof FLOW_ORDER)[number]]();
+        } catch {
+          /* expected: the refusal below */
+        } finally {
+          flows.override = undefined;
+          await hx.setPolicy(def.id);
+        }
+        const refused = hx.refusals(from).filter((c) => c.caller === def.id && iamActionOf(c) === action.split('@')[0] && /AccessDenied/.test(c.errorType ?? ''));
+        const others = hx.refusals(from).filter((c) => c.caller !== def.id).map(describeCall);
+        expect({ others, refused: refused.length > 0 ? 'refused' : `no call of ${def.id} needed ${action}` }).toEqual({ others: [], refused: 'refused' });
+      });
+    }
+  }
+});

@@ -1,0 +1,189 @@
+// The stack as synthesized (no bundling), and what it describes made in moto: the table, the files bucket,
+// the queues, the JWT secret; each function's environment and role policy with the template's references
+// resolved to what was made.
+import { App } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { CreateTableCommand, DynamoDBClient, UpdateTimeToLiveCommand, type CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
+import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { ChatStack } from '../../lib/stack';
+import { NOT_FOUND, PUBLISHER, ROUTES, WEBHOOK_DELIVERER, WEBHOOK_DISPATCHER, WS_ROUTES, type FunctionDef, type QueueName } from '../../lib/routes';
+
+export const REGION = 'us-east-1';
+export const ACCOUNT = '123456789012';
+export const ALL_DEFS: FunctionDef[] = [...ROUTES, NOT_FOUND, ...WS_ROUTES, PUBLISHER, WEBHOOK_DISPATCHER, WEBHOOK_DELIVERER];
+/** The logical id prefix of each queue routes.ts names. */
+const QUEUE_IDS: Record<QueueName, string> = { webhooks: 'WebhookQueue', webhooks_dlq: 'WebhookDlq' };
+const pascal = (id: string) => id.replace(/(^|_)(\w)/g, (_m, _s, c: string) => c.toUpperCase());
+
+type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+export function synthTemplate(): Json {
+  return Template.fromStack(new ChatStack(new App({ context: { 'aws:cdk:bundling-stacks': [] } }), 'Moto')).toJSON();
+}
+
+/** What a Ref or Fn::GetAtt of a logical id stands for in moto. */
+export type Refs = Record<string, { ref: string; attrs: Record<string, string> }>;
+
+export function resolve(value: Json, refs: Refs): Json {
+  if (Array.isArray(value)) return value.map((v) => resolve(v, refs));
+  if (value === null || typeof value !== 'object') return value;
+  if ('Ref' in value) {
+    const pseudo: Record<string, string> = { 'AWS::Partition': 'aws', 'AWS::Region': REGION, 'AWS::AccountId': ACCOUNT, 'AWS::URLSuffix': 'amazonaws.com' };
+    const id = value.Ref as string;
+    const out = pseudo[id] ?? refs[id]?.ref;
+    if (out === undefined) throw new Error(`unresolved Ref ${id}`);
+    return out;
+  }
+  if ('Fn::GetAtt' in value) {
+    const [id, attr] = value['Fn::GetAtt'] as [string, string];
+    const out = refs[id]?.attrs[attr];
+    if (out === undefined) throw new Error(`unresolved Fn::GetAtt ${id}.${attr}`);
+    return out;
+  }
+  if ('Fn::Join' in value) {
+    const [sep, parts] = value['Fn::Join'] as [string, Json[]];
+    return parts.map((p) => resolve(p, refs)).join(sep);
+  }
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, resolve(v, refs)]));
+}
+
+export interface MotoFunction {
+  def: FunctionDef;
+  /** The template's environment, resolved. */
+  env: Record<string, string>;
+  /** The role's policy statements as synthesized, resolved. */
+  statements: Json[];
+}
+
+export interface MotoStack {
+  template: Json;
+  refs: Refs;
+  tableName: string;
+  streamArn: string;
+  bucket: string;
+  queueUrls: Record<string, string>;
+  secretArn: string;
+  functions: Record<string, MotoFunction>;
+}
+
+const of = (resources: Json, type: string) => Object.entries<Json>(resources).filter(([, r]) => r.Type === type);
+
+/** Makes in moto (still open, no auth) every resource the functions reach, named after their logical ids. */
+export async function createStack(endpoint: string, template: Json, secret: string): Promise<MotoStack> {
+  const opts = { endpoint, region: REGION, credentials: { accessKeyId: 'setup', secretAccessKey: 'setup' } };
+  const R = template.Resources;
+  const refs: Refs = {};
+
+  const [[tableId, table]] = of(R, 'AWS::DynamoDB::Table');
+  const ddb = new DynamoDBClient(opts);
+  const p = table.Properties;
+  const input: CreateTableCommandInput = {
+    TableName: tableId,
+    AttributeDefinitions: p.AttributeDefinitions,
+    KeySchema: p.KeySchema,
+    BillingMode: p.BillingMode,
+    GlobalSecondaryIndexes: p.GlobalSecondaryIndexes,
+    StreamSpecification: p.StreamSpecification && { StreamEnabled: true, StreamViewType: p.StreamSpecification.StreamViewType },
+  };
+  const created = await ddb.send(new CreateTableCommand(input));
+  if (p.TimeToLiveSpecification) {
+    await ddb.send(new UpdateTimeToLiveCommand({ TableName: tableId, TimeToLiveSpecification: p.TimeToLiveSpecification }));
+  }
+  ddb.destroy();
+  const tableArn = created.TableDescription!.TableArn!;
+  const streamArn = created.TableDescription!.LatestStreamArn!;
+  refs[tableId] = { ref: tableId, attrs: { Arn: tableArn, StreamArn: streamArn } };
+
+  const s3 = new S3Client({ ...opts, forcePathStyle: true });
+  for (const [id] of of(R, 'AWS::S3::Bucket')) {
+    const name = id.toLowerCase();
+    await s3.send(new CreateBucketCommand({ Bucket: name }));
+    refs[id] = { ref: name, attrs: { Arn: `arn:aws:s3:::${name}` } };
+  }
+  s3.destroy();
+
+  const sqs = new SQSClient(opts);
+  const queues = of(R, 'AWS::SQS::Queue').sort(([, a]) => (a.Properties.RedrivePolicy ? 1 : -1)); // dead-letter queues first
+  for (const [id, q] of queues) {
+    const attrs: Record<string, string> = {};
+    if (q.Properties.VisibilityTimeout) attrs.VisibilityTimeout = String(q.Properties.VisibilityTimeout);
+    if (q.Properties.MessageRetentionPeriod) attrs.MessageRetentionPeriod = String(q.Properties.MessageRetentionPeriod);
+    if (q.Properties.RedrivePolicy) attrs.RedrivePolicy = JSON.stringify(resolve(q.Properties.RedrivePolicy, refs));
+    const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: id, Attributes: attrs }));
+    const { Attributes } = await sqs.send(new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['QueueArn'] }));
+    refs[id] = { ref: QueueUrl!, attrs: { Arn: Attributes!.QueueArn!, QueueName: id } };
+  }
+  sqs.destroy();
+
+  const sm = new SecretsManagerClient(opts);
+  const [[secretId]] = of(R, 'AWS::SecretsManager::Secret');
+  const { ARN } = await sm.send(new CreateSecretCommand({ Name: secretId, SecretString: secret }));
+  sm.destroy();
+  refs[secretId] = { ref: ARN!, attrs: {} };
+
+  // Not made in moto, only named: the WebSocket API (its @connections is moto's), log groups, roles.
+  for (const [id] of of(R, 'AWS::ApiGatewayV2::Api')) refs[id] = { ref: 'motoapi', attrs: { ApiEndpoint: 'wss://motoapi.execute-api.us-east-1.amazonaws.com' } };
+  for (const [id] of of(R, 'AWS::Logs::LogGroup')) refs[id] = { ref: id, attrs: { Arn: `arn:aws:logs:${REGION}:${ACCOUNT}:log-group:${id}:*` } };
+  for (const [id] of of(R, 'AWS::IAM::Role')) refs[id] = { ref: id, attrs: { Arn: `arn:aws:iam::${ACCOUNT}:role/${id}` } };
+
+  const functions: Record<string, MotoFunction> = {};
+  for (const def of ALL_DEFS) {
+    const prefix = `${pascal(def.id)}Fn`;
+    const found = of(R, 'AWS::Lambda::Function').filter(([id]) => id.startsWith(prefix) && /^[0-9A-F]{8}$/.test(id.slice(prefix.length)));
+    if (found.length !== 1) throw new Error(`${def.id}: ${found.length} functions named ${prefix}*`);
+    const fn = found[0][1].Properties;
+    const role = fn.Role['Fn::GetAtt'][0] as string;
+    const statements = of(R, 'AWS::IAM::Policy')
+      .filter(([, pol]) => pol.Properties.Roles.some((r: Json) => r.Ref === role))
+      .flatMap(([, pol]) => resolve(pol.Properties.PolicyDocument.Statement, refs));
+    functions[def.id] = { def, env: resolve(fn.Environment?.Variables ?? {}, refs), statements };
+  }
+  const queueUrls = Object.fromEntries(queues.map(([id]) => [id, refs[id].ref]));
+  return { template, refs, tableName: tableId, streamArn, bucket: refs[of(R, 'AWS::S3::Bucket').find(([id]) => id.startsWith('Files'))![0]].ref, queueUrls, secretArn: ARN!, functions };
+}
+
+const list = (x: Json): string[] => (Array.isArray(x) ? x : [x]);
+
+/**
+ * The policy moto is given for a role's statements, minus `without` (an action removed from every
+ * statement). Translated only where moto's model differs from AWS's, one for one:
+ * - DynamoDB and Secrets Manager: moto checks the action against resource `*` only, so their resources are
+ *   widened to `*` (S3 and SQS keep theirs: moto matches those).
+ * - moto authorizes TransactWriteItems as an action of its own: it is added wherever an item action is
+ *   granted, and the recorder checks each item's action as AWS does.
+ * - SendMessageBatch is authorized by sqs:SendMessage on AWS; moto names it sqs:SendMessageBatch.
+ * - @connections: AWS's action is execute-api:ManageConnections; moto names it after the operation
+ *   (execute-api:PostToConnection), on resource `*`.
+ */
+export function motoPolicy(statements: Json[], without?: string): { document: Json; allowed: Set<string> } {
+  const allowed = new Set<string>();
+  // `action@Name`: the action removed only from statements on a resource named Name… (one queue's grant).
+  const [action, resource] = (without ?? '').split('@');
+  const out = statements
+    .map((s) => {
+      const scoped = !resource || list(s.Resource).some((r) => String(r).includes(`:${resource}`));
+      const actions = list(s.Action).filter((a) => !(a === action && scoped));
+      const extra: string[] = [];
+      if (actions.some((a) => /^dynamodb:(PutItem|UpdateItem|DeleteItem|ConditionCheckItem)$/.test(a))) extra.push('dynamodb:TransactWriteItems');
+      if (actions.includes('sqs:SendMessage')) extra.push('sqs:SendMessageBatch');
+      if (actions.includes('execute-api:ManageConnections')) extra.push('execute-api:PostToConnection');
+      actions.forEach((a) => allowed.add(a));
+      const widen = actions.some((a) => /^(dynamodb|secretsmanager|execute-api):/.test(a));
+      return actions.length ? { Effect: s.Effect, Action: [...actions, ...extra], Resource: widen ? '*' : s.Resource } : undefined;
+    })
+    .filter(Boolean);
+  return { document: { Version: '2012-10-17', Statement: out }, allowed };
+}
+
+/** The actions routes.ts grants a function (what the least-privilege test removes one at a time). */
+export function routeActions(def: FunctionDef): string[] {
+  return [
+    ...def.dynamodb.map((a) => `dynamodb:${a}`),
+    ...(def.s3 ?? []),
+    ...(def.jwt ? ['secretsmanager:GetSecretValue'] : []),
+    ...(def.manageConnections ? ['execute-api:ManageConnections'] : []),
+    ...(def.queues ?? []).map((q) => `sqs:SendMessage@${QUEUE_IDS[q]}`),
+  ];
+}
