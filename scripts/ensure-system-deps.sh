@@ -1,8 +1,30 @@
 #!/bin/sh
-# Installs the system packages the tests need when they are missing: Java 17+ (DynamoDB Local) and
-# Chromium (the browser tests drive Debian's /usr/bin/chromium with playwright-core).
-# Runs before `npm test` (npm's pretest); installs only as root with apt, otherwise says what to install.
+# Installs the system packages the tests need when they are missing: Java 17+ (DynamoDB Local),
+# Chromium (the browser tests drive Debian's /usr/bin/chromium with playwright-core), and moto_server and
+# cfn-lint (Python; the IAM tier, jest.moto.config.js, runs the functions against moto).
+# Runs before `npm test` (npm's pretest); installs system packages only as root with apt and the Python ones
+# with pip when a pip is there, otherwise says what to install.
 set -e
+
+# moto (with its server) and cfn-lint, with pip, when missing.
+python_missing=""
+command -v moto_server >/dev/null 2>&1 || python_missing="$python_missing moto[server]"
+command -v cfn-lint >/dev/null 2>&1 || python_missing="$python_missing cfn-lint"
+if [ -n "$python_missing" ]; then
+  pip=""
+  if command -v pip3 >/dev/null 2>&1; then pip="pip3"; elif command -v pip >/dev/null 2>&1; then pip="pip"; elif command -v python3 >/dev/null 2>&1 && python3 -m pip --version >/dev/null 2>&1; then pip="python3 -m pip"; fi
+  if [ -n "$pip" ]; then
+    echo "ensure-system-deps: installing$python_missing with $pip"
+    # shellcheck disable=SC2086
+    $pip install -q $python_missing || true
+    command -v pyenv >/dev/null 2>&1 && pyenv rehash >/dev/null 2>&1 || true
+  fi
+  if ! command -v moto_server >/dev/null 2>&1 || ! command -v cfn-lint >/dev/null 2>&1; then
+    echo "ensure-system-deps: the tests need moto_server and cfn-lint (Python), which are missing." >&2
+    echo "Install them, e.g. 'pip install \"moto[server]\" cfn-lint' (Python 3.9+) or 'pipx install \"moto[server]\"' and 'pipx install cfn-lint', so that both are on the PATH." >&2
+    exit 1
+  fi
+fi
 
 java_ok() {
   command -v java >/dev/null 2>&1 || return 1
