@@ -220,7 +220,7 @@ export const STREAM_DELIVERY = {
   /**
    * One batch at a time per shard. More would reorder a channel's publications: AWS keeps order with a
    * higher ParallelizationFactor only per item (partition and sort key), and one user's channel gets
-   * records of many items (each message is its own item) and of more than one partition key.
+   * records of many items (each message is its own item under USER#<id>, lambdas/core/keys.ts).
    */
   parallelizationFactor: 1,
 };
