@@ -50,6 +50,40 @@ describe('every call of every flow is accepted by moto with the function\'s own 
   }
 });
 
+/** Actions a role holds for Lambda itself, not for the handler: logs, the stream and queue event sources. */
+const FOR_LAMBDA = /^(logs:|xray:|dynamodb:(DescribeStream|GetRecords|GetShardIterator|ListStreams)$|sqs:(ReceiveMessage|DeleteMessage|ChangeMessageVisibility)$)/;
+
+test('what each role holds that its handler never called: only what CDK\'s grant helpers add', () => {
+  const called = new Map<string, Set<string>>();
+  for (const c of hx.rec.calls) {
+    const set = called.get(c.caller) ?? new Set<string>();
+    set.add(iamActionOf(c));
+    c.itemActions?.forEach((a) => set.add(a));
+    called.set(c.caller, set);
+  }
+  const unused: Record<string, string[]> = {};
+  for (const [id, fn] of Object.entries(hx.stack.functions)) {
+    const held = new Set<string>();
+    for (const st of fn.statements) {
+      const resources = JSON.stringify(st.Resource);
+      for (const a of [st.Action].flat() as string[]) {
+        // The stream consumers' on-failure destinations (their dead-letter queues) are written by Lambda.
+        if (FOR_LAMBDA.test(a) || (/^sqs:/.test(a) && /(Publisher|WebhookDispatcher)Dlq/.test(resources))) continue;
+        held.add(a);
+      }
+    }
+    const never = [...held].filter((a) => !called.get(id)?.has(a)).sort();
+    if (never.length) unused[id] = never;
+  }
+  const jwt = ALL_DEFS.filter((d) => d.jwt).map((d) => d.id);
+  const expected: Record<string, string[]> = {};
+  // secretsmanager:DescribeSecret comes with Secret.grantRead; sqs:GetQueueAttributes and GetQueueUrl with
+  // Queue.grantSendMessages. The handlers call neither (lib/stack.ts grants them through those helpers).
+  for (const id of jwt) expected[id] = ['secretsmanager:DescribeSecret'];
+  for (const d of ALL_DEFS.filter((x) => x.queues?.length)) expected[d.id] = [...(expected[d.id] ?? []), 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'].sort();
+  expect(unused).toEqual(expected);
+});
+
 test('a call signed with the wrong secret is refused (moto verifies SigV4)', async () => {
   const h = hx.load('list_chats');
   h.env = { ...h.env, AWS_SECRET_ACCESS_KEY: `${h.env.AWS_SECRET_ACCESS_KEY}x` };
