@@ -207,6 +207,32 @@ export class Flows {
     this.expectStatus(await this.http('bot_create_message', { ...path, ...json({ content: 'operator here', sender: 'operator' }), headers: this.botAuth }), 201, 'operator reply');
   }
 
+  /** The bot side edits its reply (a streamed answer): a newer version applies, an older one is a 409. */
+  async bot_edit_message(): Promise<void> {
+    const params = { chat_id: this.ctx.chat.id };
+    const file = await this.upload('bot_upload_file', this.botAuth, { chat_id: this.ctx.chat.id });
+    const reply = this.expectStatus(await this.http('bot_create_message', { params, ...json({ content: 'draft', files: [file.id] }), headers: this.botAuth }), 201, 'bot reply');
+    const at = { params: { ...params, message_id: reply.id }, headers: this.botAuth };
+    const edited = this.expectStatus(await this.http('bot_edit_message', { ...at, ...json({ content: 'final', version: 2 }) }), 200, 'edit');
+    if (edited.id !== reply.id || edited.content !== 'final' || !edited.is_edited) throw new Error(`edit: ${JSON.stringify(edited).slice(0, 300)}`);
+    await this.download(edited.files[0].url, file.bytes, 'edited message file url');
+    this.expectStatus(await this.http('bot_edit_message', { ...at, ...json({ content: 'stale', version: 1 }) }), 409, 'an older edit');
+    const userMessage = this.expectStatus(
+      await this.http('create_message', { params, ...json({ content: 'mine' }), headers: this.auth(this.ctx.user.token) }),
+      201,
+      'send',
+    );
+    this.expectStatus(await this.http('bot_edit_message', { params: { ...params, message_id: userMessage.id }, headers: this.botAuth, ...json({ content: 'x' }) }), 403, "editing the user's message");
+  }
+
+  /** The bot side typing: the bot, then an operator, then the bot again (coalesced). */
+  async bot_typing(): Promise<void> {
+    const at = { params: { chat_id: this.ctx.chat.id }, headers: this.botAuth };
+    this.expectStatus(await this.http('bot_typing', at), 200, 'typing');
+    this.expectStatus(await this.http('bot_typing', { ...at, ...json({ sender: 'operator' }) }), 200, 'operator typing');
+    this.expectStatus(await this.http('bot_typing', at), 200, 'typing again');
+  }
+
   async bot_mark_read(): Promise<void> {
     this.expectStatus(await this.http('bot_mark_read', { params: { chat_id: this.ctx.chat.id }, headers: this.botAuth }), 200, 'bot mark read');
   }
@@ -361,7 +387,7 @@ export class Flows {
   }
 }
 
-/** Every function's flow, in an order where each finds what it needs. */
+/** Every function's flow, in an order where each finds what it needs (run for the functions routes.ts has). */
 export const FLOW_ORDER = [
   'create_session',
   'create_chat',
@@ -374,6 +400,8 @@ export const FLOW_ORDER = [
   'bot_upload_file',
   'bot_create_message',
   'bot_list_messages',
+  'bot_edit_message',
+  'bot_typing',
   'bot_mark_read',
   'not_found',
   'ws_connect',
