@@ -100,6 +100,19 @@ test('a call signed with the wrong secret is refused (moto verifies SigV4)', asy
   expect(refused.map((c) => c.errorType)).toContainEqual(expect.stringMatching(/^(SignatureDoesNotMatch|InvalidSignatureException)$/));
 });
 
+test('a presigned URL altered after signing is refused (the pass-through verifies its signature)', async () => {
+  const url = new URL(flows.ctx.file.url);
+  const sig = url.searchParams.get('X-Amz-Signature')!;
+  url.searchParams.set('X-Amz-Signature', `${sig.slice(0, -1)}${sig.endsWith('0') ? '1' : '0'}`);
+  expect((await fetch(url)).status).toBe(403);
+  const other = new URL(flows.ctx.file.url);
+  other.pathname = `${other.pathname}x`;
+  const res = await fetch(other);
+  expect(res.status).toBe(403);
+  expect(await res.text()).toContain('SignatureDoesNotMatch');
+  expect((await fetch(flows.ctx.file.url)).status).toBe(200);
+});
+
 describe('least privilege: without any one action routes.ts grants, the function\'s flow is refused that action', () => {
   for (const def of ALL_DEFS) {
     for (const action of routeActions(def)) {

@@ -151,7 +151,7 @@ export async function startRecorder(motoEndpoint: string, adminKeys: () => { acc
       const rawPath = (req.url ?? '/').split('?')[0];
       const refusal = presignedRefusal(req.method ?? 'GET', url, rawPath, String(req.headers.host), cred && secrets.get(cred[0]), policies.get(caller));
       if (refusal) {
-        Object.assign(call, { status: 403, errorType: refusal.code, message: refusal.message, deniedAction: 's3:GetObject' });
+        Object.assign(call, { status: 403, errorType: refusal.code, message: refusal.message, ...(refusal.code === 'AccessDenied' && { deniedAction: 's3:GetObject' }) });
         const xml = `<?xml version="1.0" encoding="UTF-8"?><Error><Code>${refusal.code}</Code><Message>${refusal.message}</Message></Error>`;
         res.writeHead(403, { 'content-type': 'application/xml', 'content-length': String(Buffer.byteLength(xml)) }).end(xml);
         return;
