@@ -236,6 +236,14 @@ async function roundTrips(apiUrl: string, demo: { client_key: string; secret_key
   record('bot_list_messages', await measure(entry('bot_list_messages'), () => http('GET', `/api/bot/chats/${chat.id}/messages`, { bot: true })));
   record('bot_create_message', await measure(entry('bot_create_message'), () => http('POST', `/api/bot/chats/${chat.id}/messages`, { bot: true, json: { content: 'hi' } })));
   record('bot_mark_read', await measure(entry('bot_mark_read'), () => http('POST', `/api/bot/chats/${chat.id}/read`, { bot: true })));
+  // A streamed answer: the typing indicator (calls within 2 s of the last publication are refused writes),
+  // then edits of one message.
+  record('bot_typing', await measure(entry('bot_typing'), () => http('POST', `/api/bot/chats/${chat.id}/typing`, { bot: true, json: {} })));
+  const streamed = await http('POST', `/api/bot/chats/${chat.id}/messages`, { bot: true, json: { content: 'Once' } });
+  let edits = 0;
+  record('bot_edit_message', await measure(entry('bot_edit_message'), () =>
+    http('PATCH', `/api/bot/chats/${chat.id}/messages/${streamed.id}`, { bot: true, json: { content: `Once upon a time ${edits++}` } }),
+  ));
   // An unknown path: the default route's 404 {error} (no DynamoDB at all).
   record('not_found', await measure(NOT_FOUND.entry, () => fetch(`${apiUrl}/api/client/nope`).then((r) => r.text())));
   record('bot_upload_file', await measure(entry('bot_upload_file'), () => {

@@ -1,5 +1,6 @@
 // An example bot that uses only the public surface: it receives signed webhooks for user messages and
-// answers through the Bot API. `npm start` runs it for the demo bot; run it alone against any stack with
+// answers through the Bot API the way a bot backed by a language model does: it shows it is typing, then
+// posts the start of its answer and streams the rest in by editing that message. `npm start` runs it for the demo bot; run it alone against any stack with
 //   API_URL=https://... BOT_SECRET_KEY=sk_... WEBHOOK_SECRET=whsec_... PORT=3002 npx tsx examples/echo-bot.ts
 // and set the bot's webhook to http(s)://<where this runs>/webhook.
 import { createServer, type Server } from 'node:http';
@@ -13,6 +14,9 @@ export interface EchoBotOptions {
   secretKey: string;
   webhookSecret: string;
   log?: (line: string) => void;
+  /** Pause between the typing indicator and the first words, and between edits (ms). */
+  thinkMs?: number;
+  streamStepMs?: number;
 }
 
 /** Refuse events older than this (replays); a receiver should also dedupe by X-Webhook-Id. */
@@ -41,16 +45,39 @@ export function replyTo(message: WebhookEvent['message']): string {
   return `You said: ${message.content}`;
 }
 
+/** The reply as it grows: up to four cumulative prefixes, cut at word boundaries, the last one whole. */
+export function streamSteps(reply: string, steps = 4): string[] {
+  const words = reply.split(' ');
+  const count = Math.min(steps, words.length);
+  return Array.from({ length: count }, (_, i) => words.slice(0, Math.ceil(((i + 1) * words.length) / count)).join(' '));
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
 export async function startEchoBot(o: EchoBotOptions): Promise<Server> {
   const log = o.log ?? ((line: string) => console.log(`[echo-bot] ${line}`));
   const seen = new Set<string>(); // webhooks are at least once: answer each message once
-  const answer = async (event: WebhookEvent) => {
-    const res = await fetch(`${o.apiUrl}/api/bot/chats/${event.chat.id}/messages`, {
-      method: 'POST',
+  const botApi = async (method: string, path: string, body: unknown, expected: number) => {
+    const res = await fetch(`${o.apiUrl}/api/bot${path}`, {
+      method,
       headers: { authorization: `Bearer ${o.secretKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ content: replyTo(event.message), content_type: 'text' }),
+      body: JSON.stringify(body),
     });
-    if (res.status !== 201) log(`reply failed: ${res.status} ${await res.text()}`);
+    const reply = (await res.json()) as { id?: string; error?: string };
+    if (res.status !== expected) throw new Error(`${method} ${path}: ${res.status} ${reply.error ?? ''}`);
+    return reply;
+  };
+  const answer = async (event: WebhookEvent) => {
+    const chat = `/chats/${event.chat.id}`;
+    await botApi('POST', `${chat}/typing`, { sender: 'bot' }, 200);
+    await sleep(o.thinkMs ?? 600);
+    const [first, ...rest] = streamSteps(replyTo(event.message));
+    const message = await botApi('POST', `${chat}/messages`, { content: first, content_type: 'text' }, 201);
+    // Each edit carries its number: were two to arrive out of order, the older would be refused, not applied.
+    for (const [i, content] of rest.entries()) {
+      await sleep(o.streamStepMs ?? 250);
+      await botApi('PATCH', `${chat}/messages/${message.id}`, { content, version: i + 1 }, 200);
+    }
   };
   const server = createServer(async (req, res) => {
     if (req.method !== 'POST' || req.url !== '/webhook') {

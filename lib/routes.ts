@@ -45,7 +45,7 @@ export const HANDLER_TIMEOUT_SECONDS = 10;
 export const AWS_CALL_SECONDS = 7;
 
 export interface RouteDef extends FunctionDef {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'PATCH';
   /** API Gateway path template, e.g. /api/client/chats/{chat_id}/messages */
   path: string;
 }
@@ -138,6 +138,23 @@ export const ROUTES: RouteDef[] = [
     entry: 'lambdas/bot/create-message.ts',
     dynamodb: ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem'],
     s3: ['s3:GetObject'],
+  },
+  {
+    // A bot or operator edits its own message (a streamed answer); the stream publishes the new version.
+    id: 'bot_edit_message',
+    method: 'PATCH',
+    path: `${BOT}/chats/{chat_id}/messages/{message_id}`,
+    entry: 'lambdas/bot/edit-message.ts',
+    dynamodb: ['GetItem', 'UpdateItem'],
+    s3: ['s3:GetObject'],
+  },
+  {
+    // The bot side is typing: one small item per chat and sender, published by the stream (at most every 2 s).
+    id: 'bot_typing',
+    method: 'POST',
+    path: `${BOT}/chats/{chat_id}/typing`,
+    entry: 'lambdas/bot/typing.ts',
+    dynamodb: ['GetItem', 'UpdateItem'],
   },
   {
     id: 'bot_mark_read',
@@ -241,6 +258,10 @@ export const PUBLISHER: StreamConsumerDef = {
   filters: [
     // A new message, incoming or outcoming.
     { eventName: ['INSERT'], dynamodb: { NewImage: { entity: { S: ['message'] } } } },
+    // A new version of a message the bot side edited.
+    { eventName: ['MODIFY'], dynamodb: { NewImage: { entity: { S: ['message'] }, is_edited: { BOOL: [true] } } } },
+    // The bot side typing (written at most every 2 s per chat and sender; TTL removals are not published).
+    { eventName: ['INSERT', 'MODIFY'], dynamodb: { NewImage: { entity: { S: ['typing'] } } } },
     // A chat marked read (mark-read sets last_event = "read"; a new message sets it to "message").
     { eventName: ['MODIFY'], dynamodb: { NewImage: { entity: { S: ['chat'] }, last_event: { S: ['read'] } } } },
   ],
@@ -295,7 +316,7 @@ export const WEBHOOK_QUEUE = {
  */
 export const CORS = {
   allowOrigins: ['*'],
-  allowMethods: ['GET', 'POST', 'OPTIONS'] as const,
+  allowMethods: ['GET', 'POST', 'PATCH', 'OPTIONS'] as const,
   allowHeaders: ['authorization', 'content-type', 'idempotency-key'],
   maxAgeSeconds: 600,
 };

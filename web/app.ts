@@ -43,6 +43,9 @@ interface Message {
   sender_type: 'incoming' | 'outcoming';
   sender: string;
   files: FileItem[] | null;
+  is_edited: boolean;
+  /** Set by the bot side's edits; of two copies of a message, the one with the later edited_at is current. */
+  edited_at: string | null;
   created_at: string;
 }
 
@@ -214,12 +217,38 @@ function renderMessage(m: Message): HTMLLIElement {
   time.className = 'meta';
   time.dateTime = m.created_at;
   time.textContent = new Date(m.created_at).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
+  if (m.is_edited) time.textContent += ' · edited';
   li.append(time);
   return li;
 }
 
 /** Shows the current chat's messages, sorted by created_at (the contract's rule), each once. */
+/** Chats whose bot side is typing, until when (a typing action lasts a few seconds unless renewed). */
+const typingUntil = new Map<string, { until: number; sender: string }>();
+const TYPING_SHOWN_MS = 6000;
+let typingTimer: ReturnType<typeof setTimeout> | undefined;
+
+function startTyping(chatId: string, sender: string): void {
+  typingUntil.set(chatId, { until: Date.now() + TYPING_SHOWN_MS, sender });
+  renderTyping();
+}
+
+function stopTyping(chatId: string): void {
+  if (typingUntil.delete(chatId)) renderTyping();
+}
+
+function renderTyping(): void {
+  const typing = current ? typingUntil.get(current) : undefined;
+  const fresh = typing && typing.until > Date.now();
+  const line = $('typing');
+  line.hidden = !fresh;
+  line.textContent = fresh ? `${typing.sender === 'operator' ? 'Operator' : 'Bot'} is typing…` : '';
+  clearTimeout(typingTimer);
+  if (fresh) typingTimer = setTimeout(renderTyping, typing.until - Date.now() + 10);
+}
+
 function renderMessages(): void {
+  renderTyping();
   const list = $('messages');
   const all = [...(messages.get(current ?? '')?.values() ?? [])].sort(
     (a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id),
@@ -229,15 +258,25 @@ function renderMessages(): void {
   if (atBottom || all.length < 30) list.scrollTop = list.scrollHeight;
 }
 
-/** Adds messages (deduplicated by id: the HTTP response and the realtime copy are the same message). */
+/** Whether `m` is a later version of `known`: an edit replaces a message in place, never an older copy. */
+const newer = (m: Message, known: Message) => (m.edited_at ?? '') > (known.edited_at ?? '');
+
+/**
+ * Adds messages, deduplicated by id (the HTTP response and the realtime copy are the same message); a copy
+ * of a known message replaces it only when it is a later edit.
+ */
 function addMessages(list: Message[], fromRealtime = false): void {
   let touched = false;
   for (const m of list) {
     const perChat = messages.get(m.chat_id) ?? new Map<string, Message>();
     messages.set(m.chat_id, perChat);
-    if (perChat.has(m.id)) continue;
+    const known = perChat.get(m.id);
+    if (known && !newer(m, known)) continue;
     perChat.set(m.id, m);
     if (m.chat_id === current) touched = true;
+    // A message from the bot side ends its typing indicator.
+    if (m.sender_type === 'outcoming') stopTyping(m.chat_id);
+    if (known) continue; // an edit: already counted
     // A reply that arrives while its chat is not on screen is unread until the person looks.
     if (fromRealtime && m.sender_type === 'outcoming' && !visible(m.chat_id)) unread.set(m.chat_id, (unread.get(m.chat_id) ?? 0) + 1);
   }
@@ -273,9 +312,15 @@ async function loadHistory(chatId: string): Promise<void> {
 }
 
 /** Everything after the last message we have: after a reconnect, and on each poll without realtime. */
+/** How many of the newest messages a catch-up reads again: a streamed reply may have been edited since. */
+const REREAD = 20;
+
 async function catchUp(chatId: string): Promise<void> {
-  for (;;) {
-    const after = lastId(chatId);
+  // From just before the last REREAD messages we have: new ones, and the latest version of recent ones.
+  const known = [...(messages.get(chatId)?.keys() ?? [])].sort();
+  let after: string | undefined = known.length > REREAD ? known[known.length - REREAD - 1] : undefined;
+  for (let first = true; ; first = false) {
+    if (!first) after = lastId(chatId);
     const page = await api.request<Message[]>('GET', `/api/client/chats/${chatId}/messages${after ? `?after=${after}` : ''}`);
     addMessages(page, true);
     if (page.length < 100) return;
@@ -330,6 +375,8 @@ function connectRealtime(rt: Realtime): void {
     if (event.type === 'message') {
       if (!chats.some((c) => c.id === event.data.chat_id)) void loadChats().then(renderChatList);
       addMessages([event.data], true);
+    } else if (event.type === 'action' && event.data.action === 'typing') {
+      startTyping(event.data.chat_id, (event.data as { sender?: string }).sender ?? 'bot');
     } else if (event.type === 'action' && event.data.action === 'read') {
       unread.set(event.data.chat_id, 0);
       renderBadge();

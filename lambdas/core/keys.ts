@@ -31,6 +31,8 @@ export const keys = {
   chatStart: (userId: string, chatId: string): Key => ({ pk: `USER#${userId}`, sk: `MSG#${chatId}#!` }),
   chatEnd: (userId: string, chatId: string): Key => ({ pk: `USER#${userId}`, sk: `MSG#${chatId}#~` }),
   file: (fileId: string): Key => ({ pk: `FILE#${fileId}`, sk: 'FILE' }),
+  /** One side of a chat typing: written at most every TYPING_INTERVAL_MS, its stream record is the publication. */
+  typing: (chatId: string, sender: 'bot' | 'operator'): Key => ({ pk: `CHAT#${chatId}`, sk: `TYPING#${sender}` }),
   /** An open WebSocket connection and the user bound to it. */
   connection: (connectionId: string): Key => ({ pk: `CONN#${connectionId}`, sk: 'CONN' }),
   /** A connection subscribed to a channel: fan-out is one Query of `SUB#<channel>`. */
@@ -53,4 +55,5 @@ export type Entity =
   | 'subscription'
   | 'user_stats'
   | 'idempotency'
-  | 'rate';
+  | 'rate'
+  | 'typing';

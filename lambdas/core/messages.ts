@@ -1,11 +1,11 @@
 // Messages: one transaction per send (chat activity + message), one Query per history page.
 import { createHash } from 'node:crypto';
 import { config } from './config';
-import { ConflictError } from './errors';
+import { ConflictError, ForbiddenError, NotFoundError } from './errors';
 import { rateLimited, rateUpdate, type RateLimit } from './rate';
 import { transactWrite, type TransactItem } from '../aws/transact';
-import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo, tableName } from '../aws/dynamo';
+import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo, isConditionFailed, tableName } from '../aws/dynamo';
 import { activityKey, rejectChatAccess, type ChatOwner } from './chats';
 import { keys } from './keys';
 import { byCodeUnits, newMessageId } from './ids';
@@ -24,6 +24,8 @@ export interface Message {
   sender: Sender;
   files: FileJson[] | null;
   is_edited: boolean;
+  /** When the bot side last edited it (null: never): a client keeps the copy with the latest. */
+  edited_at: string | null;
   created_at: string;
 }
 
@@ -43,7 +45,9 @@ export interface NewMessage {
 }
 
 /** The stored item, as the table (and the stream publisher) sees it. */
-export interface MessageItem extends Omit<Message, 'files'> {
+export interface MessageItem extends Omit<Message, 'files' | 'edited_at'> {
+  /** Set by the first edit (absent until then). */
+  edited_at?: string;
   user_id: string;
   bot_id: string;
   external_id?: string;
@@ -62,6 +66,7 @@ export async function toMessage(item: MessageItem | Record<string, unknown>): Pr
     sender: m.sender,
     files: m.files?.length ? await Promise.all(m.files.map(toFileJson)) : null,
     is_edited: Boolean(m.is_edited),
+    edited_at: m.edited_at ?? null,
     created_at: m.created_at,
   };
 }
@@ -241,4 +246,56 @@ async function chatExists(userId: string, chatId: string): Promise<boolean> {
     new GetCommand({ TableName: tableName(), Key: keys.chat(userId, chatId), ProjectionExpression: 'pk', ConsistentRead: true }),
   );
   return Boolean(out.Item);
+}
+
+export interface Edit {
+  content: string;
+  /** The bot's own number for this edit: applied only above the last one applied (edits sent out of order). */
+  version?: number;
+}
+
+/**
+ * The bot side edits one of its own messages (a streamed answer: many edits a second) in one UpdateItem.
+ * Edits apply in order: `edited_at` only moves forward (so a client keeps the copy with the latest), and
+ * with `version` an edit older than the last one applied is refused (409) rather than written over it. The
+ * stream record of the update is the publication. A refused edit writes nothing.
+ */
+export async function editMessage(owner: ChatOwner, chatId: string, messageId: string, edit: Edit): Promise<Message> {
+  const key = keys.message(owner.userId, chatId, messageId);
+  let now = new Date().toISOString();
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const out = await dynamo.send(
+        new UpdateCommand({
+          TableName: tableName(),
+          Key: key,
+          UpdateExpression: `SET content = :content, is_edited = :true, edited_at = :now${edit.version !== undefined ? ', edit_version = :version' : ''}`,
+          ConditionExpression:
+            'entity = :message AND sender_type = :outcoming AND (attribute_not_exists(edited_at) OR edited_at < :now)' +
+            (edit.version !== undefined ? ' AND (attribute_not_exists(edit_version) OR edit_version < :version)' : ''),
+          ExpressionAttributeValues: {
+            ':content': edit.content,
+            ':true': true,
+            ':now': now,
+            ':message': 'message',
+            ':outcoming': 'outcoming',
+            ...(edit.version !== undefined && { ':version': edit.version }),
+          },
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return toMessage(out.Attributes as MessageItem);
+    } catch (err) {
+      if (!isConditionFailed(err)) throw err;
+    }
+    // Error path only: say why, or move past an edit stamped in the same millisecond (or by a clock ahead).
+    const { Item: item } = await dynamo.send(new GetCommand({ TableName: tableName(), Key: key, ConsistentRead: true }));
+    if (!item || item.entity !== 'message') throw new NotFoundError('Message not found');
+    if (item.sender_type !== 'outcoming') throw new ForbiddenError("Only the bot's or an operator's messages can be edited");
+    if (edit.version !== undefined && typeof item.edit_version === 'number' && item.edit_version >= edit.version) {
+      throw new ConflictError(`A newer edit of this message is applied already (version ${item.edit_version})`);
+    }
+    if (attempt >= 3) throw new ConflictError('The message is being edited concurrently; retry');
+    now = new Date(Math.max(Date.now(), (Date.parse(String(item.edited_at)) || 0) + 1)).toISOString();
+  }
 }

@@ -4,14 +4,20 @@ import type { HttpRequest } from './http';
 import { BadRequestError } from './errors';
 import { isMessageId, isUuid } from './ids';
 import { CONTENT_TYPES, FILE_TYPES, LIMITS } from './limits';
-import { httpUrl, parse } from './validate';
-import type { HistoryPage } from './messages';
+import { httpUrl, parse, text } from './validate';
+import type { Edit, HistoryPage } from './messages';
 import type { StoredFile } from './files';
 
 export function chatIdParam(req: HttpRequest): string {
   const chatId = req.pathParam('chat_id');
   if (!isUuid(chatId)) throw new BadRequestError('Invalid chat_id: expected a UUID');
   return chatId;
+}
+
+export function messageIdParam(req: HttpRequest): string {
+  const messageId = req.pathParam('message_id');
+  if (!isMessageId(messageId)) throw new BadRequestError('Invalid message_id: expected a message id (19 digits)');
+  return messageId;
 }
 
 function messageIdQuery(req: HttpRequest, name: string): string | undefined {
@@ -118,4 +124,23 @@ export function messageBody(req: HttpRequest): MessageInput {
     complete_files: linked.map((f) => ({ id: null, type: f.type, url: f.url, name: null, size: null, mime_type: null })),
     idempotency_key: body.client_message_id ?? header,
   };
+}
+
+const EditBody = v.object({
+  content: v.pipe(
+    text(1, LIMITS.contentLength),
+    v.check((c) => c.trim() !== '', 'must not be blank'),
+  ),
+  version: v.optional(v.pipe(v.number('must be a number'), v.integer('must be an integer'), v.minValue(1, 'must be at least 1'), v.maxValue(Number.MAX_SAFE_INTEGER, 'is too large'))),
+});
+
+/** Bot API edit: the new content (limits as for sends) and, optionally, the bot's number for this edit. */
+export function editBody(req: HttpRequest): Edit {
+  return parse(EditBody, req.json());
+}
+
+/** Bot API typing: who is typing, `bot` (default) or `operator`; the body is optional. */
+export function typingSender(req: HttpRequest): 'bot' | 'operator' {
+  if (req.rawBody().length === 0) return 'bot';
+  return botSender(req);
 }

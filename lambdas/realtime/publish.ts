@@ -1,4 +1,5 @@
-// DynamoDB stream → every new message and every read action, published to the chat owner's channel.
+// DynamoDB stream → every new or edited message, every read action and every typing indicator, published to
+// the chat owner's channel.
 // Records of one channel go out in order; a failure is reported per record so only the rest is retried.
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
@@ -18,8 +19,12 @@ export async function publicationOf(record: DynamoDBRecord): Promise<Publication
   const image = record.dynamodb?.NewImage;
   if (!image) return undefined;
   const item = unmarshall(image as Record<string, AttributeValue>);
-  if (record.eventName === 'INSERT' && item.entity === 'message') {
+  // A new message, or a new version of an edited one (a client replaces its copy: same id, later edited_at).
+  if (item.entity === 'message' && (record.eventName === 'INSERT' || (record.eventName === 'MODIFY' && item.is_edited))) {
     return { channel: userChannel(item.user_id), data: { type: 'message', data: await toMessage(item) } };
+  }
+  if (item.entity === 'typing' && (record.eventName === 'INSERT' || record.eventName === 'MODIFY')) {
+    return { channel: userChannel(item.user_id), data: { type: 'action', data: { action: 'typing', chat_id: item.chat_id, sender: item.sender } } };
   }
   if (record.eventName === 'MODIFY' && item.entity === 'chat' && item.last_event === 'read') {
     return { channel: userChannel(item.user_id), data: { type: 'action', data: { action: 'read', chat_id: item.id } } };

@@ -72,6 +72,43 @@ test('send a message; the bot’s reply arrives over realtime without reload; a 
   expect(pageErrors.get(page)).toEqual([]);
 });
 
+test('a streamed reply: "typing…" shows, then one bubble grows in place to the final text, marked edited', async () => {
+  const page = await openChat(await visitor());
+  await ready(page);
+  // Every version of the bot's bubble the page shows, and whether typing was shown, recorded in the page.
+  await page.evaluate(() => {
+    const w = globalThis as any;
+    w.__seen = { typing: false, versions: [] as string[] };
+    new w.MutationObserver(() => {
+      const typing = w.document.getElementById('typing');
+      if (typing && !typing.hidden && /typing/.test(typing.textContent)) w.__seen.typing = true;
+      for (const el of w.document.querySelectorAll('.message.outcoming .text')) {
+        const text = el.textContent as string;
+        if (text.startsWith('You') && w.__seen.versions.at(-1) !== text) w.__seen.versions.push(text);
+      }
+    }).observe(w.document.body, { subtree: true, childList: true, characterData: true, attributes: true });
+  });
+  await sendText(page, 'stream this answer to me please');
+  const final = 'You said: stream this answer to me please';
+  await page.locator('.message.outcoming', { hasText: final }).waitFor();
+  const seen = await page.evaluate(() => (globalThis as any).__seen);
+  expect(seen.typing).toBe(true);
+  // The bubble grew word by word (each version a prefix of the next) and ended at the final text.
+  expect(seen.versions.length).toBeGreaterThan(1);
+  expect(seen.versions.at(-1)).toBe(final);
+  for (const [i, v] of seen.versions.entries()) if (i > 0) expect(v.startsWith(seen.versions[i - 1])).toBe(true);
+  // One bubble, marked edited, and typing cleared.
+  expect(await page.locator('.message.outcoming').count()).toBe(1);
+  expect(await page.locator('.message.outcoming .meta').textContent()).toMatch(/edited/);
+  expect(await page.locator('#typing').isHidden()).toBe(true);
+  // A reload shows the final version only.
+  await page.reload();
+  await ready(page);
+  await page.locator('.message.outcoming', { hasText: final }).waitFor();
+  expect(await page.locator('.message.outcoming').count()).toBe(1);
+  expect(pageErrors.get(page)).toEqual([]);
+});
+
 test('reload: same visitor (external_id kept in localStorage), same history in created_at order', async () => {
   const ctx = await visitor();
   const page = await openChat(ctx);

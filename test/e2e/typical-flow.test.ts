@@ -72,6 +72,7 @@ test('session → list chats (empty) → create chat → history → send → hi
     sender: 'user',
     files: null,
     is_edited: false,
+    edited_at: null,
     created_at: expect.stringMatching(ISO_UTC),
   });
   // Ids are numeric-looking, unique and time-ordered.

@@ -144,7 +144,7 @@ test('removing the webhook stops deliveries', async () => {
   expect(hook.hits).toEqual([]);
 });
 
-test('the echo bot of the local stack answers text and photos through the Bot API and realtime', async () => {
+test('the echo bot of the local stack answers text and photos through the Bot API and realtime: typing, then a reply streamed by edits', async () => {
   const demo = JSON.parse(readFileSync(join(process.env.DATA_DIR as string, 'demo-bot.json'), 'utf8'));
   const session = await newSession(demo.client_key);
   const token = session.session_token;
@@ -152,14 +152,18 @@ test('the echo bot of the local stack answers text and photos through the Bot AP
   const live = await liveClient((session as any).realtime);
   try {
     await say(token, chat.body.id, 'ping');
-    const reply = await live.waitFor((d) => d.data?.sender_type === 'outcoming');
-    expect(reply.data).toMatchObject({ content: 'You said: ping', sender: 'bot', chat_id: chat.body.id });
+    const reply = await live.waitFor((d) => d.data?.sender_type === 'outcoming' && d.data.content === 'You said: ping', 10_000);
+    expect(reply.data).toMatchObject({ sender: 'bot', chat_id: chat.body.id, is_edited: true });
+    // Typing first, then the first words, then the edits, in that order, all one message.
+    const kinds = live.publications.filter((d) => d.type === 'action' ? d.data.action === 'typing' : d.data.sender_type === 'outcoming');
+    expect(kinds[0]).toEqual({ type: 'action', data: { action: 'typing', chat_id: chat.body.id, sender: 'bot' } });
+    expect(new Set(kinds.slice(1).map((d) => d.data.id))).toEqual(new Set([reply.data.id]));
+    expect(kinds.slice(1).map((d) => d.data.content)).toEqual(['You', 'You said:', 'You said: ping']);
     const fd = new FormData();
     fd.append('file', new Blob([Buffer.from('PNG!')], { type: 'image/png' }), 'cat.png');
     const file = await call('POST', '/api/client/files', { token, body: fd });
     await call('POST', `/api/client/chats/${chat.body.id}/messages`, { token, json: { content: '', content_type: 'photo', files: [file.body.id] } });
-    const photoReply = await live.waitFor((d) => d.data?.sender_type === 'outcoming' && d.data.content.startsWith('Nice photo'));
-    expect(photoReply.data.content).toBe('Nice photo! I got cat.png (4 bytes).');
+    await live.waitFor((d) => d.data?.sender_type === 'outcoming' && d.data.content === 'Nice photo! I got cat.png (4 bytes).', 10_000);
     expect((await call('GET', '/api/client/chats', { token })).body[0].unread_msg_by_user).toBe(2);
   } finally {
     live.close();

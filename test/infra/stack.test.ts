@@ -124,7 +124,7 @@ test('HTTP API: CORS for any origin with every header a handler reads; one route
     CorsConfiguration: Match.objectLike({
       AllowOrigins: ['*'],
       AllowHeaders: ['authorization', 'content-type', 'idempotency-key'],
-      AllowMethods: ['GET', 'POST', 'OPTIONS'],
+      AllowMethods: ['GET', 'POST', 'PATCH', 'OPTIONS'],
       MaxAge: 600,
     }),
   });

@@ -91,6 +91,7 @@ test('messages: send (201 Message), history in created_at order, a retried send 
     sender: 'user',
     files: null,
     is_edited: false,
+    edited_at: null,
     created_at: expect.stringMatching(ISO_UTC),
   });
   expect(new Set(sent.map((m) => m.id)).size).toBe(3);

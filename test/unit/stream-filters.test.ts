@@ -17,6 +17,19 @@ test('publisher: new messages of either direction and read marks; nothing else',
   expect(passes(PUBLISHER.filters, record('REMOVE', message()))).toBe(false);
 });
 
+test('publisher: an edited message (a new version) and typing indicators; typing items removed by TTL are not', () => {
+  const edited = message({ sender_type: { S: 'outcoming' }, is_edited: { BOOL: true } });
+  expect(passes(PUBLISHER.filters, record('MODIFY', edited))).toBe(true);
+  expect(passes(PUBLISHER.filters, record('MODIFY', message({ sender_type: { S: 'outcoming' }, is_edited: { BOOL: false } })))).toBe(false);
+  const typing = { entity: { S: 'typing' }, sender: { S: 'bot' } };
+  expect(passes(PUBLISHER.filters, record('INSERT', typing))).toBe(true);
+  expect(passes(PUBLISHER.filters, record('MODIFY', typing))).toBe(true);
+  expect(passes(PUBLISHER.filters, record('REMOVE', typing))).toBe(false);
+  // Neither reaches the webhooks.
+  expect(passes(WEBHOOK_DISPATCHER.filters, record('MODIFY', { ...edited, webhook: { BOOL: true } }))).toBe(false);
+  expect(passes(WEBHOOK_DISPATCHER.filters, record('INSERT', typing))).toBe(false);
+});
+
 test('webhook dispatcher: only incoming messages marked for a bot with a webhook', () => {
   expect(passes(WEBHOOK_DISPATCHER.filters, record('INSERT', message({ webhook: { BOOL: true } })))).toBe(true);
   expect(passes(WEBHOOK_DISPATCHER.filters, record('INSERT', message()))).toBe(false);

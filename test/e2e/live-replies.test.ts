@@ -1,0 +1,142 @@
+// Live bot replies: the typing indicator and edited (streamed) messages, through the Bot API, the stream
+// publisher and the real `centrifuge` client; every refusal, and edits applied in order under concurrency.
+import { botItems, call, newBot, userWithChat } from '../support/api';
+import { liveClient, until } from '../support/realtime';
+
+const botApi = (secretKey: string, method: string, path: string, json?: unknown, body?: string) =>
+  call(method, `/api/bot${path}`, { headers: { authorization: `Bearer ${secretKey}`, ...(body !== undefined && { 'content-type': 'application/json' }) }, json, body });
+
+async function liveChat() {
+  const setup = await userWithChat();
+  const live = await liveClient((setup.session as any).realtime);
+  return { ...setup, live };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('typing', () => {
+  test('POST typing → 200; the user gets a typing action for the chat, nothing in the history; repeated calls coalesce', async () => {
+    const { secretKey, chatId, token, live } = await liveChat();
+    try {
+      const res = await botApi(secretKey, 'POST', `/chats/${chatId}/typing`);
+      expect(res).toMatchObject({ status: 200, body: { status: 'ok' } });
+      const typing = (d: any) => d.type === 'action' && d.data.action === 'typing';
+      expect(await live.waitFor(typing)).toEqual({ type: 'action', data: { action: 'typing', chat_id: chatId, sender: 'bot' } });
+      // A loop of calls within the interval publishes nothing more.
+      for (let i = 0; i < 5; i++) expect((await botApi(secretKey, 'POST', `/chats/${chatId}/typing`, {})).status).toBe(200);
+      await sleep(600);
+      expect(live.publications.filter(typing)).toHaveLength(1);
+      // An operator types too (its own indicator), and after the interval the bot's shows again.
+      expect((await botApi(secretKey, 'POST', `/chats/${chatId}/typing`, { sender: 'operator' })).status).toBe(200);
+      await live.waitFor((d) => typing(d) && d.data.sender === 'operator');
+      await sleep(2100);
+      expect((await botApi(secretKey, 'POST', `/chats/${chatId}/typing`)).status).toBe(200);
+      await until(() => live.publications.filter((d) => typing(d) && d.data.sender === 'bot').length === 2, 5000, 'a second typing action');
+      expect((await call('GET', `/api/client/chats/${chatId}/messages`, { token })).body).toEqual([]);
+    } finally {
+      live.close();
+    }
+  });
+
+  test('refusals: wrong key 401, another bot’s chat 404, bad body 400, all {error}, nothing written', async () => {
+    const { secretKey, chatId, bot } = await userWithChat();
+    const other = await newBot();
+    const before = await botItems(bot.id);
+    const cases: [string, Promise<any>, number][] = [
+      ['wrong key', botApi('sk_wrong', 'POST', `/chats/${chatId}/typing`), 401],
+      ['another bot', botApi(other.secretKey, 'POST', `/chats/${chatId}/typing`), 404],
+      ['unknown chat', botApi(secretKey, 'POST', '/chats/00000000-0000-4000-8000-000000000000/typing'), 404],
+      ['bad chat id', botApi(secretKey, 'POST', '/chats/nope/typing'), 400],
+      ['bad sender', botApi(secretKey, 'POST', `/chats/${chatId}/typing`, { sender: 'robot' }), 400],
+      ['not JSON', botApi(secretKey, 'POST', `/chats/${chatId}/typing`, undefined, '{nope'), 400],
+    ];
+    for (const [what, pending, status] of cases) {
+      const res = await pending;
+      expect({ what, status: res.status, body: res.body }).toEqual({ what, status, body: { error: expect.any(String) } });
+    }
+    expect(await botItems(bot.id)).toEqual(before);
+  });
+});
+
+describe('edits', () => {
+  test('PATCH a bot message → 200 with the same id and created_at, the new content, is_edited; the user gets the new version and the history has it', async () => {
+    const { secretKey, chatId, token, live } = await liveChat();
+    try {
+      const sent = await botApi(secretKey, 'POST', `/chats/${chatId}/messages`, { content: 'Thinking' });
+      expect(sent.status).toBe(201);
+      await live.waitFor((d) => d.type === 'message' && d.data.id === sent.body.id);
+      const edited = await botApi(secretKey, 'PATCH', `/chats/${chatId}/messages/${sent.body.id}`, { content: 'Thinking done: 42' });
+      expect(edited.status).toBe(200);
+      expect(edited.body).toEqual({ ...sent.body, content: 'Thinking done: 42', is_edited: true, edited_at: expect.any(String) });
+      expect(edited.body.edited_at > sent.body.created_at).toBe(true);
+      const pushed = await live.waitFor((d) => d.type === 'message' && d.data.id === sent.body.id && d.data.is_edited);
+      expect(pushed.data).toEqual(edited.body);
+      const history = await call('GET', `/api/client/chats/${chatId}/messages`, { token });
+      expect(history.body).toEqual([edited.body]);
+      // An operator's message can be edited the same way.
+      const op = await botApi(secretKey, 'POST', `/chats/${chatId}/messages`, { content: 'Hi, Ann here', sender: 'operator' });
+      expect((await botApi(secretKey, 'PATCH', `/chats/${chatId}/messages/${op.body.id}`, { content: 'Hi, Ann from support here' })).body).toMatchObject({ sender: 'operator', is_edited: true });
+    } finally {
+      live.close();
+    }
+  });
+
+  test("refusals: a user's message 403, unknown message or another bot's chat 404, bad body or id 400, wrong key 401; nothing written", async () => {
+    const { secretKey, chatId, token, bot } = await userWithChat();
+    const other = await newBot();
+    const mine = await call('POST', `/api/client/chats/${chatId}/messages`, { token, json: { content: 'from the user' } });
+    const reply = await botApi(secretKey, 'POST', `/chats/${chatId}/messages`, { content: 'from the bot' });
+    const path = (id: string) => `/chats/${chatId}/messages/${id}`;
+    const before = await botItems(bot.id);
+    const cases: [string, Promise<any>, number][] = [
+      ["the user's message", botApi(secretKey, 'PATCH', path(mine.body.id), { content: 'hijacked' }), 403],
+      ['unknown message', botApi(secretKey, 'PATCH', path('1795000000000000000'), { content: 'x' }), 404],
+      ["another bot's chat", botApi(other.secretKey, 'PATCH', path(reply.body.id), { content: 'x' }), 404],
+      ['wrong key', botApi('sk_wrong', 'PATCH', path(reply.body.id), { content: 'x' }), 401],
+      ['bad message id', botApi(secretKey, 'PATCH', path('abc'), { content: 'x' }), 400],
+      ['empty content', botApi(secretKey, 'PATCH', path(reply.body.id), { content: '  ' }), 400],
+      ['no content', botApi(secretKey, 'PATCH', path(reply.body.id), {}), 400],
+      ['content too long', botApi(secretKey, 'PATCH', path(reply.body.id), { content: 'x'.repeat(10_001) }), 400],
+      ['bad version', botApi(secretKey, 'PATCH', path(reply.body.id), { content: 'x', version: 0 }), 400],
+      ['not JSON', botApi(secretKey, 'PATCH', path(reply.body.id), undefined, '{nope'), 400],
+    ];
+    for (const [what, pending, status] of cases) {
+      const res = await pending;
+      expect({ what, status: res.status, body: res.body }).toEqual({ what, status, body: { error: expect.any(String) } });
+    }
+    expect(await botItems(bot.id)).toEqual(before);
+  });
+
+  test('streaming under concurrency: edits numbered by the bot apply in order (an older one arriving late is a 409 and writes nothing); the last publication is the latest version', async () => {
+    const { secretKey, chatId, token, live } = await liveChat();
+    try {
+      const sent = await botApi(secretKey, 'POST', `/chats/${chatId}/messages`, { content: 'v0' });
+      const versions = Array.from({ length: 20 }, (_, i) => i + 1).sort(() => Math.random() - 0.5);
+      const results = await Promise.all(
+        versions.map((version) => botApi(secretKey, 'PATCH', `/chats/${chatId}/messages/${sent.body.id}`, { content: `v${version}`, version })),
+      );
+      for (const r of results) expect([200, 409]).toContain(r.status);
+      const applied = results.filter((r) => r.status === 200).map((r) => r.body);
+      // What was applied, in the order it was applied (edited_at only moves forward), has rising versions.
+      const inOrder = [...applied].sort((a, b) => a.edited_at.localeCompare(b.edited_at)).map((m) => Number(m.content.slice(1)));
+      expect(inOrder).toEqual([...inOrder].sort((a, b) => a - b));
+      expect(new Set(applied.map((m) => m.edited_at)).size).toBe(applied.length);
+      const history = await call('GET', `/api/client/chats/${chatId}/messages`, { token });
+      expect(history.body[0]).toMatchObject({ id: sent.body.id, content: 'v20', is_edited: true });
+      // The publications of the message arrive in the order of its versions; the last is the latest.
+      await until(() => live.publications.some((d) => d.data?.id === sent.body.id && d.data.content === 'v20'), 10_000, 'the latest version');
+      await sleep(300);
+      const copies = live.publications.filter((d) => d.type === 'message' && d.data.id === sent.body.id).map((d) => d.data);
+      expect(copies.at(-1)).toEqual(history.body[0]);
+      expect(copies.map((m) => m.edited_at ?? '')).toEqual(copies.map((m) => m.edited_at ?? '').sort());
+
+      // Without numbers, concurrent edits all apply, each after the one before: the history keeps the last.
+      const plain = await Promise.all(['a', 'b', 'c', 'd', 'e'].map((c) => botApi(secretKey, 'PATCH', `/chats/${chatId}/messages/${sent.body.id}`, { content: c })));
+      expect(plain.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
+      const last = plain.map((r) => r.body).sort((a, b) => a.edited_at.localeCompare(b.edited_at)).at(-1);
+      expect((await call('GET', `/api/client/chats/${chatId}/messages`, { token })).body[0].content).toBe(last.content);
+    } finally {
+      live.close();
+    }
+  });
+});
