@@ -346,7 +346,9 @@ export class ChatStack extends Stack {
       fn.addToRolePolicy(new iam.PolicyStatement({ actions: def.s3, resources: [objects] }));
       acknowledge(role, this.wildcardFinding(objects), 'Files are objects under bots/<bot id>/, made at run time: the grant is to that prefix, never the bucket.');
     }
-    if (def.jwt) this.jwtSecret.grantRead(fn);
+    // Exactly the calls the code makes (the IAM tier against moto shows each is needed): the grant helpers
+    // would add secretsmanager:DescribeSecret and sqs:GetQueueAttributes/GetQueueUrl, which nothing calls.
+    if (def.jwt) fn.addToRolePolicy(new iam.PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [this.jwtSecret.secretArn] }));
     if (def.manageConnections && this.wsApi && this.wsStage) {
       const api = this.formatArn({ service: 'execute-api', resource: this.wsApi.apiId });
       // POST (PostToConnection) only: nothing deletes (DeleteConnection) or reads (GetConnection) a socket.
@@ -354,7 +356,7 @@ export class ChatStack extends Stack {
       fn.addToRolePolicy(new iam.PolicyStatement({ actions: ['execute-api:ManageConnections'], resources: [connections] }));
       acknowledge(role, this.wildcardFinding(connections), 'Connection ids exist only at run time: the grant is to POST @connections/* of this API\'s live stage.');
     }
-    for (const q of def.queues ?? []) this.queues[q].grantSendMessages(fn);
+    for (const q of def.queues ?? []) fn.addToRolePolicy(new iam.PolicyStatement({ actions: ['sqs:SendMessage'], resources: [this.queues[q].queueArn] }));
     // Actions IAM cannot scope to a resource: the stream mapping's dynamodb:ListStreams, and X-Ray's.
     const unscoped = [
       ...('filters' in def ? ['dynamodb:ListStreams (stream event source)'] : []),

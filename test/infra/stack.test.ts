@@ -25,8 +25,10 @@ const logicalId = logicalIdIn(stack);
 const ALL_DEFS: FunctionDef[] = [...ROUTES, ...WS_ROUTES, PUBLISHER, WEBHOOK_DISPATCHER, WEBHOOK_DELIVERER, NOT_FOUND];
 
 const LOG_ACTIONS = ['logs:CreateLogStream', 'logs:PutLogEvents'];
-const SECRET_ACTIONS = ['secretsmanager:DescribeSecret', 'secretsmanager:GetSecretValue'];
-const SEND_ACTIONS = ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'];
+const SECRET_ACTIONS = ['secretsmanager:GetSecretValue'];
+const SEND_ACTIONS = ['sqs:SendMessage'];
+/** What CDK grants a stream consumer's on-failure destination (Lambda itself sends the failed records there). */
+const DESTINATION_ACTIONS = ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'];
 /** What an event source mapping itself needs, granted to the function's role by CDK. */
 const STREAM_READ_ACTIONS = ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator'];
 const SQS_CONSUMER_ACTIONS = ['sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:ReceiveMessage'];
@@ -74,7 +76,7 @@ function expectedGrants(s: ChatStack, res: Record<string, any>, def: FunctionDef
     ...(def.queues ?? []).flatMap((q) => pairs(SEND_ACTIONS, `<${id(s.queues[q])}.Arn>`)),
     // Event source mappings read the stream (ListStreams cannot be scoped) and send failures to the DLQ...
     ...('filters' in def
-      ? [...pairs(STREAM_READ_ACTIONS, `<${id(s.table)}.StreamArn>`), 'dynamodb:ListStreams on *', ...pairs(SEND_ACTIONS, `<${id(streamDlq)}.Arn>`)]
+      ? [...pairs(STREAM_READ_ACTIONS, `<${id(s.table)}.StreamArn>`), 'dynamodb:ListStreams on *', ...pairs(DESTINATION_ACTIONS, `<${id(streamDlq)}.Arn>`)]
       : []),
     // ...or consume the queue, with the function's role.
     ...(def === WEBHOOK_DELIVERER ? pairs(SQS_CONSUMER_ACTIONS, `<${id(s.queues.webhooks)}.Arn>`) : []),
