@@ -186,7 +186,13 @@ test('after the server drops the socket the page reconnects and catches up with 
     await fetch(`${process.env.WS_MANAGEMENT_ENDPOINT}/@connections/${encodeURIComponent(item.connection_id)}`, { method: 'DELETE' });
   }
   await call('POST', `/api/bot/chats/${chat.id}/messages`, { headers: auth, json: { content: 'sent while you were away', sender: 'operator' } });
+  // And an earlier reply edited meanwhile: the page shows its latest version, in place.
+  const history = await call('GET', `/api/bot/chats/${chat.id}/messages`, { headers: auth });
+  const reply = history.body.find((m: any) => m.content === 'You said: before the drop');
+  expect((await call('PATCH', `/api/bot/chats/${chat.id}/messages/${reply.id}`, { headers: auth, json: { content: 'You said: before the drop (corrected)' } })).status).toBe(200);
   await page.locator('.message.outcoming', { hasText: 'sent while you were away' }).waitFor({ timeout: 10_000 });
+  await page.locator('.message.outcoming', { hasText: 'You said: before the drop (corrected)' }).waitFor({ timeout: 10_000 });
+  expect(await page.locator('.message.outcoming', { hasText: 'You said: before the drop' }).count()).toBe(1);
   await page.waitForFunction(() => (globalThis as any).document.getElementById('status')?.textContent === 'online');
 });
 
