@@ -3,7 +3,7 @@
 // shared DynamoDB client), realtime delivery through the real `centrifuge` client, throughput under load from
 // a second process (autocannon), resident memory, and per function its bundle and cold init. With
 // `--before <git-ref>`, the functions of that commit are bundled and cold-started too, in the same run, for a
-// before/after table. See BENCHMARKS.md.
+// before/after table. See docs/benchmarks.md.
 import { mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, existsSync, mkdirSync } from 'node:fs';
 import { Agent, createServer, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { availableParallelism, cpus, tmpdir } from 'node:os';

@@ -31,8 +31,8 @@ export interface LocalDynamo {
  * The JVM's options for DynamoDB Local: the C1 compiler only, and the serial collector. With the JVM's
  * defaults (C2 and G1 on a machine of 2+ cores), the C2 compiler thread took 30-40% of the emulator's CPU over
  * runs of a few thousand requests, and the stream poller's reads kept it at 18-25% of a core at rest (9-11%
- * with these). On a developer's machine, that CPU is better left to the stack's own functions (BENCHMARKS.md
- * "Realtime"). A JDK_JAVA_OPTIONS of your own replaces them.
+ * with these). On a developer's machine, that CPU is better left to the stack's own functions (docs/benchmarks.md,
+ * realtime delivery). A JDK_JAVA_OPTIONS of your own replaces them.
  */
 export const DYNAMO_JVM_OPTIONS = ['-XX:TieredStopAtLevel=1', '-XX:+UseSerialGC'];
 

@@ -268,7 +268,7 @@ export async function startWsGateway(options: WsGatewayOptions): Promise<WsGatew
   });
   // One port, as API Gateway's: a connection that starts with a request to the @connections API (the
   // publisher's keep-alive sockets) is served by serveManagement, without node:http's per-request objects (a
-  // fan-out posts once per socket; BENCHMARKS.md "Realtime"); any other (WebSocket handshakes) goes to node:http.
+  // fan-out posts once per socket; docs/benchmarks.md, realtime delivery); any other (WebSocket handshakes) goes to node:http.
   const sockets = new Set<Socket>();
   const front = createNetServer({ noDelay: true }, (socket) => {
     sockets.add(socket.once('close', () => sockets.delete(socket)));
