@@ -134,7 +134,7 @@ function print(v: BotView): void {
   if (flags.json) return console.log(JSON.stringify(v));
   for (const [k, val] of Object.entries(v)) console.log(`${k.padEnd(18)} ${typeof val === 'object' ? JSON.stringify(val) : val}`);
   if (v.secret_key) console.log('\nThe secret key is shown only now; it is stored hashed.');
-  if (v.webhook_secret) console.log('Verify each webhook with the webhook secret (see README "Webhooks").');
+  if (v.webhook_secret) console.log('Verify each webhook with the webhook secret (see docs/bot-api.md "Webhooks").');
 }
 
 async function main(): Promise<void> {

@@ -7,7 +7,7 @@ const kebab = (key: string) => key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}
 const camel = (option: string) => option.replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase());
 
 export const USAGE = `usage: npm run deploy -- --stage <name> [--<setting> <value> ...] [--dry-run] [-- <cdk deploy options>]
-settings (README "Deploy to AWS"): ${CONTEXT_KEYS.map((k) => `--${kebab(k)}`).join(', ')}
+settings (docs/deploy.md): ${CONTEXT_KEYS.map((k) => `--${kebab(k)}`).join(', ')}
 --dry-run prints the cdk command instead of running it; ${BOOLEAN_KEYS.map((k) => `--${kebab(k)}`).join(', ')} alone mean true.`;
 
 export interface DeployCommand {

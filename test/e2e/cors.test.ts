@@ -4,7 +4,7 @@
 import { apiUrl, call, userWithChat } from '../support/api';
 import { ROUTES } from '../../lib/routes';
 
-/** The headers a browser client sends that need a preflight (README "Retrying a send safely" for the last). */
+/** The headers a browser client sends that need a preflight (docs/api.md "Retrying a send safely" for the last). */
 const CLIENT_HEADERS = ['authorization', 'content-type', 'idempotency-key'];
 const ORIGIN = 'https://shop.example';
 

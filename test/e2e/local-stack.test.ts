@@ -36,7 +36,7 @@ test('start, use, refuse a second start on the same ports, stop on SIGTERM, rest
     });
     expect(first.output()).toContain(demo.client_key);
     expect(first.output()).toContain(`http://localhost:${env.PORT}`);
-    // DynamoDB Local's JVM got the options README documents (C1 only, serial GC), or the caller's own.
+    // DynamoDB Local's JVM got the options docs/configuration.md documents (C1 only, serial GC), or the caller's own.
     const { dynamodb } = JSON.parse(readFileSync(join(dir, 'local-stack.json'), 'utf8'));
     const javaEnv = readFileSync(`/proc/${dynamodb}/environ`, 'utf8').split('\0');
     expect(javaEnv).toContain(`JDK_JAVA_OPTIONS=${process.env.JDK_JAVA_OPTIONS || '-XX:TieredStopAtLevel=1 -XX:+UseSerialGC'}`);

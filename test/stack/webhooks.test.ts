@@ -1,5 +1,5 @@
 // Webhooks as the bot's receiver sees them: a signed message.created for each user message, verified with the
-// webhook secret as README "Webhooks" says. The receiver runs here on WEBHOOK_RECEIVER_PORT; against a deployed
+// webhook secret as docs/bot-api.md "Webhooks" says. The receiver runs here on WEBHOOK_RECEIVER_PORT; against a deployed
 // stack WEBHOOK_RECEIVER_URL must forward to it and be the bot's webhook already.
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { createHmac, timingSafeEqual } from 'node:crypto';
@@ -12,7 +12,7 @@ interface Hit {
   body: any;
 }
 
-/** README "Webhooks": hex HMAC-SHA256 of "<timestamp>.<raw body>", compared in constant time, fresh. */
+/** docs/bot-api.md "Webhooks": hex HMAC-SHA256 of "<timestamp>.<raw body>", compared in constant time, fresh. */
 function verified(secret: string, hit: Hit): boolean {
   const ts = hit.headers['x-webhook-timestamp'];
   const sig = hit.headers['x-webhook-signature'];
