@@ -277,7 +277,7 @@ export const WEBHOOK_DISPATCHER: StreamConsumerDef = {
   batchSize: 20,
   timeoutSeconds: 180,
   // A replayed record queues its job again: the event keeps its id (X-Webhook-Id, the message id), and
-  // receivers dedupe by it (README "Webhooks"). Nothing written while the mapping is (re)created is lost.
+  // receivers dedupe by it (docs/bot-api.md "Webhooks"). Nothing written while the mapping is (re)created is lost.
   startingPosition: 'TRIM_HORIZON',
   failureLog: 'could not queue webhooks; the batch will be retried',
   // Incoming messages of bots with a webhook (create-message marks them from the bot's settings).

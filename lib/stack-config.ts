@@ -30,7 +30,7 @@ export interface StackConfig {
   architecture: 'arm64' | 'x86_64';
   /** Lambda active tracing (X-Ray). API Gateway HTTP and WebSocket APIs cannot trace. */
   tracing: boolean;
-  /** WebSocket stage access logs: need the account's API Gateway CloudWatch role (README "Deploy to AWS"). */
+  /** WebSocket stage access logs: need the account's API Gateway CloudWatch role (docs/deploy.md). */
   wsAccessLogs: boolean;
   /** Alarms notify a new SNS topic with this address subscribed... */
   alarmEmail?: string;
@@ -38,7 +38,7 @@ export interface StackConfig {
   alarmTopicArn?: string;
   /** How long handlers cache bot settings (ms); 0 turns the cache off. */
   botCacheTtlMs: number;
-  /** Abuse limits, by their environment variable (README "Limits"); 0 turns one off, unset ones keep the defaults. */
+  /** Abuse limits, by their environment variable (docs/api.md "Limits"); 0 turns one off, unset ones keep the defaults. */
   limits: Partial<Record<LimitVariable, number>>;
 }
 

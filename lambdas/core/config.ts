@@ -53,7 +53,7 @@ export interface Config {
   /** Delay before each retry of a failed webhook (seconds); its length bounds the retries. */
   webhookRetryDelays: number[];
   botCacheTtlMs: number;
-  /** Abuse limits (README "Limits"); 0 turns one off. */
+  /** Abuse limits (docs/api.md "Limits"); 0 turns one off. */
   limits: {
     messagesPerMinute: number;
     uploadsPerMinute: number;

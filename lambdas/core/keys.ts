@@ -1,4 +1,4 @@
-// Every key of the single table in one place (DESIGN.md "Data model"; README explains the layout).
+// Every key of the single table in one place (docs/architecture.md "Data model" explains the layout).
 
 export interface Key {
   pk: string;

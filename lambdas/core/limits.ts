@@ -1,4 +1,4 @@
-// Size limits of the API in one place (README "Limits" documents the same numbers).
+// Size limits of the API in one place (docs/api.md "Limits" documents the same numbers).
 
 export const LIMITS = {
   externalIdLength: 256,

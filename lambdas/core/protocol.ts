@@ -5,7 +5,7 @@ import { UnauthorizedError } from './errors';
 import { verifyToken, type TokenClaims } from './tokens';
 import { bindConnection, subscribe, unsubscribe } from './realtime';
 
-/** Centrifugo error codes the client acts on (see DESIGN.md "Realtime"). */
+/** Centrifugo error codes the client acts on (docs/realtime.md). */
 export const CODES = {
   internal: 100, // < 100 or temporary → the client retries
   unauthorized: 101, // the client stops

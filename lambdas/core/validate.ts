@@ -35,7 +35,7 @@ export const jsonObject = (maxBytes: number) =>
     v.check((x) => Buffer.byteLength(JSON.stringify(x)) <= maxBytes, `must be at most ${maxBytes} bytes as JSON`),
   );
 
-/** A string of min..max characters (UTF-16 code units, as JavaScript and the README count them). */
+/** A string of min..max characters (UTF-16 code units, as JavaScript and docs/api.md count them). */
 export const text = (min: number, max: number) =>
   v.pipe(
     v.string('must be a string'),

@@ -22,7 +22,7 @@ export interface WebhookEvent {
   message: Awaited<ReturnType<typeof toMessage>>;
 }
 
-/** Hex HMAC-SHA256 of `<timestamp>.<body>` with the bot's webhook secret (README: how to verify). */
+/** Hex HMAC-SHA256 of `<timestamp>.<body>` with the bot's webhook secret (docs/bot-api.md: how to verify). */
 export const signWebhook = (secret: string, timestamp: string, body: string): string =>
   createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex');
 
