@@ -1,7 +1,7 @@
 // POST /api/client/session: find or create the user by external_id and hand out a session token.
-import * as v from 'valibot';
 import { httpHandler } from '../core/http';
-import { parse, text } from '../core/validate';
+import { parse } from '../core/validate';
+import { SessionBody } from '../core/params';
 import { assertClientApiOpen, assertIdentity, getBotByClientKey } from '../core/bots';
 import { ForbiddenError } from '../core/errors';
 import { findOrCreateUser } from '../core/users';
@@ -10,18 +10,9 @@ import { realtimeBlock } from '../core/channels';
 import { config } from '../core/config';
 import { newUuid } from '../core/ids';
 import { consumeRate } from '../core/rate';
-import { LIMITS } from '../core/limits';
-
-const Body = v.object({
-  client_key: v.pipe(v.string('client_key is required and must be a string'), v.regex(/^cli_[A-Za-z0-9]{1,128}$/, 'must look like cli_...')),
-  external_id: v.nullish(text(1, LIMITS.externalIdLength)),
-  first_name: v.nullish(text(0, LIMITS.personNameLength)),
-  last_name: v.nullish(text(0, LIMITS.personNameLength)),
-  external_id_hash: v.nullish(v.pipe(v.string('must be a string'), v.maxLength(128, 'must be at most 128 characters'))),
-});
 
 export const handler = httpHandler(async (req) => {
-  const body = parse(Body, req.json());
+  const body = parse(SessionBody, req.json());
   // Per IP, before any check that could be guessed at (client keys, identity hashes).
   await consumeRate({ name: 'sessions', subject: req.sourceIp(), perMinute: config().limits.sessionsPerIpPerMinute });
   const bot = assertClientApiOpen(await getBotByClientKey(body.client_key));

@@ -4,7 +4,7 @@ import type { HttpRequest } from './http';
 import { BadRequestError } from './errors';
 import { isMessageId, isUuid } from './ids';
 import { CONTENT_TYPES, FILE_TYPES, LIMITS } from './limits';
-import { httpUrl, parse, text } from './validate';
+import { httpUrl, jsonObject, parse, text } from './validate';
 import type { Edit, HistoryPage } from './messages';
 import type { StoredFile } from './files';
 
@@ -44,12 +44,28 @@ export function historyPage(req: HttpRequest): HistoryPage {
   return { limit, after, before };
 }
 
+/** POST /api/client/session */
+export const SessionBody = v.object({
+  client_key: v.pipe(v.string('client_key is required and must be a string'), v.regex(/^cli_[A-Za-z0-9]{1,128}$/, 'must look like cli_...')),
+  external_id: v.nullish(text(1, LIMITS.externalIdLength)),
+  first_name: v.nullish(text(0, LIMITS.personNameLength)),
+  last_name: v.nullish(text(0, LIMITS.personNameLength)),
+  external_id_hash: v.nullish(v.pipe(v.string('must be a string'), v.maxLength(128, 'must be at most 128 characters'))),
+});
+
+/** POST /api/client/chats */
+export const ChatBody = v.object({
+  name: v.pipe(text(1, LIMITS.nameLength), v.check((s) => s.trim().length > 0, 'must not be blank')),
+  additional_info: v.optional(jsonObject(LIMITS.additionalInfoBytes)),
+  image_url: v.optional(v.nullable(httpUrl)),
+});
+
 const contentTypeList = CONTENT_TYPES.join(', ');
 const IDEMPOTENCY_KEY_RE = /^[\x21-\x7e]{1,128}$/;
 const idempotencyKey = v.pipe(v.string('must be a string'), v.regex(IDEMPOTENCY_KEY_RE, 'must be 1 to 128 printable ASCII characters'));
 const fileTypeList = FILE_TYPES.join(', ');
 
-const MessageBody = v.object({
+export const MessageBody = v.object({
   content: v.optional(
     v.pipe(
       v.string('must be a string'),
@@ -76,11 +92,13 @@ const MessageBody = v.object({
   ),
 });
 
+export const BotSenderBody = v.object({ sender: v.nullish(v.picklist(['bot', 'operator'])) });
+
 /** Bot API: who writes a reply, `bot` (default) or a human `operator`. */
 export function botSender(req: HttpRequest): 'bot' | 'operator' {
-  const sender = req.json().sender ?? 'bot';
-  if (sender !== 'bot' && sender !== 'operator') throw new BadRequestError('sender must be "bot" or "operator"');
-  return sender;
+  const sender = v.safeParse(BotSenderBody.entries.sender, req.json().sender);
+  if (!sender.success) throw new BadRequestError('sender must be "bot" or "operator"');
+  return sender.output ?? 'bot';
 }
 
 /** Bot API chat list paging: limit 1..200 (default 50) and an opaque cursor. */
@@ -126,7 +144,7 @@ export function messageBody(req: HttpRequest): MessageInput {
   };
 }
 
-const EditBody = v.object({
+export const EditBody = v.object({
   content: v.pipe(
     text(1, LIMITS.contentLength),
     v.check((c) => c.trim() !== '', 'must not be blank'),

@@ -1,5 +1,8 @@
 // Plain HTTP calls to a running stack (fetch, JSON in and out): no access to the stack's internals, so the
-// integration suite (test/stack) uses it against deployed stacks too.
+// integration suite (test/stack) uses it against deployed stacks too. Every response is checked against
+// docs/openapi.yaml (test/support/openapi.ts): one that the document does not describe fails the call.
+import { checkResponse } from './openapi';
+
 export const apiUrl = (): string => {
   const url = process.env.TEST_API_URL;
   if (!url) throw new Error('TEST_API_URL is not set: run the tests through jest (global set-up starts the stack)');
@@ -37,8 +40,12 @@ export async function call<T = any>(method: string, path: string, opts: CallOpti
   } catch {
     /* not JSON: the assertion on it will say so */
   }
+  const problems = checkResponse({ method: method.toUpperCase(), path, requestHeaders: lowerKeys(headers), status: res.status, headers: res.headers, text, body: parsed });
+  if (problems.length > 0) throw new Error(`Response not as documented (docs/openapi.yaml):\n${problems.join('\n')}`);
   return { status: res.status, body: parsed as T, headers: res.headers };
 }
+
+const lowerKeys = (h: Record<string, string>) => Object.fromEntries(Object.entries(h).map(([k, v]) => [k.toLowerCase(), v]));
 
 export const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{3})?Z$/;
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;

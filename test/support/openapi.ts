@@ -1,0 +1,119 @@
+// Every response the tests receive through call() is checked against docs/openapi.yaml: the route is found by
+// its path template and method, the status must be documented for it, and the body (and required headers,
+// e.g. Retry-After) must match the schema for that status. A field added, renamed or missing fails the test
+// that received it. Requests the API deliberately does not cover (CORS preflights answered by the gateway,
+// the local gateway's static files) are skipped; any other unmatched route must be the default route's 404.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
+import { parse } from 'yaml';
+
+export const OPENAPI_PATH = join(__dirname, '..', '..', 'docs', 'openapi.yaml');
+const DOC_ID = 'openapi.json';
+
+type Json = Record<string, any>;
+
+let state: { doc: Json; ajv: Ajv2020; routes: { method: string; template: string; re: RegExp }[] } | undefined;
+const compiled = new Map<string, ValidateFunction>();
+
+function load() {
+  if (state) return state;
+  const doc = parse(readFileSync(OPENAPI_PATH, 'utf8')) as Json;
+  // strict off: OpenAPI's own keywords (description, examples, contentMediaType...) sit beside the schemas.
+  const ajv = new Ajv2020({ strict: false, allErrors: true, validateSchema: false, validateFormats: false });
+  ajv.addSchema(doc, DOC_ID);
+  const routes = Object.entries(doc.paths as Json).flatMap(([template, item]) =>
+    ['get', 'post', 'patch', 'put', 'delete'].filter((m) => item[m]).map((m) => ({
+      method: m.toUpperCase(),
+      template,
+      re: new RegExp(`^${template.replace(/\{[^}]+\}/g, '[^/]+')}$`),
+    })),
+  );
+  return (state = { doc, ajv, routes });
+}
+
+const escape = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
+
+/** Follows an OpenAPI `$ref` (responses, headers) to the object and its JSON pointer. */
+function deref(doc: Json, pointer: string): { node: Json; pointer: string } {
+  let node: any = doc;
+  for (const part of pointer.split('/').slice(1)) node = node?.[part.replace(/~1/g, '/').replace(/~0/g, '~')];
+  if (node && typeof node.$ref === 'string' && node.$ref.startsWith('#/')) return deref(doc, node.$ref.slice(1));
+  return { node, pointer };
+}
+
+function validator(pointer: string): ValidateFunction {
+  let v = compiled.get(pointer);
+  if (!v) compiled.set(pointer, (v = load().ajv.compile({ $ref: `${DOC_ID}#${pointer}` })));
+  return v;
+}
+
+export interface Exchange {
+  method: string;
+  /** The path as requested, query string included. */
+  path: string;
+  requestHeaders: Record<string, string>;
+  status: number;
+  headers: Headers;
+  text: string;
+  body: unknown;
+}
+
+/** Outside the API on purpose: a CORS preflight (API Gateway answers it) and the local gateway's static files. */
+function outsideApi(x: Exchange): boolean {
+  if (x.method === 'OPTIONS' && x.requestHeaders.origin && x.requestHeaders['access-control-request-method']) return true;
+  const path = x.path.split('?')[0];
+  return (x.method === 'GET' || x.method === 'HEAD') && x.status === 200 && !path.startsWith('/api/');
+}
+
+/** The problems of one exchange against the document: [] when it matches. */
+export function checkResponse(x: Exchange): string[] {
+  const { doc, routes } = load();
+  const path = x.path.split('?')[0];
+  if (outsideApi(x)) return [];
+  const route = routes.find((r) => r.method === x.method && r.re.test(path));
+  let schemaPointer: string;
+  let response: Json;
+  if (!route) {
+    // The default route: any other method and path.
+    if (x.status !== doc['x-default-route'].status) return [`no route in docs/openapi.yaml for ${x.method} ${path} (status ${x.status})`];
+    schemaPointer = '/x-default-route/schema';
+    response = { content: { 'application/json': {} } };
+  } else {
+    const opPointer = `/paths/${escape(route.template)}/${x.method.toLowerCase()}`;
+    const status = String(x.status);
+    if (!doc.paths[route.template][x.method.toLowerCase()].responses[status]) {
+      return [`${x.method} ${route.template} answered ${status}, which docs/openapi.yaml does not document`];
+    }
+    const resolved = deref(doc, `${opPointer}/responses/${status}`);
+    response = resolved.node;
+    schemaPointer = `${resolved.pointer}/content/${escape('application/json')}/schema`;
+  }
+  const problems: string[] = [];
+  const where = `${x.method} ${route?.template ?? path} ${x.status}`;
+  for (const [name, header] of Object.entries((response.headers ?? {}) as Json)) {
+    const h = header.$ref ? deref(doc, header.$ref.slice(1)).node : header;
+    const value = x.headers.get(name);
+    if (value === null) {
+      if (h.required) problems.push(`${where}: missing header ${name}`);
+    } else if (h.schema && !load().ajv.validate(h.schema.$ref ? { $ref: `${DOC_ID}${h.schema.$ref}` } : h.schema, value)) {
+      problems.push(`${where}: header ${name}: ${value} does not match its schema`);
+    }
+  }
+  if (!response.content) {
+    if (x.text !== '') problems.push(`${where}: documented without a body, got ${x.text.slice(0, 200)}`);
+    return problems;
+  }
+  const contentType = x.headers.get('content-type') ?? '';
+  if (!contentType.startsWith('application/json')) problems.push(`${where}: content-type ${contentType}, documented application/json`);
+  if (x.body === x.text && !/^\s*"/.test(x.text)) return [...problems, `${where}: the body is not JSON: ${x.text.slice(0, 200)}`];
+  const validate = validator(schemaPointer);
+  if (!validate(x.body)) {
+    problems.push(
+      `${where}: the body does not match docs/openapi.yaml: ` +
+        validate.errors!.map((e) => `${e.instancePath || '/'} ${e.message}${e.params ? ' ' + JSON.stringify(e.params) : ''}`).join('; ') +
+        `\nbody: ${x.text.slice(0, 500)}`,
+    );
+  }
+  return problems;
+}

@@ -1,0 +1,52 @@
+// docs/openapi.yaml: generated (never stale), and the response check every call() runs catches what it must.
+import { readFileSync } from 'node:fs';
+import { buildDocument, DOC_PATH } from '../../bin/openapi';
+import { checkResponse, type Exchange } from '../support/openapi';
+
+test('docs/openapi.yaml is what `npm run openapi` generates (base + the valibot request schemas)', () => {
+  expect(readFileSync(DOC_PATH, 'utf8')).toBe(buildDocument());
+});
+
+const message = {
+  id: '1795432431613093898',
+  chat_id: '42eb31ff-11e9-45b0-98e7-e166037632c6',
+  content: 'Hello!',
+  content_type: 'text',
+  sender_type: 'incoming',
+  sender: 'user',
+  files: null,
+  is_edited: false,
+  edited_at: null,
+  created_at: '2026-11-23T11:13:51.613Z',
+};
+const exchange = ({ headers, ...x }: Partial<Exchange> & { body: unknown }): Exchange => ({
+  method: 'POST',
+  path: `/api/client/chats/${message.chat_id}/messages`,
+  requestHeaders: {},
+  status: 201,
+  text: JSON.stringify(x.body),
+  ...x,
+  headers: new Headers({ 'content-type': 'application/json; charset=utf-8', ...Object.fromEntries(headers ?? []) }),
+});
+
+test('a response as documented passes', () => {
+  expect(checkResponse(exchange({ body: message }))).toEqual([]);
+  expect(checkResponse(exchange({ method: 'GET', path: '/api/no/such/route?x=1', status: 404, body: { error: 'No route for GET /api/no/such/route' } }))).toEqual([]);
+  expect(checkResponse(exchange({ status: 429, body: { error: 'Too many' }, headers: new Headers({ 'retry-after': '12' }) }))).toEqual([]);
+});
+
+test('a field added, renamed or missing, a wrong type, an undocumented status or route, a missing Retry-After fail', () => {
+  const { edited_at: _e, ...missing } = message;
+  const cases: Exchange[] = [
+    exchange({ body: { ...message, extra: 1 } }),
+    exchange({ body: missing }),
+    exchange({ body: { ...message, sender: 'robot' } }),
+    exchange({ body: { ...message, id: 42 } }),
+    exchange({ status: 202, body: message }),
+    exchange({ status: 400, body: { message: 'Bad' } }),
+    exchange({ status: 429, body: { error: 'Too many' } }),
+    exchange({ method: 'GET', path: '/api/no/such/route', status: 200, body: {} }),
+    exchange({ method: 'DELETE', path: `/api/client/chats/${message.chat_id}/messages`, status: 500, body: { error: 'x' } }),
+  ];
+  for (const c of cases) expect(checkResponse(c)).not.toEqual([]);
+});
