@@ -59,11 +59,14 @@ export interface Exchange {
   body: unknown;
 }
 
-/** Outside the API on purpose: a CORS preflight (API Gateway answers it) and the local gateway's static files. */
+/**
+ * Outside the API on purpose: a CORS preflight (API Gateway answers it) and the local gateway's static files
+ * (the chat page, the document itself at /api/openapi.json and its reference at /docs: lib/local/web.ts).
+ */
 function outsideApi(x: Exchange): boolean {
   if (x.method === 'OPTIONS' && x.requestHeaders.origin && x.requestHeaders['access-control-request-method']) return true;
   const path = x.path.split('?')[0];
-  return (x.method === 'GET' || x.method === 'HEAD') && x.status === 200 && !path.startsWith('/api/');
+  return (x.method === 'GET' || x.method === 'HEAD') && x.status === 200 && (!path.startsWith('/api/') || path === '/api/openapi.json');
 }
 
 /** The problems of one exchange against the document: [] when it matches. */
