@@ -1,53 +1,18 @@
 // The browser chat page: the contract's typical flow and client conventions, as reference code for
 // integrators. Config: ?api=<base URL>&client_key=<cli_...> on the URL, else config.json beside the page.
 import { Centrifuge, type Subscription } from 'centrifuge';
+import type { components } from './api-types';
 
-interface User {
-  id: string;
-  external_id: string;
-}
-interface Widget {
-  primary_color: string;
-  multiple_chats: boolean;
-  attachments: boolean;
-}
-interface Realtime {
-  url: string;
-  token: string;
-  channel: string;
-}
-interface Session {
-  session_token: string;
-  expires_at: string;
-  user: User;
-  realtime?: Realtime;
-  widget: Widget;
-}
-interface Chat {
-  id: string;
-  name: string;
-  unread_msg_by_user: number;
-  updated_at: string;
-}
-interface FileItem {
-  id: string | null;
-  type: string;
-  url: string;
-  name: string | null;
-}
-interface Message {
-  id: string;
-  chat_id: string;
-  content: string;
-  content_type: string;
-  sender_type: 'incoming' | 'outcoming';
-  sender: string;
-  files: FileItem[] | null;
-  is_edited: boolean;
-  /** Set by the bot side's edits; of two copies of a message, the one with the later edited_at is current. */
-  edited_at: string | null;
-  created_at: string;
-}
+// The API's types, generated from docs/openapi.yaml into api-types.ts (`npm run openapi`): nothing hand-written.
+type Schemas = components['schemas'];
+type Session = Schemas['Session'];
+type Widget = Schemas['Widget'];
+type Chat = Schemas['Chat'];
+type Message = Schemas['Message'];
+type UploadedFile = Schemas['UploadedFile'];
+type MessageRequest = Schemas['MessageRequest'];
+/** What arrives on the user's channel. */
+type Publication = Schemas['RealtimePublication'];
 
 /** An error with a message a person can read. */
 class ApiError extends Error {
@@ -97,7 +62,7 @@ class Api {
   /** POST /session with the stored external_id (omitted on a first visit); remembers the one we get. */
   async startSession(): Promise<Session> {
     const externalId = localStorage.getItem(this.storageKey);
-    const json = { client_key: this.clientKey, ...(externalId && { external_id: externalId }) };
+    const json: Schemas['SessionRequest'] = { client_key: this.clientKey, ...(externalId && { external_id: externalId }) };
     this.session = await this.request<Session>('POST', '/api/client/session', { json, auth: false });
     localStorage.setItem(this.storageKey, this.session.user.external_id);
     return this.session;
@@ -354,7 +319,7 @@ function expiresSoon(token: string): boolean {
   }
 }
 
-function connectRealtime(rt: Realtime): void {
+function connectRealtime(rt: Schemas['RealtimeBlock']): void {
   // The realtime URL carries the token: the server checks it before the socket opens. Every (re)connect
   // puts the latest token in the URL, so a token renewed below is the one the handshake sees.
   let token = rt.token;
@@ -371,14 +336,18 @@ function connectRealtime(rt: Realtime): void {
   const sub: Subscription = client.newSubscription(rt.channel);
   let subscribedBefore = false;
   sub.on('publication', (ctx) => {
-    const event = ctx.data as { type: string; data: Message & { action?: string; chat_id: string } };
+    const event = ctx.data as Publication;
     if (event.type === 'message') {
-      if (!chats.some((c) => c.id === event.data.chat_id)) void loadChats().then(renderChatList);
-      addMessages([event.data], true);
-    } else if (event.type === 'action' && event.data.action === 'typing') {
-      startTyping(event.data.chat_id, (event.data as { sender?: string }).sender ?? 'bot');
-    } else if (event.type === 'action' && event.data.action === 'read') {
-      unread.set(event.data.chat_id, 0);
+      const message = event.data;
+      if (!chats.some((c) => c.id === message.chat_id)) void loadChats().then(renderChatList);
+      addMessages([message], true);
+      return;
+    }
+    const action = event.data;
+    if (action.action === 'typing') {
+      startTyping(action.chat_id, action.sender);
+    } else if (action.action === 'read') {
+      unread.set(action.chat_id, 0);
       renderBadge();
     }
   });
@@ -409,18 +378,17 @@ function startPolling(): void {
   }, POLL_MS);
 }
 
-async function send(content: string, extra: { content_type?: string; files?: string[] } = {}): Promise<void> {
+async function send(content: string, extra: Pick<MessageRequest, 'content_type' | 'files'> = {}): Promise<void> {
   if (!current) return;
-  const sent = await api.request<Message>('POST', `/api/client/chats/${current}/messages`, {
-    json: { content, content_type: 'text', ...extra },
-  });
+  const json: MessageRequest = { content, content_type: 'text', ...extra };
+  const sent = await api.request<Message>('POST', `/api/client/chats/${current}/messages`, { json });
   addMessages([sent]);
 }
 
 async function attach(file: File): Promise<void> {
   const form = new FormData();
   form.append('file', file, file.name);
-  const uploaded = await api.request<{ id: string; type: string }>('POST', '/api/client/files', { form });
+  const uploaded = await api.request<UploadedFile>('POST', '/api/client/files', { form });
   await send('', { content_type: uploaded.type === 'photo' ? 'photo' : 'document', files: [uploaded.id] });
 }
 

@@ -1,10 +1,20 @@
 // docs/openapi.yaml: generated (never stale), and the response check every call() runs catches what it must.
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { buildDocument, DOC_PATH } from '../../bin/openapi';
 import { checkResponse, type Exchange } from '../support/openapi';
 
 test('docs/openapi.yaml is what `npm run openapi` generates (base + the valibot request schemas)', () => {
   expect(readFileSync(DOC_PATH, 'utf8')).toBe(buildDocument());
+});
+
+test('web/api-types.ts is what openapi-typescript generates from it (the command of `npm run openapi`, with --check)', () => {
+  const root = join(__dirname, '..', '..');
+  const script: string = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).scripts.openapi;
+  const args = /openapi-typescript (.+)$/.exec(script)![1].split(' ');
+  const run = spawnSync(process.execPath, [join(root, 'node_modules', 'openapi-typescript', 'bin', 'cli.js'), ...args, '--check'], { cwd: root, encoding: 'utf8', timeout: 60_000 });
+  expect({ status: run.status, stderr: run.stderr.split('\n').filter((l) => /stale|error/i.test(l)) }).toEqual({ status: 0, stderr: [] });
 });
 
 const message = {
