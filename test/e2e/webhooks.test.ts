@@ -10,6 +10,7 @@ import { jsonLines } from '../support/jsonl';
 import { liveClient, until } from '../support/realtime';
 import { updateBot } from '../../lambdas/core/bots';
 import { verifyWebhook } from '../../examples/echo-bot';
+import { checkWebhook } from '../support/openapi';
 
 interface Hit {
   headers: IncomingMessage['headers'];
@@ -26,6 +27,7 @@ async function receiver(answer: (n: number) => number | 'hang' = () => 200) {
     for await (const c of req) chunks.push(c as Buffer);
     const raw = Buffer.concat(chunks).toString();
     hits.push({ headers: req.headers, raw, body: JSON.parse(raw) });
+    undocumented.push(...checkWebhook('message.created', req.headers, JSON.parse(raw)));
     const a = answer(hits.length);
     if (a === 'hang') {
       pending++;
@@ -46,6 +48,12 @@ async function receiver(answer: (n: number) => number | 'hang' = () => 200) {
 
 const servers: { close(): void }[] = [];
 afterAll(() => servers.forEach((s) => s.close()));
+
+/** Every delivery the receivers got, checked against docs/openapi.yaml's webhooks.message.created. */
+const undocumented: string[] = [];
+afterEach(() => {
+  expect(undocumented.splice(0)).toEqual([]);
+});
 
 async function botWithWebhook(answer?: (n: number) => number | 'hang') {
   const r = await receiver(answer);

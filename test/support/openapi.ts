@@ -120,3 +120,33 @@ export function checkResponse(x: Exchange): string[] {
   }
   return problems;
 }
+
+/** Problems of a value against a named schema of the document (components.schemas): [] when it matches. */
+export function checkSchema(name: string, value: unknown): string[] {
+  const validate = validator(`/components/schemas/${escape(name)}`);
+  if (validate(value)) return [];
+  return [
+    `${name}: does not match docs/openapi.yaml: ` +
+      validate.errors!.map((e) => `${e.instancePath || '/'} ${e.message}${e.params ? ' ' + JSON.stringify(e.params) : ''}`).join('; ') +
+      `\nvalue: ${JSON.stringify(value).slice(0, 500)}`,
+  ];
+}
+
+/** Problems of a webhook delivery (headers in lower case, the parsed body) against `webhooks.<event>`. */
+export function checkWebhook(event: string, headers: Record<string, string | string[] | undefined>, body: unknown): string[] {
+  const { doc } = load();
+  const op = doc.webhooks?.[event]?.post;
+  if (!op) return [`webhook ${event} is not in docs/openapi.yaml`];
+  const problems: string[] = [];
+  for (const p of op.parameters ?? []) {
+    if (p.in !== 'header') continue;
+    const value = headers[p.name.toLowerCase()];
+    if (value === undefined) {
+      if (p.required) problems.push(`webhook ${event}: missing header ${p.name}`);
+    } else if (!load().ajv.validate(p.schema.$ref ? { $ref: `${DOC_ID}${p.schema.$ref}` } : p.schema, value)) {
+      problems.push(`webhook ${event}: header ${p.name}: ${String(value)} does not match its schema`);
+    }
+  }
+  const ref: string = op.requestBody.content['application/json'].schema.$ref;
+  return [...problems, ...checkSchema(ref.split('/').pop()!, body)];
+}

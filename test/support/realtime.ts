@@ -1,6 +1,7 @@
 // The real `centrifuge` client over `ws`, as a browser would use it with the session's realtime block.
 import { Centrifuge, type PublicationContext, type Subscription } from 'centrifuge';
 import WebSocket from 'ws';
+import { checkSchema } from './openapi';
 
 export interface RealtimeBlock {
   provider: string;
@@ -37,7 +38,12 @@ export async function liveClient(rt: RealtimeBlock, options: Partial<Constructor
   });
   const publications: any[] = [];
   const sub = client.newSubscription(rt.channel);
-  sub.on('publication', (ctx: PublicationContext) => publications.push(ctx.data));
+  // Every publication is checked against docs/openapi.yaml's RealtimePublication; waitFor fails on a mismatch.
+  const undocumented: string[] = [];
+  sub.on('publication', (ctx: PublicationContext) => {
+    undocumented.push(...checkSchema('RealtimePublication', ctx.data));
+    publications.push(ctx.data);
+  });
   let id = '';
   client.on('connected', (ctx) => (id = ctx.client));
   const subscribed = new Promise<void>((resolve, reject) => {
@@ -55,7 +61,8 @@ export async function liveClient(rt: RealtimeBlock, options: Partial<Constructor
     clientId: () => id,
     waitFor: async (predicate, timeoutMs = 5000) => {
       let found: any;
-      await until(() => (found = publications.find(predicate)) !== undefined, timeoutMs, 'a publication');
+      await until(() => (found = publications.find(predicate)) !== undefined || undocumented.length > 0, timeoutMs, 'a publication');
+      if (undocumented.length > 0) throw new Error(`Publication not as documented (docs/openapi.yaml):\n${undocumented.join('\n')}`);
       return found;
     },
     close: () => client.disconnect(),
