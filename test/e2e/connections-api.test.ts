@@ -51,7 +51,8 @@ async function rawConnection() {
 async function subscriber() {
   const { session } = await userWithChat();
   const rt = (session as any).realtime;
-  const c = await liveClient(rt);
+  // The frames below are the test's own, posted through the @connections API: not the service's publications.
+  const c = await liveClient(rt, {}, false);
   clients.push(c);
   const frame = (data: unknown) => JSON.stringify({ push: { channel: rt.channel, pub: { data } } });
   return { c, id: encodeURIComponent(c.clientId()), frame };

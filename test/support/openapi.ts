@@ -3,7 +3,7 @@
 // e.g. Retry-After) must match the schema for that status. A field added, renamed or missing fails the test
 // that received it. Requests the API deliberately does not cover (CORS preflights answered by the gateway,
 // the local gateway's static files) are skipped; any other unmatched route must be the default route's 404.
-import { readFileSync } from 'node:fs';
+import { appendFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import { parse } from 'yaml';
@@ -75,6 +75,8 @@ export function checkResponse(x: Exchange): string[] {
   const path = x.path.split('?')[0];
   if (outsideApi(x)) return [];
   const route = routes.find((r) => r.method === x.method && r.re.test(path));
+  // OPENAPI_COVERAGE=<file>: one line per response checked (route and status), to see what the tests reach.
+  if (process.env.OPENAPI_COVERAGE) appendFileSync(process.env.OPENAPI_COVERAGE, `${x.method} ${route?.template ?? '(default route)'} ${x.status}\n`);
   let schemaPointer: string;
   let response: Json;
   if (!route) {
