@@ -519,7 +519,7 @@ export interface components {
                 "application/json": components["schemas"]["UploadedFile"];
             };
         };
-        /** @description The request is invalid (body, path or query parameter) */
+        /** @description The request is invalid (body, path or query parameter; an upload that is not multipart/form-data) */
         BadRequest: {
             headers: {
                 [name: string]: unknown;
@@ -571,15 +571,6 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["Error"] | components["schemas"]["GatewayError"];
-            };
-        };
-        /** @description The body is not multipart/form-data */
-        UnsupportedMediaType: {
-            headers: {
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["Error"];
             };
         };
         /** @description A rate limit (per user a minute, or sessions per IP a minute) */
@@ -836,7 +827,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -1051,7 +1041,6 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
