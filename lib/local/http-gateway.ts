@@ -44,6 +44,60 @@ function safeDecode(s: string): string {
   }
 }
 
+/** What an HTTP API payload v2 event is made of: the request as it arrived, and the route it matched. */
+export interface HttpApiRequest {
+  method: string;
+  /** The route's path template, or '$default' when none matched. */
+  routePath: string;
+  params: Record<string, string>;
+  rawPath: string;
+  rawQueryString: string;
+  /** Header names in lower case, one value each (cookies apart). */
+  headers: Record<string, string>;
+  cookies?: string[];
+  body: Buffer;
+  sourceIp: string;
+  protocol: string;
+  /** The account and API ids in requestContext. */
+  accountId?: string;
+  apiId?: string;
+}
+
+/** An HTTP API payload v2 event, as API Gateway builds it (the local gateway's, and the IAM tier's). */
+export function httpApiEvent(r: HttpApiRequest): APIGatewayProxyEventV2 {
+  const query: Record<string, string> = {};
+  for (const [k, v] of new URLSearchParams(r.rawQueryString)) query[k] = k in query ? `${query[k]},${v}` : v;
+  const binary = r.body.length > 0 && !TEXT_TYPES.test(r.headers['content-type'] ?? '');
+  const now = new Date();
+  const routeKey = r.routePath === '$default' ? '$default' : `${r.method} ${r.routePath}`;
+  const host = r.headers.host ?? 'localhost';
+  return {
+    version: '2.0',
+    routeKey,
+    rawPath: r.rawPath,
+    rawQueryString: r.rawQueryString,
+    cookies: r.cookies,
+    headers: r.headers,
+    queryStringParameters: Object.keys(query).length ? query : undefined,
+    pathParameters: Object.keys(r.params).length ? r.params : undefined,
+    requestContext: {
+      accountId: r.accountId ?? 'local',
+      apiId: r.apiId ?? 'local',
+      domainName: host,
+      domainPrefix: host.split('.')[0],
+      http: { method: r.method, path: r.rawPath, protocol: r.protocol, sourceIp: r.sourceIp, userAgent: r.headers['user-agent'] ?? '' },
+      requestId: randomUUID(),
+      routeKey,
+      stage: '$default',
+      time: now.toUTCString(),
+      timeEpoch: now.getTime(),
+    },
+    body: r.body.length ? r.body.toString(binary ? 'base64' : 'utf8') : undefined,
+    isBase64Encoded: binary,
+  };
+}
+
+/** The event of a request that reached the local gateway. */
 export function buildHttpEvent(
   req: IncomingMessage,
   body: Buffer,
@@ -56,42 +110,18 @@ export function buildHttpEvent(
     if (value === undefined || name === 'cookie') continue;
     headers[name] = Array.isArray(value) ? value.join(',') : value;
   }
-  const query: Record<string, string> = {};
-  for (const [k, v] of new URLSearchParams(rawQueryString)) query[k] = k in query ? `${query[k]},${v}` : v;
-  const contentType = headers['content-type'] ?? '';
-  const binary = body.length > 0 && !TEXT_TYPES.test(contentType);
-  const now = new Date();
-  const routeKey = match.route.path === '$default' ? '$default' : `${match.route.method} ${match.route.path}`;
-  return {
-    version: '2.0',
-    routeKey,
+  return httpApiEvent({
+    method: match.route.method,
+    routePath: match.route.path,
+    params: match.params,
     rawPath,
     rawQueryString,
-    cookies: req.headers.cookie?.split(/;\s*/),
     headers,
-    queryStringParameters: Object.keys(query).length ? query : undefined,
-    pathParameters: Object.keys(match.params).length ? match.params : undefined,
-    requestContext: {
-      accountId: 'local',
-      apiId: 'local',
-      domainName: headers.host ?? 'localhost',
-      domainPrefix: (headers.host ?? 'localhost').split('.')[0],
-      http: {
-        method: match.route.method,
-        path: rawPath,
-        protocol: `HTTP/${req.httpVersion}`,
-        sourceIp: req.socket.remoteAddress?.replace(/^::ffff:/, '') ?? '127.0.0.1',
-        userAgent: headers['user-agent'] ?? '',
-      },
-      requestId: randomUUID(),
-      routeKey,
-      stage: '$default',
-      time: now.toUTCString(),
-      timeEpoch: now.getTime(),
-    },
-    body: body.length ? body.toString(binary ? 'base64' : 'utf8') : undefined,
-    isBase64Encoded: binary,
-  };
+    cookies: req.headers.cookie?.split(/;\s*/),
+    body,
+    sourceIp: req.socket.remoteAddress?.replace(/^::ffff:/, '') ?? '127.0.0.1',
+    protocol: `HTTP/${req.httpVersion}`,
+  });
 }
 
 function corsHeaders(req: IncomingMessage): Record<string, string> {

@@ -27,6 +27,28 @@ interface Connection {
   lifetimeTimer?: NodeJS.Timeout;
 }
 
+/**
+ * A WebSocket API event as API Gateway delivers it to a route's function: the $connect request's query and
+ * headers, a frame's body (the local gateway's, and the IAM tier's).
+ */
+export function wsApiEvent(
+  routeKey: WsRouteDef['routeKey'],
+  connectionId: string,
+  r: { query?: Record<string, string>; headers?: Record<string, string>; body?: string } = {},
+): WsEvent {
+  return {
+    requestContext: {
+      connectionId,
+      routeKey,
+      eventType: routeKey === '$connect' ? 'CONNECT' : routeKey === '$disconnect' ? 'DISCONNECT' : 'MESSAGE',
+      requestId: randomUUID(),
+    },
+    ...(r.query && { queryStringParameters: r.query }),
+    ...(r.headers && { headers: r.headers }),
+    ...(r.body !== undefined && { body: r.body, isBase64Encoded: false }),
+  };
+}
+
 export interface WsGatewayOptions {
   host: string;
   port: number;
@@ -153,20 +175,14 @@ export async function startWsGateway(options: WsGatewayOptions): Promise<WsGatew
   const connections = new Map<string, Connection>();
   const wss = new WebSocketServer({ noServer: true, maxPayload: WS_LIMITS.maxFrameBytes });
 
-  const event = (routeKey: WsRouteDef['routeKey'], connectionId: string, req?: IncomingMessage, body?: string): WsEvent => {
-    const url = req ? new URL(req.url ?? '/', 'http://local') : undefined;
-    return {
-      requestContext: {
-        connectionId,
-        routeKey,
-        eventType: routeKey === '$connect' ? 'CONNECT' : routeKey === '$disconnect' ? 'DISCONNECT' : 'MESSAGE',
-        requestId: randomUUID(),
-      },
-      ...(url && { queryStringParameters: Object.fromEntries(url.searchParams) }),
-      ...(req && { headers: Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(',') : v])) }),
-      ...(body !== undefined && { body, isBase64Encoded: false }),
-    };
-  };
+  const event = (routeKey: WsRouteDef['routeKey'], connectionId: string, req?: IncomingMessage, body?: string): WsEvent =>
+    wsApiEvent(routeKey, connectionId, {
+      ...(req && {
+        query: Object.fromEntries(new URL(req.url ?? '/', 'http://local').searchParams),
+        headers: Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(',') : (v ?? '')])),
+      }),
+      body,
+    });
 
   const call = async (routeKey: WsRouteDef['routeKey'], ev: WsEvent): Promise<WsResult> => {
     try {

@@ -11,6 +11,8 @@ import { startRecorder, type Call, type Recorder } from './recorder';
 import { createUser, putPolicy, type Keys } from './iam';
 import { createStack, motoPolicy, synthTemplate, REGION, type MotoStack } from './template';
 import { matchesFilter, toLambdaRecord } from '../../lib/local/stream-poller';
+import { httpApiEvent } from '../../lib/local/http-gateway';
+import { wsApiEvent } from '../../lib/local/ws-gateway';
 import type { FunctionDef, RouteDef, StreamConsumerDef } from '../../lib/routes';
 import { freePort } from '../support/ports';
 
@@ -222,41 +224,23 @@ export interface HttpRequestSpec {
   contentType?: string;
 }
 
-const TEXT = /^(application\/json|text\/)/;
-
-/** An HTTP API payload v2 event for a route, as lib/local/http-gateway.ts (and API Gateway) builds it. */
+/** An HTTP API payload v2 event for a route, built as the local gateway builds it (lib/local/http-gateway.ts). */
 export function httpEvent(route: RouteDef, spec: HttpRequestSpec = {}): APIGatewayProxyEventV2 {
-  const rawPath = route.path.replace(/\{(\w+)\}/g, (_m, k: string) => spec.params?.[k] ?? '');
   const headers: Record<string, string> = { host: 'motoapi.execute-api.us-east-1.amazonaws.com', 'user-agent': 'moto-tier', ...spec.headers };
   if (spec.contentType) headers['content-type'] = spec.contentType;
-  const body = spec.body === undefined ? undefined : Buffer.isBuffer(spec.body) ? spec.body : Buffer.from(spec.body);
-  const binary = !!body && !TEXT.test(spec.contentType ?? '');
-  const query = spec.query ?? {};
-  const routeKey = `${route.method} ${route.path}`;
-  const now = new Date();
-  return {
-    version: '2.0',
-    routeKey,
-    rawPath,
-    rawQueryString: new URLSearchParams(query).toString(),
+  return httpApiEvent({
+    method: route.method,
+    routePath: route.path,
+    params: spec.params ?? {},
+    rawPath: route.path.replace(/\{(\w+)\}/g, (_m, k: string) => spec.params?.[k] ?? ''),
+    rawQueryString: new URLSearchParams(spec.query ?? {}).toString(),
     headers,
-    queryStringParameters: Object.keys(query).length ? query : undefined,
-    pathParameters: spec.params,
-    requestContext: {
-      accountId: '123456789012',
-      apiId: 'motoapi',
-      domainName: headers.host,
-      domainPrefix: 'motoapi',
-      http: { method: route.method, path: rawPath, protocol: 'HTTP/1.1', sourceIp: '203.0.113.7', userAgent: 'moto-tier' },
-      requestId: randomUUID(),
-      routeKey,
-      stage: '$default',
-      time: now.toUTCString(),
-      timeEpoch: now.getTime(),
-    },
-    body: body?.toString(binary ? 'base64' : 'utf8'),
-    isBase64Encoded: binary,
-  };
+    body: spec.body === undefined ? Buffer.alloc(0) : Buffer.isBuffer(spec.body) ? spec.body : Buffer.from(spec.body),
+    sourceIp: '203.0.113.7',
+    protocol: 'HTTP/1.1',
+    accountId: '123456789012',
+    apiId: 'motoapi',
+  });
 }
 
 export const json = (value: unknown): HttpRequestSpec => ({ body: JSON.stringify(value), contentType: 'application/json' });
@@ -275,23 +259,10 @@ export function multipart(name: string, mime: string, bytes: Buffer, fields: Rec
   return { body: Buffer.concat(parts), contentType: `multipart/form-data; boundary=${boundary}` };
 }
 
-/** A WebSocket API event ($connect, $default, $disconnect) as API Gateway delivers it to the Lambda. */
+/** A WebSocket API event ($connect, $default, $disconnect), built as the local gateway builds it (lib/local/ws-gateway.ts). */
 export function wsEvent(routeKey: '$connect' | '$default' | '$disconnect', connectionId: string, extra: { query?: Record<string, string>; body?: string } = {}) {
-  return {
-    requestContext: {
-      connectionId,
-      routeKey,
-      eventType: routeKey === '$connect' ? 'CONNECT' : routeKey === '$disconnect' ? 'DISCONNECT' : 'MESSAGE',
-      requestId: randomUUID(),
-      apiId: 'motoapi',
-      stage: 'live',
-      domainName: 'motoapi.execute-api.us-east-1.amazonaws.com',
-      connectedAt: Date.now(),
-    },
-    ...(extra.query && { queryStringParameters: extra.query }),
-    ...(routeKey === '$connect' && { headers: { host: 'motoapi.execute-api.us-east-1.amazonaws.com' } }),
-    ...(extra.body !== undefined && { body: extra.body, isBase64Encoded: false }),
-  };
+  const headers = routeKey === '$connect' ? { host: 'motoapi.execute-api.us-east-1.amazonaws.com' } : undefined;
+  return wsApiEvent(routeKey, connectionId, { ...extra, headers });
 }
 
 /** An SQS event source batch from messages received from the queue. */
