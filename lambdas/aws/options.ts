@@ -3,7 +3,7 @@
 import { config } from '../core/config';
 
 /** Attempts per call, the first included: with the request timeout, the most one call can wait. */
-export const MAX_ATTEMPTS = 3;
+const MAX_ATTEMPTS = 3;
 
 /**
  * Region, retries (the SDK's standard strategy: 5xx, network errors and throttling, with jittered backoff)

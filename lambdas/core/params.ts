@@ -4,7 +4,7 @@ import type { HttpRequest } from './http';
 import { BadRequestError } from './errors';
 import { isMessageId, isUuid } from './ids';
 import { CONTENT_TYPES, FILE_TYPES, LIMITS } from './limits';
-import { httpUrl, jsonObject, parse, text } from './validate';
+import { httpUrl, jsonObject, nonBlankText, parse, text } from './validate';
 import type { Edit, HistoryPage } from './messages';
 import type { StoredFile } from './files';
 
@@ -55,7 +55,7 @@ export const SessionBody = v.object({
 
 /** POST /api/client/chats */
 export const ChatBody = v.object({
-  name: v.pipe(text(1, LIMITS.nameLength), v.check((s) => s.trim().length > 0, 'must not be blank')),
+  name: nonBlankText(LIMITS.nameLength),
   additional_info: v.optional(jsonObject(LIMITS.additionalInfoBytes)),
   image_url: v.optional(v.nullable(httpUrl)),
 });
@@ -145,10 +145,7 @@ export function messageBody(req: HttpRequest): MessageInput {
 }
 
 export const EditBody = v.object({
-  content: v.pipe(
-    text(1, LIMITS.contentLength),
-    v.check((c) => c.trim() !== '', 'must not be blank'),
-  ),
+  content: nonBlankText(LIMITS.contentLength),
   version: v.optional(v.pipe(v.number('must be a number'), v.integer('must be an integer'), v.minValue(1, 'must be at least 1'), v.maxValue(Number.MAX_SAFE_INTEGER, 'is too large'))),
 });
 

@@ -42,3 +42,6 @@ export const text = (min: number, max: number) =>
     v.minLength(min, min === 1 ? 'must not be empty' : `must be at least ${min} characters`),
     v.maxLength(max, `must be at most ${max} characters`),
   );
+
+/** A string of 1..max characters that is not only whitespace (a chat's name, an edited message's content). */
+export const nonBlankText = (max: number) => v.pipe(text(1, max), v.check((s) => s.trim() !== '', 'must not be blank'));
