@@ -21,14 +21,40 @@ const UUID_PATTERN = '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{
  */
 const CUSTOM: Record<string, object> = {
   'must be a file id (UUID)': { type: 'string', pattern: UUID_PATTERN },
-  'must be a JSON object': { type: 'object', description: `A JSON object, at most ${LIMITS.additionalInfoBytes} bytes serialized` },
+  'must be a JSON object': {
+    type: 'object',
+    description:
+      `Any JSON object: at most ${LIMITS.additionalInfoBytes} bytes serialized, nested at most ${LIMITS.additionalInfoDepth} levels ` +
+      '(objects and arrays, this one included), numbers within a double\'s range; returned exactly as sent (docs/api.md)',
+    'x-max-depth': LIMITS.additionalInfoDepth,
+  },
 };
 const CHECKS: Record<string, object> = {
   'must be an http(s) URL': { format: 'uri', pattern: '^https?://' },
   'must not be blank': { pattern: '\\S' },
   'must not repeat a file id': { uniqueItems: true },
+  // Stated in the object's description (CUSTOM above): JSON Schema has no keyword for them.
   [`must be at most ${LIMITS.additionalInfoBytes} bytes as JSON`]: {},
+  [`must be nested at most ${LIMITS.additionalInfoDepth} levels deep`]: {},
+  'numbers must be within ±1.7976931348623157e308': {},
+  // JSON text is Unicode: a string with an unpaired surrogate is no JSON Schema string to begin with.
+  'must be well-formed Unicode (no unpaired surrogate)': {},
+  'must not be empty': { minLength: 1 },
 };
+/** Length checks (lambdas/core/validate.ts), counted in code points as JSON Schema's keywords count them. */
+const LENGTH_CHECKS: [RegExp, (n: number) => object][] = [
+  [/^must be at most (\d+) characters$/, (n) => ({ maxLength: n })],
+  [/^must be at least (\d+) characters$/, (n) => ({ minLength: n })],
+];
+
+function checkRule(message: string): object | undefined {
+  if (CHECKS[message]) return CHECKS[message];
+  for (const [re, rule] of LENGTH_CHECKS) {
+    const m = re.exec(message);
+    if (m) return rule(Number(m[1]));
+  }
+  return undefined;
+}
 
 const CONFIG: ConversionConfig = {
   typeMode: 'input',
@@ -39,8 +65,10 @@ const CONFIG: ConversionConfig = {
     return rule;
   },
   overrideAction: ({ valibotAction, jsonSchema }) => {
+    // A UTF-8 byte bound (a key's size) has no JSON Schema keyword: an extension, and docs/api.md says it.
+    if (valibotAction.type === 'max_bytes') return { ...jsonSchema, 'x-max-utf8-bytes': (valibotAction as { requirement?: unknown }).requirement };
     if (valibotAction.type !== 'check') return undefined;
-    const rule = CHECKS[String((valibotAction as { message?: unknown }).message)];
+    const rule = checkRule(String((valibotAction as { message?: unknown }).message));
     if (!rule) throw new Error(`bin/openapi.ts: no JSON Schema for the check "${String((valibotAction as { message?: unknown }).message)}"`);
     return { ...jsonSchema, ...rule };
   },

@@ -434,7 +434,7 @@ export interface components {
         /** @description POST /api/client/chats (generated from the valibot schema in lambdas/core/params.ts) */
         ChatRequest: {
             name: string;
-            /** @description A JSON object, at most 8192 bytes serialized */
+            /** @description Any JSON object: at most 8192 bytes serialized, nested at most 32 levels (objects and arrays, this one included), numbers within a double's range; returned exactly as sent (docs/api.md) */
             additional_info?: Record<string, never>;
             image_url?: string | null;
         };

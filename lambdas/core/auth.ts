@@ -42,6 +42,9 @@ export async function botChatOwner(req: HttpRequest, bot: Bot, chatId: string): 
 export async function authenticate(req: HttpRequest): Promise<Caller> {
   const { userId, botId, externalId } = await verifyToken('session', bearerToken(req));
   Object.assign(req.logKeys, { bot_id: botId, user_id: userId });
-  const bot = assertClientApiOpen(await getBot(botId));
+  const bot = await getBot(botId);
+  // A signed token whose bot is gone is no session any more: 401 (a 404 is for the bot of a client_key).
+  if (!bot) throw new UnauthorizedError('The session token names a bot that no longer exists');
+  assertClientApiOpen(bot);
   return { userId, botId, externalId, bot };
 }

@@ -25,11 +25,19 @@ export interface NewChat {
   image_url?: string | null;
 }
 
+/**
+ * additional_info is stored as its JSON text: a DynamoDB map refuses part of what JSON allows (numbers beyond
+ * 38 digits or 1e±126-130, empty keys, nesting over 32). Chats written before are maps, read as they are.
+ */
+const storedInfo = (info: Record<string, unknown>): string => JSON.stringify(info);
+const readInfo = (stored: unknown): Record<string, unknown> =>
+  typeof stored === 'string' ? (JSON.parse(stored) as Record<string, unknown>) : ((stored as Record<string, unknown>) ?? {});
+
 export function toChat(item: Record<string, unknown>): Chat {
   return {
     id: item.id as string,
     name: item.name as string,
-    additional_info: (item.additional_info as Record<string, unknown>) ?? {},
+    additional_info: readInfo(item.additional_info),
     image_url: (item.image_url as string | null) ?? null,
     unread_msg_by_user: Number(item.unread_msg_by_user ?? 0),
     created_at: item.created_at as string,
@@ -72,6 +80,7 @@ export async function createChat({ userId, botId, externalId }: ChatOwner, input
           ...keys.chat(userId, id),
           entity: 'chat',
           ...chat,
+          additional_info: storedInfo(chat.additional_info),
           user_id: userId,
           bot_id: botId,
           external_id: externalId,

@@ -43,6 +43,8 @@ export function jsonReply(status: number, body: unknown, headers: Record<string,
 
 const UNAVAILABLE_NAMES = new Set(['TimeoutError', 'RequestTimeout', ...THROTTLING_ERRORS, 'ServiceUnavailable', 'SlowDown']);
 const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH']);
+/** Refusals that no retry can change, whatever status carried them: a 500, never a 503 with Retry-After. */
+const PERMANENT_NAMES = new Set(['ValidationException', 'SerializationException', 'ItemCollectionSizeLimitExceededException']);
 
 /**
  * An AWS dependency unreachable, timed out, throttling or failing (5xx) after the SDK's retries: the request
@@ -50,7 +52,7 @@ const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'E
  */
 function isUnavailable(err: unknown, depth = 0): boolean {
   const e = err as { name?: string; code?: string; $metadata?: { httpStatusCode?: number }; cause?: unknown } | undefined;
-  if (!e || typeof e !== 'object') return false;
+  if (!e || typeof e !== 'object' || PERMANENT_NAMES.has(e.name ?? '')) return false;
   if (UNAVAILABLE_NAMES.has(e.name ?? '') || UNAVAILABLE_CODES.has(e.code ?? '') || (e.$metadata?.httpStatusCode ?? 0) >= 500) return true;
   return depth < 3 && isUnavailable(e.cause, depth + 1);
 }

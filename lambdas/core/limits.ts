@@ -1,11 +1,16 @@
-// Size limits of the API in one place (docs/api.md "Limits" documents the same numbers).
+// Size limits of the API in one place (docs/api.md "Limits" documents the same numbers). Lengths are
+// characters as JSON Schema counts them (Unicode code points).
 
 export const LIMITS = {
   externalIdLength: 256,
+  /** After `EXT#` in a sort key (1,024 bytes at most): only 256 characters of 4 bytes each would pass it. */
+  externalIdBytes: 1020,
   nameLength: 200,
   personNameLength: 200,
   urlLength: 2048,
   additionalInfoBytes: 8 * 1024,
+  /** Objects and arrays within additional_info, the outermost object included. */
+  additionalInfoDepth: 32,
   contentLength: 10_000,
   filesPerMessage: 10,
   /** API Gateway caps a request at 10 MB and Lambda a synchronous payload at 6 MB; base64 adds a third. */

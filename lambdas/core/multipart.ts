@@ -4,14 +4,15 @@ import busboy from 'busboy';
 import { BadRequestError, PayloadTooLargeError } from './errors';
 import { FILE_TYPES, LIMITS, type FileType } from './limits';
 import { guessFileType, type Upload } from './files';
+import { truncateChars } from './validate';
 
 const MIME_RE = /^[a-z0-9][\w.+-]*\/[\w.+-]+$/i;
 
 function cleanFileName(raw: string | undefined): string {
   const base = (raw ?? '').split(/[\\/]/).pop() ?? '';
   // eslint-disable-next-line no-control-regex
-  const name = base.replace(/[\u0000-\u001f\u007f]/g, '').trim().slice(0, LIMITS.fileNameLength);
-  return name || 'file';
+  const name = base.replace(/[\u0000-\u001f\u007f]/g, '').trim();
+  return truncateChars(name, LIMITS.fileNameLength) || 'file';
 }
 
 export interface ParsedUpload extends Upload {

@@ -4,7 +4,7 @@ import type { HttpRequest } from './http';
 import { BadRequestError } from './errors';
 import { isMessageId, isUuid } from './ids';
 import { CONTENT_TYPES, FILE_TYPES, LIMITS } from './limits';
-import { httpUrl, jsonObject, nonBlankText, parse, text } from './validate';
+import { httpUrl, jsonObject, maxChars, nonBlankText, parse, text, unicodeString } from './validate';
 import type { Edit, HistoryPage } from './messages';
 import type { StoredFile } from './files';
 
@@ -47,16 +47,16 @@ export function historyPage(req: HttpRequest): HistoryPage {
 /** POST /api/client/session */
 export const SessionBody = v.object({
   client_key: v.pipe(v.string('client_key is required and must be a string'), v.regex(/^cli_[A-Za-z0-9]{1,128}$/, 'must look like cli_...')),
-  external_id: v.nullish(text(1, LIMITS.externalIdLength)),
+  external_id: v.nullish(v.pipe(text(1, LIMITS.externalIdLength), v.maxBytes(LIMITS.externalIdBytes, `must be at most ${LIMITS.externalIdBytes} bytes as UTF-8`))),
   first_name: v.nullish(text(0, LIMITS.personNameLength)),
   last_name: v.nullish(text(0, LIMITS.personNameLength)),
-  external_id_hash: v.nullish(v.pipe(v.string('must be a string'), v.maxLength(128, 'must be at most 128 characters'))),
+  external_id_hash: v.nullish(v.pipe(v.string('must be a string'), maxChars(128))),
 });
 
 /** POST /api/client/chats */
 export const ChatBody = v.object({
   name: nonBlankText(LIMITS.nameLength),
-  additional_info: v.optional(jsonObject(LIMITS.additionalInfoBytes)),
+  additional_info: v.optional(jsonObject(LIMITS.additionalInfoBytes, LIMITS.additionalInfoDepth)),
   image_url: v.optional(v.nullable(httpUrl)),
 });
 
@@ -67,10 +67,7 @@ const fileTypeList = FILE_TYPES.join(', ');
 
 export const MessageBody = v.object({
   content: v.optional(
-    v.pipe(
-      v.string('must be a string'),
-      v.maxLength(LIMITS.contentLength, `must be at most ${LIMITS.contentLength} characters`),
-    ),
+    v.pipe(unicodeString, maxChars(LIMITS.contentLength)),
     '',
   ),
   content_type: v.optional(v.picklist(CONTENT_TYPES, `must be one of ${contentTypeList}`), 'text'),

@@ -83,3 +83,27 @@ test('a client error is not logged as an error: only the access line, with its s
     expect.objectContaining({ level: 'INFO', message: 'request', request_id: 'req-1', route: 'POST /x', status: 404, duration_ms: expect.any(Number) }),
   ]);
 });
+
+/** An error as the AWS SDK throws it after its retries: a name, and the HTTP status it came with. */
+const awsError = (name: string, status?: number, code?: string) => Object.assign(new Error(name), { name, code, $metadata: { httpStatusCode: status } });
+
+test.each([
+  ['ValidationException (400)', 500, awsError('ValidationException', 400)],
+  ['ValidationException carried by a 5xx', 500, awsError('ValidationException', 500)],
+  ['SerializationException', 500, awsError('SerializationException', 400)],
+  ['ProvisionedThroughputExceededException', 503, awsError('ProvisionedThroughputExceededException', 400)],
+  ['ThrottlingException', 503, awsError('ThrottlingException', 400)],
+  ['TimeoutError', 503, awsError('TimeoutError')],
+  ['InternalServerError (500)', 503, awsError('InternalServerError', 500)],
+  ['ECONNREFUSED', 503, awsError('Error', undefined, 'ECONNREFUSED')],
+])('%s → %i; only a dependency that is down says Retry-After; logged once', async (_name, status, err) => {
+  let res: any;
+  const lines = await logged(async () => {
+    res = await httpHandler(async () => {
+      throw err;
+    })(event('Bearer t'));
+  });
+  expect(res.statusCode).toBe(status);
+  expect(res.headers['retry-after']).toBe(status === 503 ? '1' : undefined);
+  expect(lines.map((l) => JSON.parse(l)).filter((e) => e.level === 'ERROR')).toHaveLength(1);
+});
