@@ -279,7 +279,7 @@ async function roundTrips(apiUrl: string, demo: { client_key: string; secret_key
 
   // Webhooks, on a bot of their own (its settings are cached from its first request, as on Lambda): the
   // stream dispatcher per user message, and the deliverer per job (a local receiver answers 200).
-  const { createBot, updateBot } = await import('../lambdas/core/bots');
+  const { createBot, updateBot } = await import('../lambdas/domain/bots');
   const hooked = await createBot({ name: 'bench webhooks' });
   await updateBot(hooked.bot.id, { webhook_url: webhookUrl });
   const hs = await http('POST', '/api/client/session', { json: { client_key: hooked.bot.client_key, external_id: 'bench-webhooks' } });

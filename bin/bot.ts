@@ -110,7 +110,7 @@ function settingsFromFlags() {
 
 type BotView = Record<string, unknown>;
 
-function view(bot: import('../lambdas/core/bots').Bot, secretKey?: string, showWebhookSecret = false, showIdentitySecret = false): BotView {
+function view(bot: import('../lambdas/domain/bots').Bot, secretKey?: string, showWebhookSecret = false, showIdentitySecret = false): BotView {
   return {
     bot_id: bot.id,
     client_key: bot.client_key,
@@ -151,7 +151,7 @@ async function main(): Promise<void> {
     applyLocalEnv(localSettings());
   }
   // Imported after the environment is set: the core reads its configuration once.
-  const bots = await import('../lambdas/core/bots');
+  const bots = await import('../lambdas/domain/bots');
   switch (command) {
     case 'create': {
       const settings = settingsFromFlags();

@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import * as v from 'valibot';
 import { toJsonSchema, type ConversionConfig } from '@valibot/to-json-schema';
 import { parse, stringify } from 'yaml';
-import { BotSenderBody, ChatBody, EditBody, MessageBody, SessionBody } from '../lambdas/core/params';
-import { LIMITS } from '../lambdas/core/limits';
+import { BotSenderBody, ChatBody, EditBody, MessageBody, SessionBody } from '../lambdas/http/params';
+import { LIMITS } from '../lambdas/domain/limits';
 
 const ROOT = join(__dirname, '..');
 export const BASE_PATH = join(ROOT, 'bin', 'openapi.base.yaml');
@@ -41,7 +41,7 @@ const CHECKS: Record<string, object> = {
   'must be well-formed Unicode (no unpaired surrogate)': {},
   'must not be empty': { minLength: 1 },
 };
-/** Length checks (lambdas/core/validate.ts), counted in code points as JSON Schema's keywords count them. */
+/** Length checks (lambdas/http/validate.ts), counted in code points as JSON Schema's keywords count them. */
 const LENGTH_CHECKS: [RegExp, (n: number) => object][] = [
   [/^must be at most (\d+) characters$/, (n) => ({ maxLength: n })],
   [/^must be at least (\d+) characters$/, (n) => ({ minLength: n })],
@@ -90,7 +90,7 @@ function filesCount(s: Record<string, any>): void {
 }
 
 export function requestSchemas(): Record<string, unknown> {
-  const generated = '(generated from the valibot schema in lambdas/core/params.ts)';
+  const generated = '(generated from the valibot schema in lambdas/http/params.ts)';
   return {
     SessionRequest: schema(SessionBody, `POST /api/client/session ${generated}`),
     ChatRequest: schema(ChatBody, `POST /api/client/chats ${generated}`),

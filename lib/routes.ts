@@ -237,7 +237,7 @@ export const STREAM_DELIVERY = {
   /**
    * One batch at a time per shard. More would reorder a channel's publications: AWS keeps order with a
    * higher ParallelizationFactor only per item (partition and sort key), and one user's channel gets
-   * records of many items (each message is its own item under USER#<id>, lambdas/core/keys.ts).
+   * records of many items (each message is its own item under USER#<id>, lambdas/domain/keys.ts).
    */
   parallelizationFactor: 1,
 };

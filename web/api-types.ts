@@ -423,7 +423,7 @@ export interface components {
             user: components["schemas"]["ChatUser"];
             message: components["schemas"]["Message"];
         };
-        /** @description POST /api/client/session (generated from the valibot schema in lambdas/core/params.ts) */
+        /** @description POST /api/client/session (generated from the valibot schema in lambdas/http/params.ts) */
         SessionRequest: {
             client_key: string;
             external_id?: string | null;
@@ -431,14 +431,14 @@ export interface components {
             last_name?: string | null;
             external_id_hash?: string | null;
         };
-        /** @description POST /api/client/chats (generated from the valibot schema in lambdas/core/params.ts) */
+        /** @description POST /api/client/chats (generated from the valibot schema in lambdas/http/params.ts) */
         ChatRequest: {
             name: string;
             /** @description Any JSON object: at most 8192 bytes serialized, nested at most 32 levels (objects and arrays, this one included), numbers within a double's range; returned exactly as sent (docs/api.md) */
             additional_info?: Record<string, never>;
             image_url?: string | null;
         };
-        /** @description A message the user sends (generated from the valibot schema in lambdas/core/params.ts); files + complete_files at most 10 */
+        /** @description A message the user sends (generated from the valibot schema in lambdas/http/params.ts); files + complete_files at most 10 */
         MessageRequest: {
             /**
              * @description May be empty only when files or complete_files are attached
@@ -459,7 +459,7 @@ export interface components {
                 type: "photo" | "video" | "audio" | "voice" | "document";
             }[] | null;
         };
-        /** @description A reply of the bot side (generated from the valibot schema in lambdas/core/params.ts); sender defaults to bot */
+        /** @description A reply of the bot side (generated from the valibot schema in lambdas/http/params.ts); sender defaults to bot */
         BotMessageRequest: {
             /**
              * @description May be empty only when files or complete_files are attached
@@ -481,12 +481,12 @@ export interface components {
             }[] | null;
             sender?: ("bot" | "operator") | null;
         };
-        /** @description An edit of a bot-side message (generated from the valibot schema in lambdas/core/params.ts) */
+        /** @description An edit of a bot-side message (generated from the valibot schema in lambdas/http/params.ts) */
         EditMessageRequest: {
             content: string;
             version?: number;
         };
-        /** @description Who is typing (generated from the valibot schema in lambdas/core/params.ts); the body may be empty (bot) */
+        /** @description Who is typing (generated from the valibot schema in lambdas/http/params.ts); the body may be empty (bot) */
         TypingRequest: {
             sender?: ("bot" | "operator") | null;
         };

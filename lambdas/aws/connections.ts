@@ -1,6 +1,6 @@
 // The WebSocket API's @connections management API: posts a frame to one socket.
 import { ApiGatewayManagementApiClient, GoneException, PostToConnectionCommand } from '@aws-sdk/client-apigatewaymanagementapi';
-import { config, requireEnv } from '../core/config';
+import { config, requireEnv } from '../shared/config';
 import { clientOptions } from './options';
 
 // The stage's callback URL (https://{api}.execute-api.{region}.amazonaws.com/{stage}); made on first use, as

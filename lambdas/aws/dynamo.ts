@@ -2,7 +2,7 @@
 // module shares: the table's name, paged queries, batch reads, and the condition failures they map to statuses.
 import { ConditionalCheckFailedException, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { BatchGetCommand, type BatchGetCommandOutput, DynamoDBDocumentClient, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
-import { config } from '../core/config';
+import { config } from '../shared/config';
 import { clientOptions } from './options';
 
 export const dynamo = DynamoDBDocumentClient.from(new DynamoDBClient({ ...clientOptions(), endpoint: config().dynamodbEndpoint }), {

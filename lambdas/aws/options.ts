@@ -1,6 +1,6 @@
 // What every AWS SDK client of the functions shares: the region, and waits and attempts bounded so that a slow
 // or unreachable dependency fails a request in seconds (503 with Retry-After), well inside the function's 10 s.
-import { config } from '../core/config';
+import { config } from '../shared/config';
 
 /** Attempts per call, the first included: with the request timeout, the most one call can wait. */
 const MAX_ATTEMPTS = 3;

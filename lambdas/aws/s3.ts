@@ -1,7 +1,7 @@
 // S3: the files bucket's uploads (PutObject) and downloads as presigned GET URLs (computed locally, no call).
 import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import { config, requireEnv } from '../core/config';
+import { config, requireEnv } from '../shared/config';
 import { clientOptions } from './options';
 
 const { s3Endpoint } = config();

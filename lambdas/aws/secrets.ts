@@ -2,7 +2,7 @@
 // so a rotated secret is picked up within that time without a redeploy.
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SecretsProvider } from '@aws-lambda-powertools/parameters/secrets';
-import { config } from '../core/config';
+import { config } from '../shared/config';
 import { clientOptions } from './options';
 
 let provider: SecretsProvider | undefined;

@@ -1,6 +1,6 @@
 // SQS: the webhook queue and its dead-letter queue (the local stack serves the same API, lib/local/sqs.ts).
 import { SendMessageBatchCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { config } from '../core/config';
+import { config } from '../shared/config';
 import { clientOptions } from './options';
 
 const sqs = new SQSClient({ ...clientOptions(), endpoint: config().sqsEndpoint });

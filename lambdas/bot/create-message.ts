@@ -1,8 +1,8 @@
 // POST /api/bot/chats/{chat_id}/messages: a bot or operator reply → 201; the user gets it over realtime.
-import { httpHandler } from '../core/http';
-import { authenticateBot, botChatOwner } from '../core/auth';
-import { sendMessage } from '../core/messages';
-import { botSender, chatIdParam, messageBody } from '../core/params';
+import { httpHandler } from '../http/http';
+import { authenticateBot, botChatOwner } from '../http/auth';
+import { sendMessage } from '../domain/messages';
+import { botSender, chatIdParam, messageBody } from '../http/params';
 
 export const handler = httpHandler(async (req) => {
   const bot = await authenticateBot(req);

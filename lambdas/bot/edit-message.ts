@@ -1,9 +1,9 @@
 // PATCH /api/bot/chats/{chat_id}/messages/{message_id}: the bot side edits its own message (a streamed answer)
 // → 200 with the Message (same id and created_at, new content, is_edited); the user gets the new version.
-import { httpHandler } from '../core/http';
-import { authenticateBot, botChatOwner } from '../core/auth';
-import { editMessage } from '../core/messages';
-import { chatIdParam, editBody, messageIdParam } from '../core/params';
+import { httpHandler } from '../http/http';
+import { authenticateBot, botChatOwner } from '../http/auth';
+import { editMessage } from '../domain/edits';
+import { chatIdParam, editBody, messageIdParam } from '../http/params';
 
 export const handler = httpHandler(async (req) => {
   const bot = await authenticateBot(req);

@@ -1,8 +1,8 @@
 // GET /api/bot/chats: the bot's chats, newest activity first, paged with limit and cursor.
-import { httpHandler } from '../core/http';
-import { authenticateBot } from '../core/auth';
-import { listBotChats } from '../core/chats';
-import { botChatsPage } from '../core/params';
+import { httpHandler } from '../http/http';
+import { authenticateBot } from '../http/auth';
+import { listBotChats } from '../domain/chats';
+import { botChatsPage } from '../http/params';
 
 export const handler = httpHandler(async (req) => {
   const bot = await authenticateBot(req);

@@ -1,8 +1,9 @@
 // GET /api/bot/chats/{chat_id}/messages: a chat's history, same shape and paging as the client's.
-import { httpHandler } from '../core/http';
-import { authenticateBot, botChatOwner } from '../core/auth';
-import { listMessages, toMessage } from '../core/messages';
-import { chatIdParam, historyPage } from '../core/params';
+import { httpHandler } from '../http/http';
+import { authenticateBot, botChatOwner } from '../http/auth';
+import { listMessages } from '../domain/history';
+import { toMessage } from '../domain/messages';
+import { chatIdParam, historyPage } from '../http/params';
 
 export const handler = httpHandler(async (req) => {
   const bot = await authenticateBot(req);

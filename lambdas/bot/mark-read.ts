@@ -1,8 +1,8 @@
 // POST /api/bot/chats/{chat_id}/read: the operator has read the chat (resets the bot side's unread count).
-import { httpHandler } from '../core/http';
-import { authenticateBot, botChatOwner } from '../core/auth';
-import { markChatReadByOperator } from '../core/chats';
-import { chatIdParam } from '../core/params';
+import { httpHandler } from '../http/http';
+import { authenticateBot, botChatOwner } from '../http/auth';
+import { markChatReadByOperator } from '../domain/chats';
+import { chatIdParam } from '../http/params';
 
 export const handler = httpHandler(async (req) => {
   const bot = await authenticateBot(req);

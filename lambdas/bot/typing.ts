@@ -1,9 +1,9 @@
 // POST /api/bot/chats/{chat_id}/typing: the bot or an operator is typing → 200; the user's channel gets
 // {type: "action", data: {action: "typing", chat_id, sender}} (at most every 2 s per chat and sender).
-import { httpHandler } from '../core/http';
-import { authenticateBot, botChatOwner } from '../core/auth';
-import { chatIdParam, typingSender } from '../core/params';
-import { startTyping } from '../core/typing';
+import { httpHandler } from '../http/http';
+import { authenticateBot, botChatOwner } from '../http/auth';
+import { chatIdParam, typingSender } from '../http/params';
+import { startTyping } from '../domain/typing';
 
 export const handler = httpHandler(async (req) => {
   const bot = await authenticateBot(req);

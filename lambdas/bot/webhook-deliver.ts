@@ -1,12 +1,13 @@
 // Webhook queue (SQS) → one signed POST per job. A failure is queued again with a growing delay; after the
 // last retry the job goes to the dead-letter queue and is logged. Jobs run in parallel, so one bot's
 // failing receiver never delays another bot's events.
-import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { getBot } from '../core/bots';
-import { config, requireEnv } from '../core/config';
+import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { getBot } from '../domain/bots';
+import { config, requireEnv } from '../shared/config';
 import { sendToQueue } from '../aws/sqs';
-import { buildWebhookEvent, deliver, type WebhookJob } from '../core/webhooks';
-import { log } from '../core/log';
+import { buildWebhookEvent, deliver, type WebhookJob } from '../domain/webhooks';
+import { log } from '../shared/log';
 
 const jobFields = (job: WebhookJob) => ({ bot_id: job.bot_id, message_id: job.message.id, attempt: job.attempt });
 
@@ -25,18 +26,21 @@ async function handle(job: WebhookJob): Promise<void> {
   await sendToQueue(config().webhookDlqUrl ?? requireEnv('WEBHOOK_DLQ_URL'), { ...job, reason: result.reason, url: bot.webhook_url });
 }
 
-export async function handler(event: SQSEvent): Promise<SQSBatchResponse> {
-  const results = await Promise.allSettled(
-    event.Records.map((r) =>
-      handle(JSON.parse(r.body) as WebhookJob).catch((err) => {
-        log('error', 'webhook job failed; SQS will redeliver it', { sqs_message_id: r.messageId }, err);
-        throw err;
-      }),
-    ),
-  );
-  // Only our own failures (a read or a queue write) come back for SQS to redeliver; receiver failures are
-  // already handled above.
-  return {
-    batchItemFailures: event.Records.filter((_, i) => results[i].status === 'rejected').map((r) => ({ itemIdentifier: r.messageId })),
-  };
+const processor = new BatchProcessor(EventType.SQS);
+
+/** One record; a throw is our own failure (a read or a queue write): logged, and SQS redelivers that record. */
+async function record(r: SQSRecord): Promise<void> {
+  try {
+    await handle(JSON.parse(r.body) as WebhookJob);
+  } catch (err) {
+    log('error', 'webhook job failed; SQS will redeliver it', { sqs_message_id: r.messageId }, err);
+    throw err;
+  }
 }
+
+/**
+ * Powertools' batch processing reports the records that threw (receiver failures are handled above, never
+ * thrown); records run in parallel. A batch that fails whole is reported like any other, not thrown.
+ */
+export const handler = (event: SQSEvent, context: Context): Promise<SQSBatchResponse> =>
+  processPartialResponse(event, record, processor, { context, throwOnFullBatchFailure: false });

@@ -3,12 +3,12 @@
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { getBot } from '../core/bots';
-import { config, requireEnv } from '../core/config';
+import { getBot } from '../domain/bots';
+import { config, requireEnv } from '../shared/config';
 import { sendBatchToQueue } from '../aws/sqs';
-import type { MessageItem } from '../core/messages';
-import type { WebhookJob } from '../core/webhooks';
-import { log } from '../core/log';
+import type { MessageItem } from '../domain/messages';
+import type { WebhookJob } from '../domain/webhooks';
+import { log } from '../shared/log';
 
 export async function handler(event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> {
   const jobs: WebhookJob[] = [];

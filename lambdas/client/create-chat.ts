@@ -1,9 +1,9 @@
 // POST /api/client/chats: creates a chat for the caller → 201 with the chat.
-import { httpHandler } from '../core/http';
-import { authenticate } from '../core/auth';
-import { createChat } from '../core/chats';
-import { parse } from '../core/validate';
-import { ChatBody } from '../core/params';
+import { httpHandler } from '../http/http';
+import { authenticate } from '../http/auth';
+import { createChat } from '../domain/chats';
+import { parse } from '../http/validate';
+import { ChatBody } from '../http/params';
 
 export const handler = httpHandler(async (req) => {
   const caller = await authenticate(req);

@@ -1,8 +1,8 @@
 // POST /api/client/chats/{chat_id}/messages: a user message → 201 with the Message (replies come by realtime).
-import { httpHandler } from '../core/http';
-import { authenticate } from '../core/auth';
-import { sendMessage } from '../core/messages';
-import { chatIdParam, messageBody } from '../core/params';
+import { httpHandler } from '../http/http';
+import { authenticate } from '../http/auth';
+import { sendMessage } from '../domain/messages';
+import { chatIdParam, messageBody } from '../http/params';
 
 export const handler = httpHandler(async (req) => {
   const caller = await authenticate(req);

@@ -1,15 +1,15 @@
 // POST /api/client/session: find or create the user by external_id and hand out a session token.
-import { httpHandler } from '../core/http';
-import { parse } from '../core/validate';
-import { SessionBody } from '../core/params';
-import { assertClientApiOpen, assertIdentity, getBotByClientKey } from '../core/bots';
-import { ForbiddenError } from '../core/errors';
-import { findOrCreateUser } from '../core/users';
-import { signToken } from '../core/tokens';
-import { realtimeBlock } from '../core/channels';
-import { config } from '../core/config';
-import { newUuid } from '../core/ids';
-import { consumeRate } from '../core/rate';
+import { httpHandler } from '../http/http';
+import { parse } from '../http/validate';
+import { SessionBody } from '../http/params';
+import { assertClientApiOpen, assertIdentity, getBotByClientKey } from '../domain/bots';
+import { ForbiddenError } from '../shared/errors';
+import { findOrCreateUser } from '../domain/users';
+import { signToken } from '../domain/tokens';
+import { realtimeBlock } from '../centrifuge/channels';
+import { config } from '../shared/config';
+import { newUuid } from '../shared/ids';
+import { consumeRate } from '../domain/rate';
 
 export const handler = httpHandler(async (req) => {
   const body = parse(SessionBody, req.json());

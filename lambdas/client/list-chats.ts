@@ -1,7 +1,7 @@
 // GET /api/client/chats: the caller's chats, newest activity first.
-import { httpHandler } from '../core/http';
-import { authenticate } from '../core/auth';
-import { listChats } from '../core/chats';
+import { httpHandler } from '../http/http';
+import { authenticate } from '../http/auth';
+import { listChats } from '../domain/chats';
 
 export const handler = httpHandler(async (req) => {
   const { userId } = await authenticate(req);

@@ -1,8 +1,9 @@
 // GET /api/client/chats/{chat_id}/messages: a page of history (limit, before, after), oldest first.
-import { httpHandler } from '../core/http';
-import { authenticate } from '../core/auth';
-import { listMessages, toMessage } from '../core/messages';
-import { chatIdParam, historyPage } from '../core/params';
+import { httpHandler } from '../http/http';
+import { authenticate } from '../http/auth';
+import { listMessages } from '../domain/history';
+import { toMessage } from '../domain/messages';
+import { chatIdParam, historyPage } from '../http/params';
 
 export const handler = httpHandler(async (req) => {
   const { userId } = await authenticate(req);

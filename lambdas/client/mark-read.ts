@@ -1,8 +1,8 @@
 // POST /api/client/chats/{chat_id}/read: resets the chat's unread counter → {"status":"ok"}.
-import { httpHandler } from '../core/http';
-import { authenticate } from '../core/auth';
-import { markChatRead } from '../core/chats';
-import { chatIdParam } from '../core/params';
+import { httpHandler } from '../http/http';
+import { authenticate } from '../http/auth';
+import { markChatRead } from '../domain/chats';
+import { chatIdParam } from '../http/params';
 
 export const handler = httpHandler(async (req) => {
   const { userId } = await authenticate(req);

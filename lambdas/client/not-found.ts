@@ -1,7 +1,7 @@
 // The HTTP API's default route: any method and path no route matches → 404 {error} (not API Gateway's own
 // {"message":"Not Found"}), so every error of the API has the same shape.
-import { httpHandler } from '../core/http';
-import { NotFoundError } from '../core/errors';
+import { httpHandler } from '../http/http';
+import { NotFoundError } from '../shared/errors';
 
 export const handler = httpHandler(async (req) => {
   const { method, path } = req.event.requestContext.http;

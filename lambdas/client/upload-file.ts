@@ -1,10 +1,10 @@
 // POST /api/client/files: multipart upload of one file → 201 with id, type, url (presigned), status, metadata.
-import { httpHandler } from '../core/http';
-import { authenticate } from '../core/auth';
-import { parseUpload } from '../core/multipart';
-import { saveUpload, toUploadJson } from '../core/files';
-import { consumeRate } from '../core/rate';
-import { config } from '../core/config';
+import { httpHandler } from '../http/http';
+import { authenticate } from '../http/auth';
+import { parseUpload } from '../http/multipart';
+import { saveUpload, toUploadJson } from '../domain/files';
+import { consumeRate } from '../domain/rate';
+import { config } from '../shared/config';
 
 export const handler = httpHandler(async (req) => {
   const { userId, botId } = await authenticate(req);

@@ -2,11 +2,11 @@
 // verified before the socket opens; without a valid one the handshake gets 401 and nothing is written. The
 // connection is recorded bound to the token's user, with a TTL matching API Gateway's 2-hour limit; the
 // protocol's connect command must then carry a token of the same user.
-import { UnauthorizedError } from '../core/errors';
-import { verifyToken, type TokenClaims } from '../core/tokens';
-import { recordConnection } from '../core/realtime';
-import { wsFields, type WsEvent, type WsResult } from '../core/ws';
-import { log } from '../core/log';
+import { AppError } from '../shared/errors';
+import { verifyToken, type TokenClaims } from '../domain/tokens';
+import { recordConnection } from '../centrifuge/hub';
+import { wsFields, type WsEvent, type WsResult } from '../centrifuge/ws';
+import { log } from '../shared/log';
 
 export async function handler(event: WsEvent): Promise<WsResult> {
   const token = event.queryStringParameters?.token;
@@ -15,7 +15,8 @@ export async function handler(event: WsEvent): Promise<WsResult> {
   try {
     claims = await verifyToken('realtime', token);
   } catch (err) {
-    if (err instanceof UnauthorizedError) return { statusCode: 401, body: err.message };
+    // Bad or expired: the handshake is refused; the client gets a fresh token (getToken) and reconnects.
+    if (err instanceof AppError && (err.kind === 'unauthenticated' || err.kind === 'token_expired')) return { statusCode: 401, body: err.message };
     log('error', 'connect failed', wsFields(event), err);
     return { statusCode: 500 };
   }

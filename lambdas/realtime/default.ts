@@ -1,7 +1,8 @@
 // WebSocket $default: the Centrifuge protocol subset; replies go back through the route response.
-import { handleFrame, CODES } from '../core/protocol';
-import { wsFields, type WsEvent, type WsResult } from '../core/ws';
-import { log } from '../core/log';
+import { handleFrame } from '../centrifuge/protocol';
+import { CODES } from '../centrifuge/errors';
+import { wsFields, type WsEvent, type WsResult } from '../centrifuge/ws';
+import { log } from '../shared/log';
 
 export async function handler(event: WsEvent): Promise<WsResult> {
   const frame = event.isBase64Encoded ? Buffer.from(event.body ?? '', 'base64').toString('utf8') : (event.body ?? '');

@@ -4,10 +4,10 @@
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { toMessage } from '../core/messages';
-import { publish } from '../core/realtime';
-import { userChannel } from '../core/channels';
-import { log } from '../core/log';
+import { toMessage } from '../domain/messages';
+import { publish } from '../centrifuge/hub';
+import { userChannel } from '../centrifuge/channels';
+import { log } from '../shared/log';
 
 interface Publication {
   channel: string;

@@ -58,7 +58,7 @@ export const sqsEndpoint = (s: LocalSettings): string => `http://localhost:${s.s
 /** A local queue's URL, shaped as SQS's (the local SQS API reads the queue name off its end). */
 const queueUrl = (s: LocalSettings, name: string): string => `${sqsEndpoint(s)}/000000000000/${name}`;
 
-/** The environment the handlers read (lambdas/core/config.ts), pointed at the local emulators. */
+/** The environment the handlers read (lambdas/shared/config.ts), pointed at the local emulators. */
 export function applyLocalEnv(s: LocalSettings): void {
   Object.assign(process.env, {
     TABLE_NAME: s.tableName,

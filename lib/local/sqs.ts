@@ -1,5 +1,5 @@
 // A local stand-in for the two SQS queues: the SQS JSON API's SendMessage and SendMessageBatch (what our
-// code calls, through lambdas/core/queue.ts with an endpoint override), delays, and an SQS event source that
+// code calls, through lambdas/aws/sqs.ts with an endpoint override), delays, and an SQS event source that
 // feeds the consumer like Lambda does (batches, batchItemFailures, visibility timeout, maxReceiveCount →
 // the dead-letter queue). The dead-letter queue is a file: DATA_DIR/dead-letter/<queue>.jsonl.
 import { createServer, type Server } from 'node:http';

@@ -8,7 +8,7 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { WS_ROUTES, type WsRouteDef } from '../routes';
 import { handlerLoader } from './handlers';
-import type { WsEvent, WsResult } from '../../lambdas/core/ws';
+import type { WsEvent, WsResult } from '../../lambdas/centrifuge/ws';
 
 type WsHandler = (event: WsEvent) => Promise<WsResult>;
 

@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { SignJWT } from 'jose';
 import { call, userWithChat } from '../support/api';
-import { updateBot } from '../../lambdas/core/bots';
+import { updateBot } from '../../lambdas/domain/bots';
 
 const key = () => new TextEncoder().encode(readFileSync(process.env.JWT_SECRET_FILE as string, 'utf8').trim());
 

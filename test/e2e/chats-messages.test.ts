@@ -1,6 +1,6 @@
 // Chats and messages: ownership (403/404/400), history paging, read and unread counters.
 import { botItems, call, newSession, userWithChat } from '../support/api';
-import { createMessage } from '../../lambdas/core/messages';
+import { createMessage } from '../../lambdas/domain/messages';
 
 const UNKNOWN_CHAT = '00000000-0000-4000-8000-000000000000';
 

@@ -2,7 +2,7 @@
 import { botItems, call, userWithChat } from '../support/api';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, tableName } from '../../lambdas/aws/dynamo';
-import { keys } from '../../lambdas/core/keys';
+import { keys } from '../../lambdas/domain/keys';
 
 const post = (token: string, chatId: string, json: unknown, headers: Record<string, string> = {}) =>
   call('POST', `/api/client/chats/${chatId}/messages`, { token, json, headers });

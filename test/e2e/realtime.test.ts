@@ -6,11 +6,11 @@ import { readFileSync } from 'node:fs';
 import { SignJWT } from 'jose';
 import { call, newSession, userWithChat } from '../support/api';
 import { liveClient, until, type LiveClient } from '../support/realtime';
-import { createMessage } from '../../lambdas/core/messages';
+import { createMessage } from '../../lambdas/domain/messages';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, tableName } from '../../lambdas/aws/dynamo';
-import { keys } from '../../lambdas/core/keys';
-import { withToken } from '../../lambdas/core/channels';
+import { keys } from '../../lambdas/domain/keys';
+import { withToken } from '../../lambdas/centrifuge/channels';
 
 const clients: LiveClient[] = [];
 const live = async (...args: Parameters<typeof liveClient>) => {

@@ -8,7 +8,7 @@ import { call, newSession, userWithChat } from '../support/api';
 import { freePort } from '../support/ports';
 import { jsonLines } from '../support/jsonl';
 import { liveClient, until } from '../support/realtime';
-import { updateBot } from '../../lambdas/core/bots';
+import { updateBot } from '../../lambdas/domain/bots';
 import { verifyWebhook } from '../../examples/echo-bot';
 import { checkWebhook } from '../support/openapi';
 

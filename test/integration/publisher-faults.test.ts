@@ -15,7 +15,7 @@ import { freePort } from '../support/ports';
 import { jsonLines } from '../support/jsonl';
 import { until } from '../support/realtime';
 
-// This file's own table and a fake @connections API; set before any lambdas/core module reads its config.
+// This file's own table and a fake @connections API; set before any lambdas/ module reads its config.
 const table = `faults-${Date.now()}`;
 process.env.TABLE_NAME = table;
 
@@ -75,21 +75,21 @@ afterAll(async () => {
 
 /** A user with a chat whose channel has one subscribed (fake) connection, and any others given. */
 async function setup(connectionId: string, failFirst: number, others: { id: string; failFirst: number; status?: number }[] = []) {
-  const { createBot } = await import('../../lambdas/core/bots');
-  const { findOrCreateUser } = await import('../../lambdas/core/users');
-  const { createChat } = await import('../../lambdas/core/chats');
-  const { subscribe } = await import('../../lambdas/core/realtime');
-  const { userChannel } = await import('../../lambdas/core/channels');
+  const { createBot } = await import('../../lambdas/domain/bots');
+  const { findOrCreateUser } = await import('../../lambdas/domain/users');
+  const { createChat } = await import('../../lambdas/domain/chats');
+  const { subscribe } = await import('../../lambdas/centrifuge/hub');
+  const { userChannel } = await import('../../lambdas/centrifuge/channels');
   const { bot } = await createBot({ name: 'faults' });
   const user = await findOrCreateUser(bot.id, `u-${connectionId}`, {});
   const chat = await createChat({ userId: user.id, botId: bot.id, externalId: user.external_id }, { name: 'c' });
   behaviour.set(connectionId, { failFirst });
-  expect(await subscribe(connectionId, userChannel(user.id), user.id)).toBe('ok');
+  await expect(subscribe(connectionId, userChannel(user.id), user.id)).resolves.toBeUndefined(); // subscribed (a refusal throws)
   for (const other of others) {
     behaviour.set(other.id, other);
-    expect(await subscribe(other.id, userChannel(user.id), user.id)).toBe('ok');
+    await expect(subscribe(other.id, userChannel(user.id), user.id)).resolves.toBeUndefined();
   }
-  const { createMessage } = await import('../../lambdas/core/messages');
+  const { createMessage } = await import('../../lambdas/domain/messages');
   const say = async (content: string) =>
     (await createMessage({ userId: user.id, botId: bot.id, chatId: chat.id, content, content_type: 'text', files: [], sender: 'bot' })).item;
   return { say };

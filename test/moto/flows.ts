@@ -76,9 +76,9 @@ export class Flows {
     return { authorization: `Bearer ${this.ctx.botA.secretKey}` };
   }
 
-  /** Bots made as the bot CLI does (lambdas/core/bots.ts with admin credentials): A with a webhook, B verifying identities. */
+  /** Bots made as the bot CLI does (lambdas/domain/bots.ts with admin credentials): A with a webhook, B verifying identities. */
   async bots(): Promise<void> {
-    const bots = this.hx.admin<typeof import('../../lambdas/core/bots')>('lambdas/core/bots');
+    const bots = this.hx.admin<typeof import('../../lambdas/domain/bots')>('lambdas/domain/bots');
     const a = await bots.createBot({ name: 'moto A' });
     await bots.updateBot(a.bot.id, { webhook_url: this.hx.webhooks.url });
     const b = await bots.createBot({ name: 'moto B' });

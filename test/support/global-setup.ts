@@ -23,7 +23,7 @@ export default async function globalSetup(): Promise<void> {
   // Its output goes to test-output/local-stack.log for anyone debugging a failure.
   const stack = await startLocalProcess(env, join(ROOT, 'test-output', 'local-stack.log'));
   Object.assign(process.env, env, { TEST_API_URL: stack.apiUrl });
-  // Test workers inherit this environment, so they can use lambdas/core against the same emulators.
+  // Test workers inherit this environment, so they can use the lambdas/ modules against the same emulators.
   applyLocalEnv(localSettings());
   (globalThis as Record<string, unknown>).__LOCAL_STACK__ = { stack, dataDir };
 }

@@ -2,7 +2,7 @@
 import type { IncomingMessage } from 'node:http';
 import { buildHttpEvent, matchRoute } from '../../lib/local/http-gateway';
 import { ROUTES } from '../../lib/routes';
-import { toRequest } from '../../lambdas/core/http';
+import { toRequest } from '../../lambdas/http/http';
 
 const fakeReq = (headers: Record<string, string>) =>
   ({ headers, httpVersion: '1.1', socket: { remoteAddress: '::ffff:10.0.0.7' } }) as unknown as IncomingMessage;

@@ -1,7 +1,7 @@
 // The one error mapper: HttpErrors keep their status and message; anything else is a logged 500 without secrets.
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { httpHandler } from '../../lambdas/core/http';
-import { BadRequestError, ForbiddenError, NotFoundError, PayloadTooLargeError, UnauthorizedError } from '../../lambdas/core/errors';
+import { httpHandler } from '../../lambdas/http/http';
+import { InvalidInputError, ForbiddenError, NotFoundError, TooLargeError, UnauthenticatedError } from '../../lambdas/shared/errors';
 
 const event = (authorization: string, body?: string) =>
   ({
@@ -13,11 +13,11 @@ const event = (authorization: string, body?: string) =>
   }) as unknown as APIGatewayProxyEventV2;
 
 test.each([
-  [new BadRequestError('bad'), 400],
-  [new UnauthorizedError('who'), 401],
+  [new InvalidInputError('bad'), 400],
+  [new UnauthenticatedError('who'), 401],
   [new ForbiddenError('no'), 403],
   [new NotFoundError('gone'), 404],
-  [new PayloadTooLargeError('big'), 413],
+  [new TooLargeError('big'), 413],
 ])('%s keeps its status and message as {error}', async (err, status) => {
   const res = await httpHandler(async () => {
     throw err;

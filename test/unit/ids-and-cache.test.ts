@@ -1,6 +1,6 @@
 // Message ids sort by time and never repeat within a process; the bot settings cache honours its TTL.
-import { byCodeUnits, isMessageId, isUuid, newMessageId, newUuid } from '../../lambdas/core/ids';
-import { TtlCache } from '../../lambdas/core/cache';
+import { byCodeUnits, isMessageId, isUuid, newMessageId, newUuid } from '../../lambdas/shared/ids';
+import { TtlCache } from '../../lambdas/shared/cache';
 
 test('message ids: 19 digits, strictly increasing, even within one millisecond', () => {
   const now = Date.now();

@@ -2,10 +2,10 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { batchGet, dynamo, tableName } from '../aws/dynamo';
 import { presignedGetUrl, putObject } from '../aws/s3';
-import { config } from './config';
-import { BadRequestError, ForbiddenError } from './errors';
+import { config } from '../shared/config';
+import { InvalidInputError, ForbiddenError } from '../shared/errors';
 import { keys } from './keys';
-import { newUuid } from './ids';
+import { newUuid } from '../shared/ids';
 import type { FileType } from './limits';
 
 export interface FileRecord {
@@ -89,7 +89,7 @@ export async function getOwnedFiles(userId: string, ids: string[]): Promise<File
   const byId = new Map(items.map((item) => [item.id as string, item as unknown as FileRecord]));
   return ids.map((id, i) => {
     const file = byId.get(id);
-    if (!file) throw new BadRequestError(`files.${i}: no uploaded file has id ${id}`);
+    if (!file) throw new InvalidInputError(`files.${i}: no uploaded file has id ${id}`);
     if (file.user_id !== userId) throw new ForbiddenError(`files.${i}: file ${id} was not uploaded by this user`);
     return file;
   });

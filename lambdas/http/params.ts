@@ -1,29 +1,30 @@
 // Request parameters shared by the client and bot handlers: chat id, history paging, message body.
 import * as v from 'valibot';
 import type { HttpRequest } from './http';
-import { BadRequestError } from './errors';
-import { isMessageId, isUuid } from './ids';
-import { CONTENT_TYPES, FILE_TYPES, LIMITS } from './limits';
+import { InvalidInputError } from '../shared/errors';
+import { isMessageId, isUuid } from '../shared/ids';
+import { CONTENT_TYPES, FILE_TYPES, LIMITS } from '../domain/limits';
 import { httpUrl, jsonObject, maxChars, nonBlankText, parse, text, unicodeString } from './validate';
-import type { Edit, HistoryPage } from './messages';
-import type { StoredFile } from './files';
+import type { MessageInput } from '../domain/messages';
+import type { HistoryPage } from '../domain/history';
+import type { Edit } from '../domain/edits';
 
 export function chatIdParam(req: HttpRequest): string {
   const chatId = req.pathParam('chat_id');
-  if (!isUuid(chatId)) throw new BadRequestError('Invalid chat_id: expected a UUID');
+  if (!isUuid(chatId)) throw new InvalidInputError('Invalid chat_id: expected a UUID');
   return chatId;
 }
 
 export function messageIdParam(req: HttpRequest): string {
   const messageId = req.pathParam('message_id');
-  if (!isMessageId(messageId)) throw new BadRequestError('Invalid message_id: expected a message id (19 digits)');
+  if (!isMessageId(messageId)) throw new InvalidInputError('Invalid message_id: expected a message id (19 digits)');
   return messageId;
 }
 
 function messageIdQuery(req: HttpRequest, name: string): string | undefined {
   const value = req.query(name);
   if (value === undefined) return undefined;
-  if (!isMessageId(value)) throw new BadRequestError(`${name} must be a message id (19 digits)`);
+  if (!isMessageId(value)) throw new InvalidInputError(`${name} must be a message id (19 digits)`);
   return value;
 }
 
@@ -32,7 +33,7 @@ function limitQuery(req: HttpRequest, fallback: number, max: number): number {
   const raw = req.query('limit');
   if (raw === undefined) return fallback;
   const limit = /^[0-9]{1,4}$/.test(raw) ? Number(raw) : NaN;
-  if (!(limit >= 1 && limit <= max)) throw new BadRequestError(`limit must be an integer from 1 to ${max}`);
+  if (!(limit >= 1 && limit <= max)) throw new InvalidInputError(`limit must be an integer from 1 to ${max}`);
   return limit;
 }
 
@@ -40,7 +41,7 @@ export function historyPage(req: HttpRequest): HistoryPage {
   const limit = limitQuery(req, LIMITS.historyDefault, LIMITS.historyMax);
   const after = messageIdQuery(req, 'after');
   const before = messageIdQuery(req, 'before');
-  if (after && before && after >= before) throw new BadRequestError('after must be older than before');
+  if (after && before && after >= before) throw new InvalidInputError('after must be older than before');
   return { limit, after, before };
 }
 
@@ -94,7 +95,7 @@ export const BotSenderBody = v.object({ sender: v.nullish(v.picklist(['bot', 'op
 /** Bot API: who writes a reply, `bot` (default) or a human `operator`. */
 export function botSender(req: HttpRequest): 'bot' | 'operator' {
   const sender = v.safeParse(BotSenderBody.entries.sender, req.json().sender);
-  if (!sender.success) throw new BadRequestError('sender must be "bot" or "operator"');
+  if (!sender.success) throw new InvalidInputError('sender must be "bot" or "operator"');
   return sender.output ?? 'bot';
 }
 
@@ -102,17 +103,8 @@ export function botSender(req: HttpRequest): 'bot' | 'operator' {
 export function botChatsPage(req: HttpRequest): { limit: number; cursor?: string } {
   const limit = limitQuery(req, 50, 200);
   const cursor = req.query('cursor');
-  if (cursor !== undefined && (cursor === '' || cursor.length > 2048)) throw new BadRequestError('Invalid cursor');
+  if (cursor !== undefined && (cursor === '' || cursor.length > 2048)) throw new InvalidInputError('Invalid cursor');
   return { limit, cursor };
-}
-
-export interface MessageInput {
-  content: string;
-  content_type: string;
-  files: string[];
-  complete_files: StoredFile[];
-  /** From client_message_id or the Idempotency-Key header. */
-  idempotency_key?: string;
 }
 
 export function messageBody(req: HttpRequest): MessageInput {
@@ -120,17 +112,17 @@ export function messageBody(req: HttpRequest): MessageInput {
   const files = body.files ?? [];
   const linked = body.complete_files ?? [];
   if (files.length + linked.length > LIMITS.filesPerMessage) {
-    throw new BadRequestError(`A message carries at most ${LIMITS.filesPerMessage} files`);
+    throw new InvalidInputError(`A message carries at most ${LIMITS.filesPerMessage} files`);
   }
   if (body.content.trim() === '' && files.length + linked.length === 0) {
-    throw new BadRequestError('content must not be empty unless files or complete_files are attached');
+    throw new InvalidInputError('content must not be empty unless files or complete_files are attached');
   }
   const header = req.header('idempotency-key');
   if (header !== undefined && !IDEMPOTENCY_KEY_RE.test(header)) {
-    throw new BadRequestError('Idempotency-Key must be 1 to 128 printable ASCII characters');
+    throw new InvalidInputError('Idempotency-Key must be 1 to 128 printable ASCII characters');
   }
   if (header !== undefined && body.client_message_id && header !== body.client_message_id) {
-    throw new BadRequestError('client_message_id and the Idempotency-Key header differ');
+    throw new InvalidInputError('client_message_id and the Idempotency-Key header differ');
   }
   return {
     content: body.content,

@@ -2,11 +2,11 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, queryAll, tableName } from '../aws/dynamo';
-import { config } from './config';
-import { ForbiddenError, NotFoundError, UnauthorizedError } from './errors';
+import { config } from '../shared/config';
+import { ForbiddenError, NotFoundError, UnauthenticatedError } from '../shared/errors';
 import { keys } from './keys';
-import { TtlCache } from './cache';
-import { newUuid } from './ids';
+import { TtlCache } from '../shared/cache';
+import { newUuid } from '../shared/ids';
 
 export interface Widget {
   primary_color: string;
@@ -82,6 +82,16 @@ export function assertIdentity(bot: Bot, externalId: string | undefined, hash: s
   }
 }
 
+/**
+ * The bot of a verified session or realtime token, open to its users. A bot that no longer exists leaves the
+ * token naming nothing: unauthenticated (a 404 is only for an unknown client_key).
+ */
+export async function openBotOfToken(kind: 'session' | 'realtime', botId: string): Promise<Bot> {
+  const bot = await getBot(botId);
+  if (!bot) throw new UnauthenticatedError(`The ${kind} token names a bot that no longer exists`);
+  return assertClientApiOpen(bot);
+}
+
 /** The checks every client request makes on its bot (contract: turned off / client interface disabled → 403). */
 export function assertClientApiOpen(bot: Bot | undefined): Bot {
   if (!bot) throw new NotFoundError('Bot not found');
@@ -109,12 +119,12 @@ const secretWhile = (on: boolean, current: string | undefined, rotate: boolean |
 /** The Bot API's authentication: the bot whose secret key this is, or 401. */
 export async function botForSecretKey(secretKey: string): Promise<Bot> {
   const m = SECRET_KEY_RE.exec(secretKey);
-  if (!m) throw new UnauthorizedError('Invalid bot secret key');
+  if (!m) throw new UnauthenticatedError('Invalid bot secret key');
   const bot = await getBot(botIdOfKey(m[1]));
   const given = Buffer.from(hashSecret(secretKey), 'hex');
   // Compared in constant time, and against a dummy when the bot is unknown, so timing tells nothing.
   const stored = Buffer.from(bot?.secret_hash ?? '0'.repeat(64), 'hex');
-  if (!timingSafeEqual(given, stored) || !bot) throw new UnauthorizedError('Invalid bot secret key');
+  if (!timingSafeEqual(given, stored) || !bot) throw new UnauthenticatedError('Invalid bot secret key');
   if (!bot.enabled) throw new ForbiddenError('The bot is turned off');
   return bot;
 }
@@ -227,11 +237,5 @@ export async function updateBot(botId: string, settings: BotSettings, rotate: Ro
 export async function listBots(): Promise<Bot[]> {
   const items = await queryAll({ IndexName: 'gsi1', KeyConditionExpression: 'gsi1pk = :p', ExpressionAttributeValues: { ':p': keys.botsIndex } });
   return items.map((item) => stripKeys(item) as Bot);
-}
-
-/** Test and CLI helper: forget cached settings in this process. */
-export function clearBotCache(): void {
-  botCache.clear();
-  clientKeyCache.clear();
 }
 

@@ -1,7 +1,8 @@
 // HTTP glue for every API Gateway (payload v2) handler: request parsing, the ONE error mapper, JSON replies, logs.
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { BadRequestError, HttpError, ServiceUnavailableError, THROTTLING_ERRORS } from './errors';
-import { log } from './log';
+import { AppError, InvalidInputError, RateLimitedError, UnavailableError, type ErrorKind } from '../shared/errors';
+import { isUnavailable } from '../aws/failures';
+import { log } from '../shared/log';
 
 /** What every log line of a request carries; authentication adds the bot and user ids when it knows them. */
 export interface LogKeys {
@@ -41,33 +42,35 @@ export function jsonReply(status: number, body: unknown, headers: Record<string,
   return { statusCode: status, headers: { ...JSON_HEADERS, ...headers }, body: JSON.stringify(body) };
 }
 
-const UNAVAILABLE_NAMES = new Set(['TimeoutError', 'RequestTimeout', ...THROTTLING_ERRORS, 'ServiceUnavailable', 'SlowDown']);
-const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH']);
-/** Refusals that no retry can change, whatever status carried them: a 500, never a 503 with Retry-After. */
-const PERMANENT_NAMES = new Set(['ValidationException', 'SerializationException', 'ItemCollectionSizeLimitExceededException']);
+/** The HTTP status of each kind of error (docs/api.md lists them per route). */
+const STATUS: Record<ErrorKind, number> = {
+  invalid_input: 400,
+  unauthenticated: 401,
+  token_expired: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  too_large: 413,
+  rate_limited: 429,
+  unavailable: 503,
+};
 
-/**
- * An AWS dependency unreachable, timed out, throttling or failing (5xx) after the SDK's retries: the request
- * may succeed if retried shortly. Wrapped errors (Powertools Parameters wraps the SDK's) are read by cause.
- */
-function isUnavailable(err: unknown, depth = 0): boolean {
-  const e = err as { name?: string; code?: string; $metadata?: { httpStatusCode?: number }; cause?: unknown } | undefined;
-  if (!e || typeof e !== 'object' || PERMANENT_NAMES.has(e.name ?? '')) return false;
-  if (UNAVAILABLE_NAMES.has(e.name ?? '') || UNAVAILABLE_CODES.has(e.code ?? '') || (e.$metadata?.httpStatusCode ?? 0) >= 500) return true;
-  return depth < 3 && isUnavailable(e.cause, depth + 1);
+function appErrorReply(err: AppError): APIGatewayProxyStructuredResultV2 {
+  const retryAfter = err instanceof RateLimitedError ? err.retryAfterSeconds : err.kind === 'unavailable' ? 1 : undefined;
+  const headers: Record<string, string> = retryAfter === undefined ? {} : { 'retry-after': String(Math.max(1, Math.ceil(retryAfter))) };
+  return jsonReply(STATUS[err.kind], { error: err.message }, headers);
 }
 
 /**
- * The ONE error mapper: HttpError → its status and message (the client's mistake: not logged as an error);
- * a dependency down → 503; anything else → 500. The last two are logged here, once, with their cause.
+ * The ONE HTTP error mapper: an AppError → its kind's status and message (the client's mistake: not logged as
+ * an error); a dependency down → 503; anything else → 500. The last two are logged here, once, with their cause.
  */
 export function errorReply(err: unknown, keys: LogKeys): APIGatewayProxyStructuredResultV2 {
-  if (err instanceof HttpError) return jsonReply(err.statusCode, { error: err.message }, err.headers);
+  if (err instanceof AppError && err.kind !== 'unavailable') return appErrorReply(err);
   // Ids and the error only: never headers or bodies, so tokens and secrets cannot leak into logs.
-  if (isUnavailable(err)) {
+  if (err instanceof AppError || isUnavailable(err)) {
     log('error', 'dependency unavailable', { ...keys }, err);
-    const unavailable = new ServiceUnavailableError();
-    return jsonReply(unavailable.statusCode, { error: unavailable.message }, unavailable.headers);
+    return appErrorReply(err instanceof AppError ? err : new UnavailableError(undefined, { cause: err }));
   }
   log('error', 'unhandled error', { ...keys }, err);
   return jsonReply(500, { error: 'Internal server error' });
@@ -91,15 +94,15 @@ export function toRequest(event: APIGatewayProxyEventV2, context?: Pick<Context,
   };
   function parseJson(): Record<string, unknown> {
     const text = rawBody().toString('utf8');
-    if (text.trim() === '') throw new BadRequestError('Request body must be a JSON object');
+    if (text.trim() === '') throw new InvalidInputError('Request body must be a JSON object');
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
     } catch {
-      throw new BadRequestError('Request body is not valid JSON');
+      throw new InvalidInputError('Request body is not valid JSON');
     }
     if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-      throw new BadRequestError('Request body must be a JSON object');
+      throw new InvalidInputError('Request body must be a JSON object');
     }
     return parsed as Record<string, unknown>;
   }

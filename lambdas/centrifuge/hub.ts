@@ -3,8 +3,9 @@ import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, isConditionFailed, tableName } from '../aws/dynamo';
 import { postToConnection } from '../aws/connections';
-import { keys } from './keys';
-import type { TokenClaims } from './tokens';
+import { keys } from '../domain/keys';
+import { ForbiddenError, UnauthenticatedError } from '../shared/errors';
+import type { TokenClaims } from '../domain/tokens';
 import { channelUser, userChannel } from './channels';
 
 /** API Gateway closes a WebSocket after 2 hours at most; records of older connections are dead. */
@@ -33,9 +34,9 @@ export async function recordConnection(connectionId: string, claims: TokenClaims
 
 /**
  * The protocol's connect command: binds the connection to the token's user, unless $connect already
- * bound it to another user. Returns false when refused.
+ * bound it to another user.
  */
-export async function bindConnection(connectionId: string, claims: TokenClaims): Promise<boolean> {
+export async function bindConnection(connectionId: string, claims: TokenClaims): Promise<void> {
   try {
     await dynamo.send(
       new UpdateCommand({
@@ -55,29 +56,26 @@ export async function bindConnection(connectionId: string, claims: TokenClaims):
         },
       }),
     );
-    return true;
   } catch (err) {
-    if (isConditionFailed(err)) return false;
+    if (isConditionFailed(err)) throw new UnauthenticatedError('the connection belongs to another user', { cause: err });
     throw err;
   }
 }
-
-export type SubscribeResult = 'ok' | 'not_connected' | 'forbidden';
 
 /**
  * Subscribes a connection to a user's channel. `knownUser` is the user bound by a connect command in the
  * same frame (no check needed); otherwise one transaction checks the connection's user and writes.
  */
-export async function subscribe(connectionId: string, channel: string, knownUser?: string): Promise<SubscribeResult> {
+export async function subscribe(connectionId: string, channel: string, knownUser?: string): Promise<void> {
   const owner = channelUser(channel);
-  if (!owner || (knownUser && knownUser !== owner)) return 'forbidden';
+  if (!owner || (knownUser && knownUser !== owner)) throw new ForbiddenError('not your channel');
   const put = {
     TableName: tableName(),
     Item: { ...keys.subscription(channel, connectionId), entity: 'subscription', connection_id: connectionId, ttl: ttl() },
   };
   if (knownUser) {
     await dynamo.send(new PutCommand(put));
-    return 'ok';
+    return;
   }
   try {
     await dynamo.send(
@@ -95,12 +93,12 @@ export async function subscribe(connectionId: string, channel: string, knownUser
         ],
       }),
     );
-    return 'ok';
   } catch (err) {
     if (!(err instanceof TransactionCanceledException)) throw err;
     // Error path only: tell "connect first" from "not your channel".
     const conn = await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.connection(connectionId) }));
-    return conn.Item?.connected ? 'forbidden' : 'not_connected';
+    if (conn.Item?.connected) throw new ForbiddenError('not your channel', { cause: err });
+    throw new UnauthenticatedError('connect first', { cause: err });
   }
 }
 
@@ -127,7 +125,7 @@ export async function channelSubscribers(channel: string): Promise<string[]> {
       new QueryCommand({
         TableName: tableName(),
         KeyConditionExpression: 'pk = :pk',
-        ExpressionAttributeValues: { ':pk': `SUB#${channel}` },
+        ExpressionAttributeValues: { ':pk': keys.subscribers(channel) },
         ProjectionExpression: 'connection_id',
         ExclusiveStartKey: start,
       }),
@@ -142,31 +140,20 @@ export async function channelSubscribers(channel: string): Promise<string[]> {
 export const publicationFrame = (channel: string, data: unknown): string =>
   JSON.stringify({ push: { channel, pub: { data } } });
 
-export interface FanOutResult {
-  delivered: number;
-  gone: number;
-}
-
 /**
  * Posts a publication to every subscriber of the channel in parallel. A gone socket (410) is removed and
  * is not an error; any other failure is thrown after all posts settle, so the record is retried.
  */
-export async function publish(channel: string, data: unknown): Promise<FanOutResult> {
+export async function publish(channel: string, data: unknown): Promise<void> {
   const frame = Buffer.from(publicationFrame(channel, data));
   const owner = channelUser(channel);
   const subscribers = await channelSubscribers(channel);
-  if (!subscribers.length) return { delivered: 0, gone: 0 };
+  if (!subscribers.length) return;
   const results = await Promise.allSettled(
     subscribers.map(async (connectionId) => {
-      if (await postToConnection(connectionId, frame)) return 'delivered' as const;
-      await removeConnection(connectionId, owner);
-      return 'gone' as const;
+      if (!(await postToConnection(connectionId, frame))) await removeConnection(connectionId, owner);
     }),
   );
   const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failed) throw failed.reason;
-  return {
-    delivered: results.filter((r) => r.status === 'fulfilled' && r.value === 'delivered').length,
-    gone: results.filter((r) => r.status === 'fulfilled' && r.value === 'gone').length,
-  };
 }

@@ -10,33 +10,48 @@ export const keys = {
   clientKey: (clientKey: string): Key => ({ pk: `KEY#${clientKey}`, sk: 'KEY' }),
   /** The user record lives under its bot, keyed by external id: unique per bot, found in one read. */
   user: (botId: string, externalId: string): Key => ({ pk: `BOT#${botId}`, sk: `EXT#${externalId}` }),
+  /** The partition of everything a user owns (chats, messages, counters): one Query reads a list. */
+  userPartition: (userId: string): string => `USER#${userId}`,
   /** Per-user counters (how many chats). */
-  userStats: (userId: string): Key => ({ pk: `USER#${userId}`, sk: 'STATS' }),
+  userStats: (userId: string): Key => ({ pk: keys.userPartition(userId), sk: 'STATS' }),
   /** An idempotency key of one side of a chat (client_message_id / Idempotency-Key), kept 24 h by TTL. */
   idempotency: (chatId: string, side: 'user' | 'bot', key: string): Key => ({ pk: `IDEM#${chatId}`, sk: `${side}#${key}` }),
   /** The owner's copy of a chat: the chat list is one strongly consistent Query of the owner's partition. */
-  chat: (userId: string, chatId: string): Key => ({ pk: `USER#${userId}`, sk: `CHAT#${chatId}` }),
+  chat: (userId: string, chatId: string): Key => ({ pk: keys.userPartition(userId), sk: `CHAT#${chatId}` }),
   chatPrefix: 'CHAT#',
+  /** gsi1 of a chat: its bot's chats by last activity (the Bot API's list, newest first). */
+  chatActivity: (botId: string, at: string, chatId: string): { gsi1pk: string; gsi1sk: string } => ({
+    gsi1pk: keys.botChats(botId),
+    gsi1sk: `${at}#${chatId}`,
+  }),
+  /** gsi1 partition of a bot's chats. */
+  botChats: (botId: string): string => `BOT#${botId}`,
   /** Who owns a chat: tells 403 from 404 on the error path, and serves the Bot API. */
   chatPointer: (chatId: string): Key => ({ pk: `CHAT#${chatId}`, sk: 'META' }),
   /** Messages sit in the owner's partition, so any item a history Query returns proves ownership. */
   message: (userId: string, chatId: string, messageId: string): Key => ({
-    pk: `USER#${userId}`,
-    sk: `MSG#${chatId}#${messageId}`,
+    pk: keys.userPartition(userId),
+    sk: keys.messagePrefix(chatId) + messageId,
   }),
   /**
    * Markers below and above a chat's messages ('!' < digits < '~'): a history Query always returns at
    * least one of them for an owned chat, so an empty page needs no second read.
    */
-  chatStart: (userId: string, chatId: string): Key => ({ pk: `USER#${userId}`, sk: `MSG#${chatId}#!` }),
-  chatEnd: (userId: string, chatId: string): Key => ({ pk: `USER#${userId}`, sk: `MSG#${chatId}#~` }),
+  /** Every message sort key of a chat starts so (markers included). */
+  messagePrefix: (chatId: string): string => `MSG#${chatId}#`,
+  chatStart: (userId: string, chatId: string): Key => ({ pk: keys.userPartition(userId), sk: keys.messagePrefix(chatId) + '!' }),
+  chatEnd: (userId: string, chatId: string): Key => ({ pk: keys.userPartition(userId), sk: keys.messagePrefix(chatId) + '~' }),
   file: (fileId: string): Key => ({ pk: `FILE#${fileId}`, sk: 'FILE' }),
   /** One side of a chat typing: written at most every TYPING_INTERVAL_MS, its stream record is the publication. */
   typing: (chatId: string, sender: 'bot' | 'operator'): Key => ({ pk: `CHAT#${chatId}`, sk: `TYPING#${sender}` }),
   /** An open WebSocket connection and the user bound to it. */
   connection: (connectionId: string): Key => ({ pk: `CONN#${connectionId}`, sk: 'CONN' }),
   /** A connection subscribed to a channel: fan-out is one Query of `SUB#<channel>`. */
-  subscription: (channel: string, connectionId: string): Key => ({ pk: `SUB#${channel}`, sk: `CONN#${connectionId}` }),
+  subscription: (channel: string, connectionId: string): Key => ({ pk: keys.subscribers(channel), sk: `CONN#${connectionId}` }),
+  /** The partition of a channel's subscriptions. */
+  subscribers: (channel: string): string => `SUB#${channel}`,
+  /** One fixed window of a rate limit (`name` per `subject`), expired by TTL. */
+  rateWindow: (name: string, subject: string, window: number): Key => ({ pk: `RATE#${name}#${subject}`, sk: `W#${window}` }),
   /** gsi1 partition that lists every bot (CLI). */
   botsIndex: 'BOTS',
 };

@@ -2,7 +2,8 @@
 // paths the counter is one more item of the request's own transaction (no extra round trip).
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, isConditionFailed, tableName } from '../aws/dynamo';
-import { TooManyRequestsError } from './errors';
+import { RateLimitedError } from '../shared/errors';
+import { keys } from './keys';
 
 export type RateName = 'messages' | 'uploads' | 'chats' | 'sessions';
 
@@ -21,7 +22,7 @@ export function rateUpdate(limit: RateLimit, nowMs = Date.now()) {
   const window = Math.floor(nowMs / 1000 / WINDOW_SECONDS) * WINDOW_SECONDS;
   return {
     TableName: tableName(),
-    Key: { pk: `RATE#${limit.name}#${limit.subject}`, sk: `W#${window}` },
+    Key: keys.rateWindow(limit.name, limit.subject, window),
     UpdateExpression: 'SET entity = :entity, #ttl = :ttl ADD n :one',
     ConditionExpression: 'attribute_not_exists(n) OR n < :limit',
     ExpressionAttributeNames: { '#ttl': 'ttl' },
@@ -29,9 +30,9 @@ export function rateUpdate(limit: RateLimit, nowMs = Date.now()) {
   };
 }
 
-export function rateLimited(limit: RateLimit, nowMs = Date.now()): TooManyRequestsError {
+export function rateLimited(limit: RateLimit, nowMs = Date.now()): RateLimitedError {
   const retryAfter = WINDOW_SECONDS - ((nowMs / 1000) % WINDOW_SECONDS);
-  return new TooManyRequestsError(`Too many ${limit.name}: at most ${limit.perMinute} a minute; retry in ${Math.ceil(retryAfter)} s`, retryAfter);
+  return new RateLimitedError(`Too many ${limit.name}: at most ${limit.perMinute} a minute; retry in ${Math.ceil(retryAfter)} s`, retryAfter);
 }
 
 /** A rate check on its own (uploads, sessions): one UpdateItem; 429 with Retry-After when over. */

@@ -1,14 +1,14 @@
 // Request validation with valibot: one parse helper turns the first issue into a readable 400.
 import * as v from 'valibot';
-import { BadRequestError } from './errors';
-import { LIMITS } from './limits';
+import { InvalidInputError } from '../shared/errors';
+import { LIMITS } from '../domain/limits';
 
 export function parse<S extends v.GenericSchema>(schema: S, input: unknown): v.InferOutput<S> {
   const result = v.safeParse(schema, input);
   if (result.success) return result.output;
   const issue = result.issues[0];
   const path = issue.path?.map((p) => String(p.key)).join('.');
-  throw new BadRequestError(path ? `${path}: ${issue.message}` : issue.message);
+  throw new InvalidInputError(path ? `${path}: ${issue.message}` : issue.message);
 }
 
 /** Characters as JSON Schema's minLength/maxLength count them: Unicode code points (an emoji is one). */
@@ -67,7 +67,7 @@ function everyNode(value: unknown, test: (node: unknown, depth: number) => boole
 /**
  * A plain JSON object (not an array, not null), nested at most `maxDepth` levels (objects and arrays), with
  * finite numbers (JSON.parse makes ±Infinity of one beyond a double's range), whose serialized size stays
- * under `maxBytes`. Stored as its JSON text (lambdas/core/chats.ts), so any key and number JSON allows
+ * under `maxBytes`. Stored as its JSON text (lambdas/domain/chats.ts), so any key and number JSON allows
  * round-trips.
  */
 export const jsonObject = (maxBytes: number, maxDepth: number) =>

@@ -4,11 +4,11 @@
 import { createSecretKey, type KeyObject } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
-import { config } from './config';
+import { config } from '../shared/config';
 import { secretString } from '../aws/secrets';
-import { isUuid } from './ids';
-import { TtlCache } from './cache';
-import { UnauthorizedError } from './errors';
+import { isUuid } from '../shared/ids';
+import { TtlCache } from '../shared/cache';
+import { TokenExpiredError, UnauthenticatedError } from '../shared/errors';
 
 /** Each token kind has its own `typ` header and audience, so one kind is never accepted as another. */
 export const TOKEN_KINDS = {
@@ -77,7 +77,7 @@ export async function verifyToken(kind: TokenKind, token: string): Promise<Token
   const key = await signingKey();
   const { claims, exp } = await verified.get(`${kind} ${token}`, () => verifySignedToken(kind, token, key));
   // As jose checks it: expired once the current second reaches exp.
-  if (exp <= Math.floor(Date.now() / 1000)) throw new UnauthorizedError(`The ${kind} token has expired`);
+  if (exp <= Math.floor(Date.now() / 1000)) throw new TokenExpiredError(`The ${kind} token has expired`);
   return { ...claims };
 }
 
@@ -91,13 +91,13 @@ async function verifySignedToken(kind: TokenKind, token: string, key: KeyObject)
       audience,
       requiredClaims: ['exp', 'iat', 'sub', 'bot'],
     });
-    if (!isUuid(payload.sub) || !isUuid(payload.bot)) throw new UnauthorizedError(`Invalid ${kind} token`);
-    if (payload.ext !== undefined && typeof payload.ext !== 'string') throw new UnauthorizedError(`Invalid ${kind} token`);
+    if (!isUuid(payload.sub) || !isUuid(payload.bot)) throw new UnauthenticatedError(`Invalid ${kind} token`);
+    if (payload.ext !== undefined && typeof payload.ext !== 'string') throw new UnauthenticatedError(`Invalid ${kind} token`);
     return { claims: { userId: payload.sub, botId: payload.bot, externalId: payload.ext }, exp: payload.exp as number };
   } catch (err) {
-    if (err instanceof joseErrors.JWTExpired) throw new UnauthorizedError(`The ${kind} token has expired`);
-    if (err instanceof UnauthorizedError) throw err;
-    if (err instanceof joseErrors.JOSEError) throw new UnauthorizedError(`Invalid ${kind} token`);
+    if (err instanceof joseErrors.JWTExpired) throw new TokenExpiredError(`The ${kind} token has expired`, { cause: err });
+    if (err instanceof UnauthenticatedError) throw err;
+    if (err instanceof joseErrors.JOSEError) throw new UnauthenticatedError(`Invalid ${kind} token`, { cause: err });
     throw err;
   }
 }

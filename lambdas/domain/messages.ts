@@ -1,16 +1,25 @@
-// Messages: one transaction per send (chat activity + message), one Query per history page.
+// Messages: their shape, and one transaction per send (chat activity + message); history.ts reads them, edits.ts edits.
 import { createHash } from 'node:crypto';
-import { config } from './config';
-import { ConflictError, ForbiddenError, NotFoundError } from './errors';
+import { config } from '../shared/config';
+import { ConflictError } from '../shared/errors';
 import { rateLimited, rateUpdate, type RateLimit } from './rate';
 import { transactWrite, type TransactItem } from '../aws/transact';
-import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo, isConditionFailed, tableName } from '../aws/dynamo';
-import { activityKey, rejectChatAccess, type ChatOwner } from './chats';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo, tableName } from '../aws/dynamo';
+import { rejectChatAccess, type ChatOwner } from './chats';
 import { keys } from './keys';
-import { byCodeUnits, newMessageId } from './ids';
+import { newMessageId } from '../shared/ids';
 import { getOwnedFiles, toFileJson, toStoredFile, type FileJson, type StoredFile } from './files';
-import type { MessageInput } from './params';
+
+/** A message to send, as either API gives it (files by id, linked files as stored). */
+export interface MessageInput {
+  content: string;
+  content_type: string;
+  files: string[];
+  complete_files: StoredFile[];
+  /** From client_message_id or the Idempotency-Key header. */
+  idempotency_key?: string;
+}
 
 export type SenderType = 'incoming' | 'outcoming';
 export type Sender = 'user' | 'bot' | 'operator';
@@ -125,7 +134,7 @@ export async function createMessage(input: NewMessage): Promise<Created> {
           UpdateExpression: 'SET updated_at = :now, gsi1sk = :act, last_event = :message ADD #unread :one',
           ConditionExpression: 'attribute_exists(pk)',
           ExpressionAttributeNames: { '#unread': incoming ? 'unread_msg_by_operator' : 'unread_msg_by_user' },
-          ExpressionAttributeValues: { ':now': createdAt, ':act': activityKey(createdAt, input.chatId), ':message': 'message', ':one': 1 },
+          ExpressionAttributeValues: { ':now': createdAt, ':act': keys.chatActivity(input.botId, createdAt, input.chatId).gsi1sk, ':message': 'message', ':one': 1 },
         },
       },
     ];
@@ -198,104 +207,4 @@ export async function sendMessage(
     idempotencyKey: body.idempotency_key,
   });
   return { message: await toMessage(item), created };
-}
-
-export interface HistoryPage {
-  limit: number;
-  /** Only messages newer than this id (catch-up after a reconnect), oldest first. */
-  after?: string;
-  /** Only messages older than this id (paging back). */
-  before?: string;
-}
-
-/**
- * One strongly consistent Query of the owner's partition. The chat's start/end markers sit at both ends
- * of its message range, so an owned chat always returns an item; an empty result means "not yours".
- */
-export async function listMessages(userId: string, chatId: string, page: HistoryPage): Promise<MessageItem[]> {
-  const prefix = `MSG#${chatId}#`;
-  const low = page.after ? prefix + page.after : keys.chatStart(userId, chatId).sk;
-  const high = page.before ? prefix + page.before : keys.chatEnd(userId, chatId).sk;
-  // Without `after` we want the newest page, so read downwards; with it, upwards from `after`.
-  const newestFirst = !page.after;
-  const out = await dynamo.send(
-    new QueryCommand({
-      TableName: tableName(),
-      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :low AND :high',
-      ExpressionAttributeValues: { ':pk': `USER#${userId}`, ':low': low, ':high': high },
-      ScanIndexForward: !newestFirst,
-      ConsistentRead: true,
-      // The page, a marker, and the bound ids themselves (BETWEEN is inclusive).
-      Limit: page.limit + 3,
-    }),
-  );
-  const items = out.Items ?? [];
-  if (items.length === 0) {
-    // Both bounds given and nothing between them: the one case the markers cannot answer.
-    if (page.after && page.before && (await chatExists(userId, chatId))) return [];
-    return rejectChatAccess(userId, chatId);
-  }
-  const messages = items
-    .filter((i) => i.entity === 'message' && i.id !== page.after && i.id !== page.before)
-    .slice(0, page.limit) as MessageItem[];
-  return messages.sort((a, b) => byCodeUnits(a.id, b.id));
-}
-
-async function chatExists(userId: string, chatId: string): Promise<boolean> {
-  const out = await dynamo.send(
-    new GetCommand({ TableName: tableName(), Key: keys.chat(userId, chatId), ProjectionExpression: 'pk', ConsistentRead: true }),
-  );
-  return Boolean(out.Item);
-}
-
-export interface Edit {
-  content: string;
-  /** The bot's own number for this edit: applied only above the last one applied (edits sent out of order). */
-  version?: number;
-}
-
-/**
- * The bot side edits one of its own messages (a streamed answer: many edits a second) in one UpdateItem.
- * Edits apply in order: `edited_at` only moves forward (so a client keeps the copy with the latest), and
- * with `version` an edit older than the last one applied is refused (409) rather than written over it. The
- * stream record of the update is the publication. A refused edit writes nothing.
- */
-export async function editMessage(owner: ChatOwner, chatId: string, messageId: string, edit: Edit): Promise<Message> {
-  const key = keys.message(owner.userId, chatId, messageId);
-  let now = new Date().toISOString();
-  for (let attempt = 0; ; attempt++) {
-    try {
-      const out = await dynamo.send(
-        new UpdateCommand({
-          TableName: tableName(),
-          Key: key,
-          UpdateExpression: `SET content = :content, is_edited = :true, edited_at = :now${edit.version !== undefined ? ', edit_version = :version' : ''}`,
-          ConditionExpression:
-            'entity = :message AND sender_type = :outcoming AND (attribute_not_exists(edited_at) OR edited_at < :now)' +
-            (edit.version !== undefined ? ' AND (attribute_not_exists(edit_version) OR edit_version < :version)' : ''),
-          ExpressionAttributeValues: {
-            ':content': edit.content,
-            ':true': true,
-            ':now': now,
-            ':message': 'message',
-            ':outcoming': 'outcoming',
-            ...(edit.version !== undefined && { ':version': edit.version }),
-          },
-          ReturnValues: 'ALL_NEW',
-        }),
-      );
-      return toMessage(out.Attributes as MessageItem);
-    } catch (err) {
-      if (!isConditionFailed(err)) throw err;
-    }
-    // Error path only: say why, or move past an edit stamped in the same millisecond (or by a clock ahead).
-    const { Item: item } = await dynamo.send(new GetCommand({ TableName: tableName(), Key: key, ConsistentRead: true }));
-    if (!item || item.entity !== 'message') throw new NotFoundError('Message not found');
-    if (item.sender_type !== 'outcoming') throw new ForbiddenError("Only the bot's or an operator's messages can be edited");
-    if (edit.version !== undefined && typeof item.edit_version === 'number' && item.edit_version >= edit.version) {
-      throw new ConflictError(`A newer edit of this message is applied already (version ${item.edit_version})`);
-    }
-    if (attempt >= 3) throw new ConflictError('The message is being edited concurrently; retry');
-    now = new Date(Math.max(Date.now(), (Date.parse(String(item.edited_at)) || 0) + 1)).toISOString();
-  }
 }

@@ -1,13 +1,13 @@
 // Chats: the owner's copy (list, counters) plus a pointer by chat id, created together in one transaction.
 import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { batchGet, dynamo, isConditionFailed, queryAll, tableName } from '../aws/dynamo';
-import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from './errors';
-import { config } from './config';
+import { InvalidInputError, ConflictError, ForbiddenError, NotFoundError } from '../shared/errors';
+import { config } from '../shared/config';
 import { rateLimited, rateUpdate, type RateLimit } from './rate';
 import { transactWrite, type TransactItem } from '../aws/transact';
-import { TtlCache } from './cache';
+import { TtlCache } from '../shared/cache';
 import { keys } from './keys';
-import { byCodeUnits, newUuid } from './ids';
+import { byCodeUnits, newUuid } from '../shared/ids';
 
 export interface Chat {
   id: string;
@@ -45,8 +45,6 @@ export function toChat(item: Record<string, unknown>): Chat {
   };
 }
 
-/** gsi1 sort key of a chat: a bot's chats by last activity. */
-export const activityKey = (at: string, chatId: string): string => `${at}#${chatId}`;
 
 /** Whose chat: the user, their bot, and their external id (the bot side and webhooks show it). */
 export interface ChatOwner {
@@ -86,8 +84,7 @@ export async function createChat({ userId, botId, externalId }: ChatOwner, input
           external_id: externalId,
           unread_msg_by_operator: 0,
           last_read_at: null,
-          gsi1pk: `BOT#${botId}`,
-          gsi1sk: activityKey(now, id),
+          ...keys.chatActivity(botId, now, id),
         },
         ConditionExpression: 'attribute_not_exists(pk)',
       },
@@ -128,7 +125,7 @@ export async function createChat({ userId, botId, externalId }: ChatOwner, input
 export async function listChats(userId: string): Promise<Chat[]> {
   const items = await queryAll({
     KeyConditionExpression: 'pk = :pk AND begins_with(sk, :chat)',
-    ExpressionAttributeValues: { ':pk': `USER#${userId}`, ':chat': keys.chatPrefix },
+    ExpressionAttributeValues: { ':pk': keys.userPartition(userId), ':chat': keys.chatPrefix },
     ConsistentRead: true,
   });
   return items.map(toChat).sort((a, b) => byCodeUnits(b.updated_at, a.updated_at) || byCodeUnits(b.id, a.id));
@@ -216,8 +213,8 @@ function decodeCursor(cursor: string, botId: string): Record<string, string> {
     key !== null &&
     Object.keys(key).sort().join() === CURSOR_KEYS.join() &&
     Object.values(key).every((v) => typeof v === 'string') &&
-    (key as Record<string, string>).gsi1pk === `BOT#${botId}`;
-  if (!ok) throw new BadRequestError('Invalid cursor');
+    (key as Record<string, string>).gsi1pk === keys.botChats(botId);
+  if (!ok) throw new InvalidInputError('Invalid cursor');
   return key as Record<string, string>;
 }
 
@@ -228,7 +225,7 @@ export async function listBotChats(botId: string, limit: number, cursor?: string
       TableName: tableName(),
       IndexName: 'gsi1',
       KeyConditionExpression: 'gsi1pk = :bot',
-      ExpressionAttributeValues: { ':bot': `BOT#${botId}` },
+      ExpressionAttributeValues: { ':bot': keys.botChats(botId) },
       ScanIndexForward: false,
       Limit: limit,
       ExclusiveStartKey: cursor ? decodeCursor(cursor, botId) : undefined,

@@ -1,7 +1,7 @@
 // Webhooks: the event a bot receives for each user message, its signature, and one delivery attempt.
 import { createHmac } from 'node:crypto';
 import { batchGet } from '../aws/dynamo';
-import { config } from './config';
+import { config } from '../shared/config';
 import { keys } from './keys';
 import { toChat } from './chats';
 import { toMessage, type MessageItem } from './messages';

@@ -1,9 +1,9 @@
 // multipart/form-data parsing with busboy 1.x (not lambda-multipart-parser: it pins busboy 0.3 → dicer 0.3,
 // whose malformed-body crash is GHSA-wm7h-9275-46v2). Limits are enforced while parsing.
 import busboy from 'busboy';
-import { BadRequestError, PayloadTooLargeError } from './errors';
-import { FILE_TYPES, LIMITS, type FileType } from './limits';
-import { guessFileType, type Upload } from './files';
+import { InvalidInputError, TooLargeError } from '../shared/errors';
+import { FILE_TYPES, LIMITS, type FileType } from '../domain/limits';
+import { guessFileType, type Upload } from '../domain/files';
 import { truncateChars } from './validate';
 
 const MIME_RE = /^[a-z0-9][\w.+-]*\/[\w.+-]+$/i;
@@ -25,7 +25,7 @@ const FIELDS = new Set(['type', 'chat_id']);
 /** Reads exactly one `file` part and the optional `type` (and `chat_id`) fields from a multipart body. */
 export function parseUpload(contentType: string | undefined, body: Buffer): Promise<ParsedUpload> {
   if (!contentType || !/^multipart\/form-data\s*;/i.test(contentType)) {
-    return Promise.reject(new BadRequestError('Expected a multipart/form-data body with a file part'));
+    return Promise.reject(new InvalidInputError('Expected a multipart/form-data body with a file part'));
   }
   return new Promise<ParsedUpload>((resolve, reject) => {
     let bb: busboy.Busboy;
@@ -35,7 +35,7 @@ export function parseUpload(contentType: string | undefined, body: Buffer): Prom
         limits: { files: 1, fileSize: LIMITS.fileBytes + 1, fields: 10, parts: 20, fieldSize: 1024 },
       });
     } catch (err) {
-      reject(new BadRequestError(`Invalid multipart/form-data: ${(err as Error).message}`));
+      reject(new InvalidInputError(`Invalid multipart/form-data: ${(err as Error).message}`));
       return;
     }
     let failure: Error | undefined;
@@ -47,9 +47,9 @@ export function parseUpload(contentType: string | undefined, body: Buffer): Prom
 
     bb.on('file', (field, stream, info) => {
       // A truncated body errors the part's stream too; unhandled, that would crash the process.
-      stream.on('error', (err: Error) => fail(new BadRequestError(`Invalid multipart/form-data: ${err.message}`)));
+      stream.on('error', (err: Error) => fail(new InvalidInputError(`Invalid multipart/form-data: ${err.message}`)));
       if (field !== 'file' || file) {
-        fail(new BadRequestError(`Unexpected file part "${field}": send exactly one part named "file"`));
+        fail(new InvalidInputError(`Unexpected file part "${field}": send exactly one part named "file"`));
         stream.resume();
         return;
       }
@@ -60,23 +60,23 @@ export function parseUpload(contentType: string | undefined, body: Buffer): Prom
     bb.on('field', (field, value) => {
       if (FIELDS.has(field)) fields[field] = value;
     });
-    bb.on('filesLimit', () => fail(new BadRequestError('Send exactly one part named "file"')));
-    bb.on('partsLimit', () => fail(new BadRequestError('Too many parts in the multipart body')));
-    bb.on('fieldsLimit', () => fail(new BadRequestError('Too many fields in the multipart body')));
+    bb.on('filesLimit', () => fail(new InvalidInputError('Send exactly one part named "file"')));
+    bb.on('partsLimit', () => fail(new InvalidInputError('Too many parts in the multipart body')));
+    bb.on('fieldsLimit', () => fail(new InvalidInputError('Too many fields in the multipart body')));
     bb.on('error', (err: Error) => {
-      fail(new BadRequestError(`Invalid multipart/form-data: ${err.message}`));
+      fail(new InvalidInputError(`Invalid multipart/form-data: ${err.message}`));
       reject(failure);
     });
     bb.on('close', () => {
       if (failure) return reject(failure);
       const bytes = Buffer.concat(chunks);
       // busboy stops one byte past the limit, so "exactly the limit" is allowed.
-      if (tooLarge || bytes.length > LIMITS.fileBytes) return reject(new PayloadTooLargeError(`File is larger than ${LIMITS.fileBytes} bytes`));
-      if (!file) return reject(new BadRequestError('The multipart body has no "file" part'));
-      if (bytes.length === 0) return reject(new BadRequestError('The file is empty'));
+      if (tooLarge || bytes.length > LIMITS.fileBytes) return reject(new TooLargeError(`File is larger than ${LIMITS.fileBytes} bytes`));
+      if (!file) return reject(new InvalidInputError('The multipart body has no "file" part'));
+      if (bytes.length === 0) return reject(new InvalidInputError('The file is empty'));
       const type = fields.type;
       if (type !== undefined && !(FILE_TYPES as readonly string[]).includes(type)) {
-        return reject(new BadRequestError(`type must be one of ${FILE_TYPES.join(', ')}`));
+        return reject(new InvalidInputError(`type must be one of ${FILE_TYPES.join(', ')}`));
       }
       const mime = MIME_RE.test(file.mime) ? file.mime : 'application/octet-stream';
       resolve({ bytes, name: file.name, mime_type: mime, type: (type as FileType) ?? guessFileType(mime), fields });

@@ -1,10 +1,10 @@
 // Authenticates requests: a client's Bearer session token (→ user and bot, the bot's switches checked), or
 // a bot's Bearer secret key (Bot API).
-import { assertClientApiOpen, botForSecretKey, getBot, type Bot } from './bots';
-import { resolveBotChat, type ChatOwner } from './chats';
-import { UnauthorizedError } from './errors';
+import { botForSecretKey, openBotOfToken, type Bot } from '../domain/bots';
+import { resolveBotChat, type ChatOwner } from '../domain/chats';
+import { UnauthenticatedError } from '../shared/errors';
 import type { HttpRequest } from './http';
-import { verifyToken } from './tokens';
+import { verifyToken } from '../domain/tokens';
 
 export interface Caller {
   userId: string;
@@ -17,10 +17,10 @@ const MAX_TOKEN_LENGTH = 4096;
 
 export function bearerToken(req: HttpRequest, what = 'session_token'): string {
   const header = req.header('authorization');
-  if (!header) throw new UnauthorizedError(`Missing Authorization: Bearer <${what}> header`);
+  if (!header) throw new UnauthenticatedError(`Missing Authorization: Bearer <${what}> header`);
   const match = /^Bearer +([^ ]+) *$/i.exec(header);
   if (!match || match[1].length > MAX_TOKEN_LENGTH) {
-    throw new UnauthorizedError(`Authorization header must be "Bearer <${what}>"`);
+    throw new UnauthenticatedError(`Authorization header must be "Bearer <${what}>"`);
   }
   return match[1];
 }
@@ -42,9 +42,6 @@ export async function botChatOwner(req: HttpRequest, bot: Bot, chatId: string): 
 export async function authenticate(req: HttpRequest): Promise<Caller> {
   const { userId, botId, externalId } = await verifyToken('session', bearerToken(req));
   Object.assign(req.logKeys, { bot_id: botId, user_id: userId });
-  const bot = await getBot(botId);
-  // A signed token whose bot is gone is no session any more: 401 (a 404 is for the bot of a client_key).
-  if (!bot) throw new UnauthorizedError('The session token names a bot that no longer exists');
-  assertClientApiOpen(bot);
+  const bot = await openBotOfToken('session', botId);
   return { userId, botId, externalId, bot };
 }

@@ -2,7 +2,7 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, tableName } from '../aws/dynamo';
 import { keys } from './keys';
-import { newUuid } from './ids';
+import { newUuid } from '../shared/ids';
 
 export interface User {
   id: string;

@@ -1,0 +1,59 @@
+// The bot side's edits of its own messages (streamed answers): one conditional UpdateItem each, in order.
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo, isConditionFailed, tableName } from '../aws/dynamo';
+import { ConflictError, ForbiddenError, NotFoundError } from '../shared/errors';
+import type { ChatOwner } from './chats';
+import { keys } from './keys';
+import { toMessage, type Message, type MessageItem } from './messages';
+
+export interface Edit {
+  content: string;
+  /** The bot's own number for this edit: applied only above the last one applied (edits sent out of order). */
+  version?: number;
+}
+
+/**
+ * The bot side edits one of its own messages (a streamed answer: many edits a second) in one UpdateItem.
+ * Edits apply in order: `edited_at` only moves forward (so a client keeps the copy with the latest), and
+ * with `version` an edit older than the last one applied is refused (409) rather than written over it. The
+ * stream record of the update is the publication. A refused edit writes nothing.
+ */
+export async function editMessage(owner: ChatOwner, chatId: string, messageId: string, edit: Edit): Promise<Message> {
+  const key = keys.message(owner.userId, chatId, messageId);
+  let now = new Date().toISOString();
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const out = await dynamo.send(
+        new UpdateCommand({
+          TableName: tableName(),
+          Key: key,
+          UpdateExpression: `SET content = :content, is_edited = :true, edited_at = :now${edit.version !== undefined ? ', edit_version = :version' : ''}`,
+          ConditionExpression:
+            'entity = :message AND sender_type = :outcoming AND (attribute_not_exists(edited_at) OR edited_at < :now)' +
+            (edit.version !== undefined ? ' AND (attribute_not_exists(edit_version) OR edit_version < :version)' : ''),
+          ExpressionAttributeValues: {
+            ':content': edit.content,
+            ':true': true,
+            ':now': now,
+            ':message': 'message',
+            ':outcoming': 'outcoming',
+            ...(edit.version !== undefined && { ':version': edit.version }),
+          },
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return toMessage(out.Attributes as MessageItem);
+    } catch (err) {
+      if (!isConditionFailed(err)) throw err;
+    }
+    // Error path only: say why, or move past an edit stamped in the same millisecond (or by a clock ahead).
+    const { Item: item } = await dynamo.send(new GetCommand({ TableName: tableName(), Key: key, ConsistentRead: true }));
+    if (!item || item.entity !== 'message') throw new NotFoundError('Message not found');
+    if (item.sender_type !== 'outcoming') throw new ForbiddenError("Only the bot's or an operator's messages can be edited");
+    if (edit.version !== undefined && typeof item.edit_version === 'number' && item.edit_version >= edit.version) {
+      throw new ConflictError(`A newer edit of this message is applied already (version ${item.edit_version})`);
+    }
+    if (attempt >= 3) throw new ConflictError('The message is being edited concurrently; retry');
+    now = new Date(Math.max(Date.now(), (Date.parse(String(item.edited_at)) || 0) + 1)).toISOString();
+  }
+}

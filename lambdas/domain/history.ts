@@ -1,0 +1,55 @@
+// A chat's history: one strongly consistent Query of the owner's partition per page.
+import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo, tableName } from '../aws/dynamo';
+import { byCodeUnits } from '../shared/ids';
+import { rejectChatAccess } from './chats';
+import { keys } from './keys';
+import type { MessageItem } from './messages';
+
+export interface HistoryPage {
+  limit: number;
+  /** Only messages newer than this id (catch-up after a reconnect), oldest first. */
+  after?: string;
+  /** Only messages older than this id (paging back). */
+  before?: string;
+}
+
+/**
+ * One strongly consistent Query of the owner's partition. The chat's start/end markers sit at both ends
+ * of its message range, so an owned chat always returns an item; an empty result means "not yours".
+ */
+export async function listMessages(userId: string, chatId: string, page: HistoryPage): Promise<MessageItem[]> {
+  const prefix = keys.messagePrefix(chatId);
+  const low = page.after ? prefix + page.after : keys.chatStart(userId, chatId).sk;
+  const high = page.before ? prefix + page.before : keys.chatEnd(userId, chatId).sk;
+  // Without `after` we want the newest page, so read downwards; with it, upwards from `after`.
+  const newestFirst = !page.after;
+  const out = await dynamo.send(
+    new QueryCommand({
+      TableName: tableName(),
+      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :low AND :high',
+      ExpressionAttributeValues: { ':pk': keys.userPartition(userId), ':low': low, ':high': high },
+      ScanIndexForward: !newestFirst,
+      ConsistentRead: true,
+      // The page, a marker, and the bound ids themselves (BETWEEN is inclusive).
+      Limit: page.limit + 3,
+    }),
+  );
+  const items = out.Items ?? [];
+  if (items.length === 0) {
+    // Both bounds given and nothing between them: the one case the markers cannot answer.
+    if (page.after && page.before && (await chatExists(userId, chatId))) return [];
+    return rejectChatAccess(userId, chatId);
+  }
+  const messages = items
+    .filter((i) => i.entity === 'message' && i.id !== page.after && i.id !== page.before)
+    .slice(0, page.limit) as MessageItem[];
+  return messages.sort((a, b) => byCodeUnits(a.id, b.id));
+}
+
+async function chatExists(userId: string, chatId: string): Promise<boolean> {
+  const out = await dynamo.send(
+    new GetCommand({ TableName: tableName(), Key: keys.chat(userId, chatId), ProjectionExpression: 'pk', ConsistentRead: true }),
+  );
+  return Boolean(out.Item);
+}
