@@ -29,9 +29,10 @@ const cases: [AppError, number, number, boolean][] = [
 ];
 
 test.each(cases)('%s → HTTP %i, Centrifuge code %i (temporary: %s)', (err, status, code, temporary) => {
-  const quiet = jest.spyOn(process.stdout, 'write').mockImplementation(() => true);
+  // The mapper logs a dependency down (on stderr, as Lambda's logger does): not this test's output.
+  const quiet = [jest.spyOn(process.stdout, 'write'), jest.spyOn(process.stderr, 'write')].map((s) => s.mockImplementation(() => true));
   const reply = errorReply(err, {});
-  quiet.mockRestore();
+  for (const q of quiet) q.mockRestore();
   expect(reply.statusCode).toBe(status);
   expect(JSON.parse(reply.body as string)).toEqual({ error: status === 503 ? 'The service is briefly unavailable; please retry' : err.message });
   expect(reply.headers?.['retry-after']).toBe(status === 429 ? '7' : status === 503 ? '1' : undefined);

@@ -19,9 +19,12 @@ test.each([
   [new NotFoundError('gone'), 404],
   [new TooLargeError('big'), 413],
 ])('%s keeps its status and message as {error}', async (err, status) => {
-  const res = await httpHandler(async () => {
-    throw err;
-  })(event('Bearer t'));
+  let res: any;
+  await logged(async () => {
+    res = await httpHandler(async () => {
+      throw err;
+    })(event('Bearer t'));
+  });
   expect(res.statusCode).toBe(status);
   expect(JSON.parse(res.body as string)).toEqual({ error: err.message });
   expect(res.headers?.['content-type']).toMatch(/application\/json/);
