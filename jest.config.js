@@ -1,7 +1,8 @@
 // Jest: TypeScript through @swc/jest; one local stack (DynamoDB Local, S3 emulator, HTTP gateway) per run.
 /** @type {import('jest').Config} */
 module.exports = {
-  testEnvironment: 'node',
+  // Node, plus the stack's log lines of a failing test (a passing one prints nothing).
+  testEnvironment: '<rootDir>/test/support/stack-log-environment.ts',
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
   // test/stack is the integration suite, with its own set-up: jest.integration.config.js; test/moto the IAM

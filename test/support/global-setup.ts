@@ -21,8 +21,10 @@ export default async function globalSetup(): Promise<void> {
     RATE_SESSIONS_PER_IP_PER_MINUTE: '100000',
   });
   // Its output goes to test-output/local-stack.log for anyone debugging a failure.
-  const stack = await startLocalProcess(env, join(ROOT, 'test-output', 'local-stack.log'));
-  Object.assign(process.env, env, { TEST_API_URL: stack.apiUrl });
+  const logFile = join(ROOT, 'test-output', 'local-stack.log');
+  const stack = await startLocalProcess(env, logFile);
+  // LOCAL_STACK_LOG: a failing test prints the lines logged while it ran (test/support/stack-log-environment.ts).
+  Object.assign(process.env, env, { TEST_API_URL: stack.apiUrl, LOCAL_STACK_LOG: logFile });
   // Test workers inherit this environment, so they can use the lambdas/ modules against the same emulators.
   applyLocalEnv(localSettings());
   (globalThis as Record<string, unknown>).__LOCAL_STACK__ = { stack, dataDir };
