@@ -15,6 +15,8 @@ export interface Invocation {
 export const invocations = new AsyncLocalStorage<Invocation>();
 /** Called after every invocation; the benchmark sets it, and `invocations` holds only while one is set. */
 export const invocationObservers: ((inv: Invocation) => void)[] = [];
+/** Called after every invocation settles, with no context: the stream poller wakes (a handler may have written). */
+export const invocationEndListeners = new Set<() => void>();
 
 export function handlerLoader<H extends (event: never) => Promise<unknown>>(root: string): (entry: string) => Promise<H> {
   const loaded = new Map<string, Promise<H>>();
@@ -23,7 +25,7 @@ export function handlerLoader<H extends (event: never) => Promise<unknown>>(root
     if (!h) {
       h = import(resolve(root, entry)).then((m) => {
         const handler = (m.handler ?? m.default?.handler) as H;
-        const wrapped = async (event: never) => {
+        const observed = async (event: never) => {
           // An async context makes every promise of the process cost more (Node 20's promise hooks), so
           // invocations run in one only while someone observes them.
           if (!invocationObservers.length) return handler(event);
@@ -32,6 +34,13 @@ export function handlerLoader<H extends (event: never) => Promise<unknown>>(root
             return await invocations.run(inv, () => handler(event));
           } finally {
             for (const observe of invocationObservers) observe(inv);
+          }
+        };
+        const wrapped = async (event: never) => {
+          try {
+            return await observed(event);
+          } finally {
+            for (const listener of invocationEndListeners) listener();
           }
         };
         return wrapped as unknown as H;

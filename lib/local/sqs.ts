@@ -44,6 +44,10 @@ export async function startLocalQueues(o: LocalQueuesOptions): Promise<LocalQueu
   const queues = new Map<string, Message[]>(Object.keys(o.consumers).map((n) => [n, []]));
   const visibilityMs = o.visibilityTimeoutMs ?? WEBHOOK_QUEUE.visibilityTimeoutSeconds * 1000;
   let stopped = false;
+  // Each consumer's loop sleeps until its next message is due or something changes (a send, a redelivery,
+  // a batch done): an idle stack does no work here.
+  const wakers = new Map<string, () => void>();
+  const wake = (name: string) => wakers.get(name)?.();
 
   const deadLetter = (queue: string, body: string, why: string) => {
     mkdirSync(o.deadLetterDir, { recursive: true });
@@ -58,6 +62,7 @@ export async function startLocalQueues(o: LocalQueuesOptions): Promise<LocalQueu
     if (!list) throw Object.assign(new Error(`no queue ${name}`), { code: 'QueueDoesNotExist' });
     if (!o.consumers[name]) deadLetter(name, body, 'sent to the dead-letter queue');
     else list.push({ id, body, visibleAt: Date.now() + delaySeconds * 1000, receiveCount: 0, sentAt: Date.now() });
+    wake(name);
     return id;
   };
 
@@ -135,6 +140,7 @@ export async function startLocalQueues(o: LocalQueuesOptions): Promise<LocalQueu
         else list.push({ ...m, visibleAt: Date.now() + visibilityMs });
       }
       inFlight--;
+      wake(name);
     };
     workers.push(
       (async () => {
@@ -149,7 +155,14 @@ export async function startLocalQueues(o: LocalQueuesOptions): Promise<LocalQueu
             void run(batch);
             continue;
           }
-          await new Promise((r) => setTimeout(r, 10));
+          const next = inFlight < 4 && list.length ? Math.min(...list.map((m) => m.visibleAt)) - now : 60_000;
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(resolve, Math.max(1, Math.min(next, 60_000)));
+            wakers.set(name, () => {
+              clearTimeout(timer);
+              resolve();
+            });
+          });
         }
       })(),
     );
@@ -159,6 +172,7 @@ export async function startLocalQueues(o: LocalQueuesOptions): Promise<LocalQueu
     endpoint,
     stop: async () => {
       stopped = true;
+      for (const name of wakers.keys()) wake(name);
       await Promise.all(workers);
       await new Promise<void>((r) => server.close(() => r()));
     },

@@ -4,7 +4,8 @@
 // and writes records it gave up on to a dead-letter file, as the SQS destination does on AWS.
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { handlerLoader } from './handlers';
+import { handlerLoader, invocationEndListeners } from './handlers';
+import { PollPacer } from './poll-pacer';
 import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import {
   DescribeStreamCommand,
@@ -155,8 +156,10 @@ export interface StreamPollerOptions {
   consumers: StreamConsumerDef[];
   deadLetterDir: string;
   log: (line: string) => void;
-  /** Pause between polls of a shard that returned nothing. */
+  /** Pause between polls while records may be coming (after a handler ran, after records). */
   idleMs?: number;
+  /** The longest pause once nothing has happened for a while: an idle stack polls this rarely. */
+  maxIdleMs?: number;
 }
 
 export interface StreamPoller {
@@ -174,7 +177,10 @@ export async function startStreamPoller(o: StreamPollerOptions): Promise<StreamP
   const streamArn = table.Table?.LatestStreamArn;
   if (!streamArn) throw new Error(`table ${o.tableName} has no stream`);
   const queues = o.consumers.map((c) => new ConsumerQueue(c, o.root, o.deadLetterDir, o.log));
-  const idleMs = o.idleMs ?? 10;
+  const pacer = new PollPacer(o.idleMs ?? 10, o.maxIdleMs ?? 1000);
+  const wake = () => pacer.wake();
+  invocationEndListeners.add(wake);
+  pacer.wake(); // start-up: whatever the stack does first is read at once
 
   let stopped = false;
   const known = new Set<string>();
@@ -244,13 +250,15 @@ export async function startStreamPoller(o: StreamPollerOptions): Promise<StreamP
         sinceDiscover = 0;
         await discover(false).catch((err) => !stopped && o.log(`stream poller: ${(err as Error).message}`));
       }
-      if (got === 0) await sleep(idleMs);
+      await pacer.rest(got);
     }
   })();
 
   return {
     stop: async () => {
       stopped = true;
+      invocationEndListeners.delete(wake);
+      pacer.wake();
       await loop;
       streams.destroy();
     },
