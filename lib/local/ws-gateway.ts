@@ -1,8 +1,8 @@
 // A local stand-in for API Gateway's WebSocket API: the same $connect/$default/$disconnect events, route
 // responses sent back on the socket, and the @connections management API (POST, GET, DELETE) on the same
-// port, so the same signed PostToConnection calls work unchanged with an endpoint override.
-import { createServer, type IncomingMessage } from 'node:http';
-import { createServer as createNetServer, type Server, type Socket } from 'node:net';
+// port, so the same signed PostToConnection calls work unchanged with an endpoint override. node:http and ws
+// serve it all.
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
@@ -73,92 +73,14 @@ interface ManagementReply {
 
 const MANAGEMENT_PATH = /^\/@connections\/([^/?]+)$/;
 const MANAGEMENT_METHODS = new Set(['POST', 'GET', 'DELETE']);
-const MANAGEMENT_REQUEST = /^(POST|GET|DELETE) \/@connections\//;
 const POSTED: ManagementReply = { status: 200, body: '' };
 const TEXT_FRAME = { binary: false };
 const NOT_WEBSOCKET: ManagementReply = { status: 426, type: 'text/plain', body: 'WebSocket API: connect with a WebSocket client' };
-const REASONS: Record<number, string> = { 200: 'OK', 204: 'No Content', 400: 'Bad Request', 410: 'Gone', 411: 'Length Required', 413: 'Payload Too Large', 426: 'Upgrade Required', 431: 'Request Header Fields Too Large' };
-
 const replyHeaders = (r: ManagementReply): Record<string, string> => ({
   ...(r.body !== undefined && { 'content-type': r.type ?? 'application/json' }),
   ...(r.errorType && { 'x-amzn-errortype': r.errorType }),
   ...(r.status !== 204 && { 'content-length': String(Buffer.byteLength(r.body ?? '')) }),
 });
-
-/** A reply as written on the wire. */
-function replyText(r: ManagementReply, close: boolean): string {
-  let head = `HTTP/1.1 ${r.status} ${REASONS[r.status] ?? ''}\r\n`;
-  for (const [name, value] of Object.entries(replyHeaders(r))) head += `${name}: ${value}\r\n`;
-  if (close) head += 'connection: close\r\n';
-  return `${head}\r\n${r.body ?? ''}`;
-}
-/** The reply to every delivered post, written once. */
-const POSTED_TEXT = replyText(POSTED, false);
-
-/** An HTTP/1.x message head (`end`: where its blank line starts): the start line, and headers by lower-case name. */
-function parseHead(bytes: Buffer, end: number): { start: string; headers: Map<string, string> } {
-  const [start, ...lines] = bytes.toString('latin1', 0, end).split('\r\n');
-  const headers = new Map<string, string>();
-  for (const line of lines) {
-    const colon = line.indexOf(':');
-    if (colon > 0) headers.set(line.slice(0, colon).trim().toLowerCase(), line.slice(colon + 1).trim());
-  }
-  return { start, headers };
-}
-
-/**
- * Reads the HTTP/1.1 requests of one keep-alive connection to the @connections API and writes each reply.
- * Requests carry their body by Content-Length, as the SDK's and our publisher's do; chunked bodies get 411.
- */
-function serveManagement(socket: Socket, answer: (method: string, target: string, body: Buffer) => ManagementReply): void {
-  let buffered: Buffer = Buffer.alloc(0);
-  let continued = false;
-  let closing = false;
-  const reply = (r: ManagementReply, close: boolean) => {
-    closing ||= close;
-    send(r === POSTED && !close ? POSTED_TEXT : replyText(r, close), close);
-  };
-  // Written, in order, after the next turn's I/O: a fan-out's 50 posts arrive together, their frames go out to
-  // the sockets at once, and the subscribers read them before the publisher gets its 50 replies. Here
-  // publisher, gateway and subscribers share one thread; on AWS they never do, and API Gateway's replies do
-  // not hold up its frames.
-  const send = (text: string, end = false) =>
-    setImmediate(() =>
-      setImmediate(() => {
-        if (socket.destroyed) return;
-        socket.write(text);
-        if (end) socket.end();
-      }),
-    );
-  socket.on('data', (chunk: Buffer) => {
-    buffered = buffered.length ? Buffer.concat([buffered, chunk]) : chunk;
-    while (buffered.length && !closing) {
-      const end = buffered.indexOf('\r\n\r\n');
-      if (end < 0) {
-        if (buffered.length > 16 * 1024) reply({ status: 431 }, true);
-        return;
-      }
-      const { start, headers } = parseHead(buffered, end);
-      const [method = '', target = '', version = ''] = start.split(' ');
-      const lengthHeader = headers.get('content-length') ?? '0';
-      const length = /^\d+$/.test(lengthHeader) ? Number(lengthHeader) : -1;
-      const connection = headers.get('connection');
-      const close = connection === undefined ? version !== 'HTTP/1.1' : /close/i.test(connection);
-      const chunked = headers.has('transfer-encoding');
-      const expectContinue = /100-continue/i.test(headers.get('expect') ?? '');
-      if (chunked || length < 0) return reply({ status: chunked ? 411 : 400 }, true);
-      if (buffered.length < end + 4 + length) {
-        if (expectContinue && !continued) send('HTTP/1.1 100 Continue\r\n\r\n');
-        continued = true;
-        return;
-      }
-      const body = buffered.subarray(end + 4, end + 4 + length);
-      buffered = buffered.subarray(end + 4 + length);
-      continued = false;
-      reply(answer(method, target, body), close);
-    }
-  });
-}
 
 /** API Gateway connection ids look like "L0SM9cOFvHcCIhw=". */
 const newConnectionId = () => randomBytes(10).toString('base64');
@@ -269,52 +191,44 @@ export async function startWsGateway(options: WsGatewayOptions): Promise<WsGatew
     return manage(method, connectionId, body);
   };
 
-  const server = createServer((req, res) => {
+  // node:http serves both: WebSocket handshakes (upgrade) and the @connections API on keep-alive connections.
+  const server = createServer({ noDelay: true }, (req, res) => {
+    res.sendDate = false; // API Gateway's @connections replies carry no Date
+    // The SDK and our publisher send bodies by Content-Length; a chunked body is refused as API Gateway does.
+    if (req.headers['transfer-encoding']) {
+      res.writeHead(411, { 'content-length': '0', connection: 'close' }).end();
+      return;
+    }
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const r = answer(req.method ?? '', req.url ?? '', Buffer.concat(chunks));
-      res.writeHead(r.status, replyHeaders(r));
-      res.end(r.body);
+      // Written after the next turn's I/O: a fan-out's posts arrive together, their frames go out to the
+      // sockets at once, and the subscribers read them before the publisher gets its replies. Here publisher,
+      // gateway and subscribers share one thread; on AWS API Gateway's replies never hold up its frames.
+      setImmediate(() => setImmediate(() => res.writeHead(r.status, replyHeaders(r)).end(r.body)));
     });
   });
+  // The publisher's SDK keeps its sockets open between fan-outs, as API Gateway lets it.
+  server.keepAliveTimeout = 0;
   server.on('upgrade', (req, socket, head) => {
     socket.on('error', () => socket.destroy());
     void onUpgrade(req, socket, head);
   });
-  // One port, as API Gateway's: a connection that starts with a request to the @connections API (the
-  // publisher's keep-alive sockets) is served by serveManagement, without node:http's per-request objects (a
-  // fan-out posts once per socket; docs/benchmarks.md, realtime delivery); any other (WebSocket handshakes) goes to node:http.
-  const sockets = new Set<Socket>();
-  const front = createNetServer({ noDelay: true }, (socket) => {
-    sockets.add(socket.once('close', () => sockets.delete(socket)));
-    socket.on('error', () => socket.destroy());
-    let first: Buffer = Buffer.alloc(0);
-    const sniff = (chunk: Buffer) => {
-      first = first.length ? Buffer.concat([first, chunk]) : chunk;
-      if (first.length < 'DELETE /@connections/'.length && !first.includes('\n')) return; // too little to tell
-      socket.off('data', sniff).pause();
-      socket.unshift(first);
-      if (MANAGEMENT_REQUEST.test(first.toString('latin1', 0, 64))) serveManagement(socket, answer);
-      else server.emit('connection', socket);
-      process.nextTick(() => socket.resume());
-    };
-    socket.on('data', sniff);
-  });
   await new Promise<void>((resolveListen, reject) => {
-    front.once('error', reject);
-    front.listen(options.port, options.host, () => {
-      front.off('error', reject);
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => {
+      server.off('error', reject);
       resolveListen();
     });
   });
   return {
-    server: front,
+    server,
     connections,
     close: async () => {
       for (const c of connections.values()) c.socket.terminate();
-      for (const socket of sockets) socket.destroy(); // keep-alive HTTP connections too
-      await new Promise<void>((r) => front.close(() => r()));
+      server.closeAllConnections(); // keep-alive HTTP connections too
+      await new Promise<void>((r) => server.close(() => r()));
     },
   };
 }
