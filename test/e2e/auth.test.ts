@@ -1,7 +1,7 @@
 // Session tokens on every authenticated endpoint: missing, malformed, tampered, expired, wrong algorithm or type → 401.
 import { readFileSync } from 'node:fs';
 import { SignJWT } from 'jose';
-import { call, userWithChat } from '../support/api';
+import { call, clientEndpoints, userWithChat } from '../support/api';
 import { updateBot } from '../../lambdas/domain/bots';
 
 const key = () => new TextEncoder().encode(readFileSync(process.env.JWT_SECRET_FILE as string, 'utf8').trim());
@@ -21,17 +21,6 @@ async function forge(sub: string, bot: string, change: { alg?: string; typ?: str
 }
 
 const b64 = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64url');
-
-function endpoints(chatId: string): [string, string, object?][] {
-  return [
-    ['GET', '/api/client/chats'],
-    ['POST', '/api/client/chats', { name: 'x' }],
-    ['GET', `/api/client/chats/${chatId}/messages`],
-    ['POST', `/api/client/chats/${chatId}/messages`, { content: 'x' }],
-    ['POST', `/api/client/chats/${chatId}/read`],
-    ['POST', '/api/client/files'],
-  ];
-}
 
 test('every endpoint but session rejects bad tokens with 401 and {error}', async () => {
   const { token, userId, bot, chatId } = await userWithChat();
@@ -55,7 +44,7 @@ test('every endpoint but session rejects bad tokens with 401 and {error}', async
     'sub not a uuid': { authorization: `Bearer ${await forge('admin', bot.id)}` },
     'oversized': { authorization: `Bearer ${'a'.repeat(5000)}` },
   };
-  for (const [method, path, json] of endpoints(chatId)) {
+  for (const [method, path, json] of clientEndpoints(chatId)) {
     for (const [name, headers] of Object.entries(bad)) {
       const res = await call(method, path, { headers, json });
       expect({ name, method, path, status: res.status }).toEqual({ name, method, path, status: 401 });
@@ -72,7 +61,7 @@ test('a bot switched off or with its client interface disabled → 403 on every 
   const { token, bot, chatId } = await userWithChat();
   for (const change of [{ enabled: false }, { enabled: true, client_api_enabled: false }]) {
     await updateBot(bot.id, change);
-    for (const [method, path, json] of endpoints(chatId)) {
+    for (const [method, path, json] of clientEndpoints(chatId)) {
       const res = await call(method, path, { token, json });
       expect({ change, path, status: res.status }).toEqual({ change, path, status: 403 });
       expect(res.body).toEqual({ error: expect.any(String) });

@@ -2,7 +2,7 @@
 // the document does not list, and lengths counted in another unit than JSON Schema's. Each case is the example
 // that found it; a refusal is a 400 naming the rule and writes nothing.
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
-import { botItems, call, newBot, newSession, userWithChat } from '../support/api';
+import { botItems, call, clientEndpoints, newBot, newSession, userWithChat } from '../support/api';
 import { dynamo, tableName } from '../../lambdas/aws/dynamo';
 import { keys } from '../../lambdas/domain/keys';
 
@@ -121,15 +121,7 @@ test('text with an unpaired surrogate is a 400 on every field that stores text, 
 test('a signed session token whose bot no longer exists is a 401 on every client route', async () => {
   const { bot, token, chatId } = await userWithChat();
   await dynamo.send(new DeleteCommand({ TableName: tableName(), Key: keys.bot(bot.id) }));
-  const routes: [string, string, unknown?][] = [
-    ['GET', '/api/client/chats'],
-    ['POST', '/api/client/chats', { name: 'x' }],
-    ['GET', `/api/client/chats/${chatId}/messages`],
-    ['POST', `/api/client/chats/${chatId}/messages`, { content: 'x' }],
-    ['POST', `/api/client/chats/${chatId}/read`],
-    ['POST', '/api/client/files'],
-  ];
-  for (const [method, path, json] of routes) {
+  for (const [method, path, json] of clientEndpoints(chatId)) {
     const res = await call(method, path, { token, json });
     expect([method, path, res.status, res.body.error]).toEqual([method, path, 401, 'The session token names a bot that no longer exists']);
   }

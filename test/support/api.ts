@@ -31,6 +31,18 @@ export async function userWithChat(botSettings = {}) {
   return { bot, secretKey, session, token, userId: session.user.id, chatId: chat.body.id as string };
 }
 
+/** Every authenticated Client API endpoint on one chat, with a valid body where one is needed. */
+export function clientEndpoints(chatId: string): [method: string, path: string, json?: object][] {
+  return [
+    ['GET', '/api/client/chats'],
+    ['POST', '/api/client/chats', { name: 'x' }],
+    ['GET', `/api/client/chats/${chatId}/messages`],
+    ['POST', `/api/client/chats/${chatId}/messages`, { content: 'x' }],
+    ['POST', `/api/client/chats/${chatId}/read`],
+    ['POST', '/api/client/files'],
+  ];
+}
+
 /** Every item a bot's requests can have written, in a stable order (to prove a rejected request wrote nothing). */
 export async function botItems(botId: string): Promise<Record<string, unknown>[]> {
   const items: Record<string, unknown>[] = [];
