@@ -103,7 +103,8 @@ export function botSender(req: HttpRequest): 'bot' | 'operator' {
 export function botChatsPage(req: HttpRequest): { limit: number; cursor?: string } {
   const limit = limitQuery(req, 50, 200);
   const cursor = req.query('cursor');
-  if (cursor !== undefined && (cursor === '' || cursor.length > 2048)) throw new InvalidInputError('Invalid cursor');
+  // next_cursor is base64url: anything else cannot be one.
+  if (cursor !== undefined && !/^[A-Za-z0-9_-]{1,2048}$/.test(cursor)) throw new InvalidInputError('Invalid cursor');
   return { limit, cursor };
 }
 

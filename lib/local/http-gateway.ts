@@ -7,6 +7,9 @@ import { handlerLoader } from './handlers';
 
 /** API Gateway's own request limit (the function's 6 MB payload limit is reported by the handler's 413). */
 const MAX_BODY_BYTES = 10 * 1024 * 1024;
+/** API Gateway's limit on the request line and headers together. */
+const MAX_HEAD_BYTES = 10_240;
+const HEAD_TOO_LARGE_BODY = '{"message":"Request Header Fields Too Large"}';
 const EMPTY = Buffer.alloc(0);
 const TEXT_TYPES = /^(text\/|application\/(json|xml|javascript|x-www-form-urlencoded)|[^;]*\+(json|xml))/i;
 
@@ -168,7 +171,7 @@ export async function startHttpGateway(options: HttpGatewayOptions): Promise<Ser
   const routes = options.routes ?? ROUTES;
   const load = handlerLoader<LambdaHandler>(options.root);
 
-  const server = createServer(async (req, res) => {
+  const server = createServer({ maxHeaderSize: MAX_HEAD_BYTES }, async (req, res) => {
     try {
       const url = new URL(req.url ?? '/', 'http://local');
       const rawPath = url.pathname;
@@ -208,6 +211,12 @@ export async function startHttpGateway(options: HttpGatewayOptions): Promise<Ser
   // Idle keep-alive connections outlive the clients' own idle limits (fetch's is 4 s): with Node's default
   // of 5 s, a request sent on a connection the server was just closing failed with "other side closed".
   server.keepAliveTimeout = 65_000;
+  // A request line and headers over the limit never reach a route: API Gateway's own {message}, as for 10 MB.
+  server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
+    if (!socket.writable) return socket.destroy();
+    const [status, body] = err.code === 'HPE_HEADER_OVERFLOW' ? ['431 Request Header Fields Too Large', HEAD_TOO_LARGE_BODY] : ['400 Bad Request', '{"message":"Bad Request"}'];
+    socket.end(`HTTP/1.1 ${status}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+  });
   await new Promise<void>((resolveListen, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => {

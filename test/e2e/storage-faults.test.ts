@@ -126,3 +126,17 @@ test('a signed session token whose bot no longer exists is a 401 on every client
     expect([method, path, res.status, res.body.error]).toEqual([method, path, 401, 'The session token names a bot that no longer exists']);
   }
 });
+
+test('a cursor that is not base64url is a 400; a request line and headers over 10,240 bytes get the gateway\'s documented 431', async () => {
+  const bot = { authorization: `Bearer ${ctx.secretKey}` };
+  const odd = await call('GET', `/api/bot/chats?cursor=${encodeURIComponent('😀'.repeat(100))}`, { headers: bot });
+  expect([odd.status, odd.body.error]).toEqual([400, 'Invalid cursor']);
+  // 2,048 emoji were within the cursor's old length limit: a 24 KB URL.
+  const huge = await call('GET', `/api/bot/chats?cursor=${encodeURIComponent('😀'.repeat(2048))}`, { headers: bot });
+  expect([huge.status, huge.body]).toEqual([431, { message: 'Request Header Fields Too Large' }]);
+});
+
+test('a body over 10 MB on a path no route matches gets the gateway\'s documented 413', async () => {
+  const res = await call('POST', '/api/client/chats//messages', { token: ctx.token, body: 'x'.repeat(10 * 1024 * 1024 + 1), headers: { 'content-type': 'application/json' } });
+  expect([res.status, res.body]).toEqual([413, { message: 'Request Entity Too Large' }]);
+});

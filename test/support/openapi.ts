@@ -79,7 +79,13 @@ export function checkResponse(x: Exchange): string[] {
   if (process.env.OPENAPI_COVERAGE) appendFileSync(process.env.OPENAPI_COVERAGE, `${x.method} ${route?.template ?? '(default route)'} ${x.status}\n`);
   let schemaPointer: string;
   let response: Json;
-  if (!route) {
+  const gateway = doc['x-gateway-responses'].responses[String(x.status)];
+  if (!route && gateway) {
+    // API Gateway's own answer, on the default route too.
+    const resolved = deref(doc, `/x-gateway-responses/responses/${x.status}`);
+    response = resolved.node;
+    schemaPointer = `${resolved.pointer}/content/${escape('application/json')}/schema`;
+  } else if (!route) {
     // The default route: any other method and path.
     if (x.status !== doc['x-default-route'].status) return [`no route in docs/openapi.yaml for ${x.method} ${path} (status ${x.status})`];
     schemaPointer = '/x-default-route/schema';
