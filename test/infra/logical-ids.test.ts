@@ -1,0 +1,52 @@
+// Every stateful resource and every function keeps its logical ID: CloudFormation replaces a resource whose ID
+// changes, and the table, buckets, secret and dead-letter queues are retained (the table deletion-protected),
+// so a refactor that renamed one would orphan it and start empty. Changing this list is a migration, on purpose.
+import { App } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { ChatStack } from '../../lib/stack';
+
+const PINNED: Record<string, string[]> = {
+  'AWS::DynamoDB::Table': ['TableCD117FA1'],
+  'AWS::S3::Bucket': ['AccessLogs8B620ECA', 'Files8E6940B8'],
+  'AWS::SecretsManager::Secret': ['JwtSecretB8834B39'],
+  'AWS::SQS::Queue': ['PublisherDlq085B5D78', 'WebhookDispatcherDlq46CC53FD', 'WebhookDlqAEF195B3', 'WebhookQueueA9D318EA'],
+  'AWS::Lambda::Function': [
+    'BotCreateMessageFnCF5D5579',
+    'BotEditMessageFn0AFAD26E',
+    'BotListChatsFnEA89B132',
+    'BotListMessagesFnEC255F42',
+    'BotMarkReadFnAA38BAF6',
+    'BotTypingFn0A37553A',
+    'BotUploadFileFnC0A8CF68',
+    'CreateChatFnD8BC4E9C',
+    'CreateMessageFn2879BB61',
+    'CreateSessionFn4070FE14',
+    'ListChatsFn8BBC1B7E',
+    'ListMessagesFnD6515307',
+    'MarkReadFn65879050',
+    'NotFoundFn3439B965',
+    'PublisherFn3B9693C0',
+    'UploadFileFn6181BF6F',
+    'WebhookDelivererFn25B1B64E',
+    'WebhookDispatcherFn0F2649E9',
+    'WsConnectFnB17D99F3',
+    'WsDefaultFn14DA6159',
+    'WsDisconnectFn9523C1B1',
+  ],
+};
+
+const resources = Template.fromStack(new ChatStack(new App({ context: { 'aws:cdk:bundling-stacks': [] } }), 'Test', {})).toJSON()
+  .Resources as Record<string, { Type: string; DeletionPolicy?: string }>;
+
+test.each(Object.keys(PINNED))('%s: the logical IDs are the pinned ones', (type) => {
+  const ids = Object.entries(resources)
+    .filter(([, r]) => r.Type === type)
+    .map(([id]) => id)
+    .sort();
+  expect(ids).toEqual(PINNED[type]);
+});
+
+test('every retained resource is pinned', () => {
+  const retained = Object.entries(resources).filter(([, r]) => r.DeletionPolicy === 'Retain' || r.DeletionPolicy === 'Snapshot');
+  expect(retained.filter(([id, r]) => !PINNED[r.Type]?.includes(id)).map(([id, r]) => `${r.Type} ${id}`)).toEqual([]);
+});
