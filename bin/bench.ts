@@ -16,7 +16,8 @@ import WebSocket from 'ws';
 import { Centrifuge } from 'centrifuge';
 import { stackPortsEnv } from '../lib/local/ports';
 import { invocationObservers, invocations, type Invocation } from '../lib/local/handlers';
-import { NOT_FOUND, PUBLISHER, ROUTES, WEBHOOK_DELIVERER, WEBHOOK_DISPATCHER, WS_ROUTES, type FunctionDef } from '../lib/routes';
+import { NOT_FOUND, ROUTES, WS_ROUTES, type FunctionDef } from '../lib/routes';
+import { PUBLISHER, WEBHOOK_DELIVERER, WEBHOOK_DISPATCHER } from '../lib/consumers';
 import { BUNDLING } from '../lib/bundling';
 
 const argv = process.argv.slice(2);

@@ -32,21 +32,8 @@ import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 // cdk-nag names a wildcard finding by this flattening of the policy's resource; we name acknowledgements the same way.
 import { flattenCfnReference } from 'cdk-nag/lib/utils/flatten-cfn-reference';
 import { join } from 'node:path';
-import {
-  CORS,
-  HANDLER_TIMEOUT_SECONDS,
-  NOT_FOUND,
-  PUBLISHER,
-  ROUTES,
-  STREAM_DELIVERY,
-  WEBHOOK_DELIVERER,
-  WEBHOOK_DISPATCHER,
-  WEBHOOK_QUEUE,
-  WS_ROUTES,
-  type FunctionDef,
-  type QueueName,
-  type StreamConsumerDef,
-} from './routes';
+import { CORS, HANDLER_TIMEOUT_SECONDS, NOT_FOUND, ROUTES, WS_ROUTES, type FunctionDef, type QueueName } from './routes';
+import { PUBLISHER, STREAM_DELIVERY, WEBHOOK_DELIVERER, WEBHOOK_DISPATCHER, WEBHOOK_QUEUE, type StreamConsumerDef } from './consumers';
 import { TABLE_SCHEMA } from './table-schema';
 import { BUNDLING } from './bundling';
 import { resolveConfig, type StackConfig } from './stack-config';

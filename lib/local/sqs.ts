@@ -8,7 +8,8 @@ import { appendFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { handlerLoader } from './handlers';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { WEBHOOK_QUEUE, type FunctionDef } from '../routes';
+import { type FunctionDef } from '../routes';
+import { WEBHOOK_QUEUE } from '../consumers';
 
 type SqsHandler = (event: SQSEvent) => Promise<SQSBatchResponse | void>;
 

@@ -12,7 +12,7 @@ import { webFallback } from './web';
 import { startWsGateway } from './ws-gateway';
 import { startStreamPoller } from './stream-poller';
 import { startLocalQueues } from './sqs';
-import { PUBLISHER, WEBHOOK_DELIVERER, WEBHOOK_DISPATCHER } from '../routes';
+import { PUBLISHER, WEBHOOK_DELIVERER, WEBHOOK_DISPATCHER } from '../consumers';
 import { startEchoBot } from '../../examples/echo-bot';
 import { applyLocalEnv, jwtSecretFile, type LocalSettings } from './settings';
 

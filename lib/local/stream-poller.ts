@@ -15,7 +15,7 @@ import {
   type _Record as StreamRecord,
 } from '@aws-sdk/client-dynamodb-streams';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import { STREAM_DELIVERY, type StreamConsumerDef } from '../routes';
+import { STREAM_DELIVERY, type StreamConsumerDef } from '../consumers';
 
 /** The HTTP status of a refused stream call; 0 when no reply came (connection refused, timeout). */
 export const refusalStatus = (err: unknown): number => (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode ?? 0;

@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { ChatStack } from '../../lib/stack';
-import { PUBLISHER, ROUTES, WS_ROUTES } from '../../lib/routes';
+import { ROUTES, WS_ROUTES } from '../../lib/routes';
+import { PUBLISHER } from '../../lib/consumers';
 import { RUNTIME_CREDENTIAL_PROVIDERS } from '../../lib/bundling';
 
 test('cdk synth bundles each handler (HTTP routes, WebSocket routes, publisher) into its own asset', () => {

@@ -8,7 +8,8 @@ import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { ChatStack, DEFAULT_THROTTLE, type ChatStackProps } from '../../lib/stack';
 import { configsFromContext, stackName } from '../../lib/stack-config';
-import { AWS_CALL_SECONDS, CORS, HANDLER_TIMEOUT_SECONDS, NOT_FOUND, PUBLISHER, ROUTES, STREAM_DELIVERY, WEBHOOK_DELIVERER, WEBHOOK_DISPATCHER, WEBHOOK_QUEUE, WS_ROUTES, type FunctionDef } from '../../lib/routes';
+import { AWS_CALL_SECONDS, CORS, HANDLER_TIMEOUT_SECONDS, NOT_FOUND, ROUTES, WS_ROUTES, type FunctionDef } from '../../lib/routes';
+import { PUBLISHER, STREAM_DELIVERY, WEBHOOK_DELIVERER, WEBHOOK_DISPATCHER, WEBHOOK_QUEUE } from '../../lib/consumers';
 
 // Bundling is skipped here (fast); test/infra/bundle.test.ts bundles every function for real once.
 const NO_BUNDLING = { 'aws:cdk:bundling-stacks': [] };

@@ -9,7 +9,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { ensureTable } from '../../lib/local/resources';
 import { DescribeStreamCommand, DynamoDBStreamsClient, GetRecordsCommand } from '@aws-sdk/client-dynamodb-streams';
 import { refusalStatus, startStreamPoller, type StreamPoller } from '../../lib/local/stream-poller';
-import { PUBLISHER, STREAM_DELIVERY } from '../../lib/routes';
+import { PUBLISHER, STREAM_DELIVERY } from '../../lib/consumers';
 import { ROOT } from '../support/local-process';
 import { freePort } from '../support/ports';
 import { jsonLines } from '../support/jsonl';

@@ -5,7 +5,8 @@ import { createHmac, randomUUID } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { NOT_FOUND, PUBLISHER, ROUTES, WEBHOOK_DISPATCHER, type RouteDef } from '../../lib/routes';
+import { NOT_FOUND, ROUTES, type RouteDef } from '../../lib/routes';
+import { PUBLISHER, WEBHOOK_DISPATCHER } from '../../lib/consumers';
 import { bodyOf, httpEvent, json, multipart, sqsEvent, wsEvent, type Handle, type Harness, type HttpRequestSpec, type HttpResult } from './harness';
 import { REGION } from './template';
 

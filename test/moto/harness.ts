@@ -13,7 +13,8 @@ import { createStack, motoPolicy, synthTemplate, REGION, type MotoStack } from '
 import { matchesFilter, toLambdaRecord } from '../../lib/local/stream-poller';
 import { httpApiEvent } from '../../lib/local/http-gateway';
 import { wsApiEvent } from '../../lib/local/ws-gateway';
-import type { FunctionDef, RouteDef, StreamConsumerDef } from '../../lib/routes';
+import type { FunctionDef, RouteDef } from '../../lib/routes';
+import type { StreamConsumerDef } from '../../lib/consumers';
 import { freePort } from '../support/ports';
 
 const ROOT = join(__dirname, '..', '..');

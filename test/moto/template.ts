@@ -8,7 +8,8 @@ import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { ChatStack } from '../../lib/stack';
-import { NOT_FOUND, PUBLISHER, ROUTES, WEBHOOK_DELIVERER, WEBHOOK_DISPATCHER, WS_ROUTES, type FunctionDef, type QueueName } from '../../lib/routes';
+import { NOT_FOUND, ROUTES, WS_ROUTES, type FunctionDef, type QueueName } from '../../lib/routes';
+import { PUBLISHER, WEBHOOK_DELIVERER, WEBHOOK_DISPATCHER } from '../../lib/consumers';
 
 export const REGION = 'us-east-1';
 export const ACCOUNT = '123456789012';

@@ -1,6 +1,6 @@
 // The event filters of the stream consumers (the same patterns CDK gives Lambda), as the local poller applies them.
 import { matchesFilter } from '../../lib/local/stream-poller';
-import { PUBLISHER, WEBHOOK_DISPATCHER } from '../../lib/routes';
+import { PUBLISHER, WEBHOOK_DISPATCHER } from '../../lib/consumers';
 
 const record = (eventName: string, image: Record<string, unknown>) => ({ eventName, dynamodb: { NewImage: image } });
 const passes = (filters: Record<string, unknown>[], r: unknown) => filters.some((f) => matchesFilter(f, r));

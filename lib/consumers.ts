@@ -1,0 +1,106 @@
+// The functions no route calls: the stream consumers (publisher, webhook dispatcher) and the webhook queue's
+// deliverer, with how their events reach them. CDK and the local stream poller and SQS read the same entries.
+import type { FunctionDef } from './routes';
+
+/**
+ * Stream consumers and the events they take. The filter is the Lambda event-source filter pattern on AWS,
+ * and the local stream poller applies the same patterns before calling the handler.
+ */
+export interface StreamConsumerDef extends FunctionDef {
+  filters: Record<string, unknown>[];
+  /** Records per invocation, on AWS and in the local poller. */
+  batchSize: number;
+  /** Sized to a whole batch at its slowest: batchSize × the AWS calls made one after another per record. */
+  timeoutSeconds: number;
+  /**
+   * Where the mapping starts reading when it is created or replaced: LATEST skips what was written meanwhile;
+   * TRIM_HORIZON (the stream's last 24 h, records past maxRecordAgeSeconds going to the dead-letter queue)
+   * loses nothing, for a consumer whose repeats are harmless.
+   */
+  startingPosition: 'LATEST' | 'TRIM_HORIZON';
+  /**
+   * The message of the log line the handler writes each time it reports a batch item failure: a metric
+   * filter counts them for an alarm (Lambda counts a batch that reports failures as a success, not an error).
+   */
+  failureLog: string;
+}
+
+/** Delivery settings shared by the stream consumers: the event source mapping on AWS, the local poller here. */
+export const STREAM_DELIVERY = {
+  /** Retries of a failing batch suffix before its records go to the dead-letter destination. */
+  retryAttempts: 5,
+  maxRecordAgeSeconds: 3600,
+  /**
+   * One batch at a time per shard. More would reorder a channel's publications: AWS keeps order with a
+   * higher ParallelizationFactor only per item (partition and sort key), and one user's channel gets
+   * records of many items (each message is its own item under USER#<id>, lambdas/domain/keys.ts).
+   */
+  parallelizationFactor: 1,
+};
+
+export const PUBLISHER: StreamConsumerDef = {
+  id: 'publisher',
+  entry: 'lambdas/realtime/publish.ts',
+  dynamodb: ['Query', 'DeleteItem'],
+  s3: ['s3:GetObject'],
+  manageConnections: true,
+  // Records of one user go out one after another, each a Query of the channel's sockets then the posts (in
+  // parallel): 2 calls; 10 records × 2 × AWS_CALL_SECONDS = 140 s at worst, well under the timeout.
+  batchSize: 10,
+  timeoutSeconds: 150,
+  // A publication of minutes ago is of no use on a socket: a client catches up with `after=` on reconnect.
+  startingPosition: 'LATEST',
+  failureLog: 'publish failed; the record will be retried',
+  filters: [
+    // A new message, incoming or outcoming.
+    { eventName: ['INSERT'], dynamodb: { NewImage: { entity: { S: ['message'] } } } },
+    // A new version of a message the bot side edited.
+    { eventName: ['MODIFY'], dynamodb: { NewImage: { entity: { S: ['message'] }, is_edited: { BOOL: [true] } } } },
+    // The bot side typing (written at most every 2 s per chat and sender; TTL removals are not published).
+    { eventName: ['INSERT', 'MODIFY'], dynamodb: { NewImage: { entity: { S: ['typing'] } } } },
+    // A chat marked read (mark-read sets last_event = "read"; a new message sets it to "message").
+    { eventName: ['MODIFY'], dynamodb: { NewImage: { entity: { S: ['chat'] }, last_event: { S: ['read'] } } } },
+  ],
+};
+
+/** Webhooks, step 1: every new user message of a bot with a webhook becomes a job on the webhook queue. */
+export const WEBHOOK_DISPATCHER: StreamConsumerDef = {
+  id: 'webhook_dispatcher',
+  entry: 'lambdas/bot/webhook-dispatch.ts',
+  dynamodb: ['GetItem'],
+  queues: ['webhooks'],
+  // Per record a bot read (cached), per 10 jobs one SendMessageBatch: 20 + 2 calls × AWS_CALL_SECONDS = 154 s.
+  batchSize: 20,
+  timeoutSeconds: 180,
+  // A replayed record queues its job again: the event keeps its id (X-Webhook-Id, the message id), and
+  // receivers dedupe by it (docs/bot-api.md "Webhooks"). Nothing written while the mapping is (re)created is lost.
+  startingPosition: 'TRIM_HORIZON',
+  failureLog: 'could not queue webhooks; the batch will be retried',
+  // Incoming messages of bots with a webhook (create-message marks them from the bot's settings).
+  filters: [
+    {
+      eventName: ['INSERT'],
+      dynamodb: { NewImage: { entity: { S: ['message'] }, sender_type: { S: ['incoming'] }, webhook: { BOOL: [true] } } },
+    },
+  ],
+};
+
+/** Webhooks, step 2: an SQS consumer that signs and POSTs each job, requeues failures, dead-letters the rest. */
+export const WEBHOOK_DELIVERER: FunctionDef = {
+  id: 'webhook_deliverer',
+  entry: 'lambdas/bot/webhook-deliver.ts',
+  dynamodb: ['GetItem', 'BatchGetItem'],
+  s3: ['s3:GetObject'],
+  queues: ['webhooks', 'webhooks_dlq'],
+  // Jobs run in parallel, each a bot read, the event's file reads, the POST (WEBHOOK_TIMEOUT_MS, 5 s) and
+  // maybe a requeue: 3 × AWS_CALL_SECONDS + 5 = 26 s at worst. Below the queue's visibility timeout.
+  timeoutSeconds: 30,
+};
+
+/** How the webhook queue feeds the deliverer (SQS event source on AWS, the local queue here). */
+export const WEBHOOK_QUEUE = {
+  batchSize: 10,
+  /** A job our own code failed on (not the receiver) is redelivered after this, up to maxReceiveCount. */
+  visibilityTimeoutSeconds: 60,
+  maxReceiveCount: 5,
+};
