@@ -82,7 +82,7 @@ async function main(): Promise<number> {
   }
 }
 
-/** The functions log one JSON line per request; dropped here, not to bury the report (as bin/bench.ts does). */
+/** The functions log one JSON line per request; dropped here, not to bury the report (as bin/bench/main.ts does). */
 function silenceJsonLogs(): void {
   for (const stream of [process.stdout, process.stderr]) {
     const write = stream.write.bind(stream) as (chunk: unknown, ...rest: unknown[]) => boolean;

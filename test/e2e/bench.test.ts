@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { ROOT } from '../support/local-process';
 
 const bench = (...args: string[]) =>
-  spawnSync(process.execPath, [join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'), join(ROOT, 'bin', 'bench.ts'), ...args], { cwd: ROOT, encoding: 'utf8', timeout: 240_000 });
+  spawnSync(process.execPath, [join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'), join(ROOT, 'bin', 'bench', 'main.ts'), ...args], { cwd: ROOT, encoding: 'utf8', timeout: 240_000 });
 
 test('the quick benchmark prints one JSON object with every figure; round trips meet their targets', () => {
   const run = bench('--quick', '--json');

@@ -1,0 +1,48 @@
+// HTTP for the phases: sequential requests on one keep-alive socket (as a browser tab), a webhook receiver.
+import { Agent, createServer, request as httpRequest } from 'node:http';
+
+/** Waits in 10 ms steps, `tries` of them at most, until `done()` holds (the caller checks what came of it). */
+export async function pollUntil(done: () => boolean, tries = 300): Promise<void> {
+  for (let i = 0; i < tries && !done(); i++) await new Promise((r) => setTimeout(r, 10));
+}
+
+/** Sequential requests on one keep-alive socket, as a browser tab makes them. */
+const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+
+/** One request to the stack's HTTP API (a session token or a bot secret key as Bearer); a 4xx/5xx fails the run. */
+export async function request(apiUrl: string, method: string, path: string, opts: { token?: string; json?: unknown; form?: FormData } = {}): Promise<any> {
+  const headers: Record<string, string> = {};
+  if (opts.token) headers.authorization = `Bearer ${opts.token}`;
+  let body: Buffer | undefined;
+  if (opts.form) {
+    const encoded = new Response(opts.form); // multipart/form-data with its boundary
+    body = Buffer.from(await encoded.arrayBuffer());
+    headers['content-type'] = encoded.headers.get('content-type') as string;
+  } else if (opts.json !== undefined) {
+    body = Buffer.from(JSON.stringify(opts.json));
+    headers['content-type'] = 'application/json';
+  }
+  if (body) headers['content-length'] = String(body.length);
+  const { status, text } = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+    const req = httpRequest(new URL(path, apiUrl), { method, headers, agent, timeout: 30_000 }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', reject);
+    });
+    req.on('timeout', () => req.destroy(new Error(`${method} ${path}: no reply in 30 s`)));
+    req.on('error', reject);
+    req.end(body);
+  });
+  if (status >= 400) throw new Error(`${method} ${path}: ${status} ${text}`);
+  return JSON.parse(text);
+}
+
+export async function startWebhookReceiver() {
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { server, url: `http://127.0.0.1:${(server.address() as { port: number }).port}/webhook` };
+}

@@ -1,0 +1,175 @@
+// Phase 1: DynamoDB round trips and consumed capacity per invocation of every function (an SDK middleware
+// on the functions' shared client), and the first event each function got (replayed for its cold start).
+import type { FinalizeRequestMiddleware } from '@smithy/types';
+import WebSocket from 'ws';
+import { invocationObservers, invocations, type Invocation } from '../../lib/local/handlers';
+import { NOT_FOUND, ROUTES, WS_ROUTES } from '../../lib/routes';
+import { PUBLISHER, WEBHOOK_DELIVERER, WEBHOOK_DISPATCHER } from '../../lib/consumers';
+import { options, out } from './options';
+import { median, round } from './stats';
+import { pollUntil, request } from './http';
+
+
+
+/**
+ * Counts, per handler invocation (lib/local/handlers.ts runs each in its own async context while observed),
+ * every HTTP request its DynamoDB calls send, and the capacity they consumed. Handlers load in this process,
+ * so `dynamo` is their very client; the document client shares its middleware stack with the DynamoDB
+ * client it wraps, so the middleware sees every command. Returns the invocations seen, and `uninstall`.
+ */
+async function installCounter(firstEvents: Map<string, unknown>): Promise<{ seen: Invocation[]; uninstall: () => void }> {
+  // Imported once the stack has set the environment the module's config reads.
+  const { dynamo } = await import('../../lambdas/aws/dynamo');
+  // Once per command: ask DynamoDB for the capacity consumed (on a copy of the input: the caller's is untouched).
+  dynamo.middlewareStack.add(
+    (next) => async (args) => {
+      if (!invocations.getStore()) return next(args);
+      return next({ ...args, input: { ...(args.input as object), ReturnConsumedCapacity: 'TOTAL' } } as typeof args);
+    },
+    { step: 'initialize', name: 'benchConsumedCapacity' },
+  );
+  // Inside the retry loop: once per HTTP request sent, so an SDK retry counts as the round trip it is.
+  const perRequest: FinalizeRequestMiddleware<object, object> = (next) => async (args) => {
+    const inv = invocations.getStore();
+    if (!inv) return next(args);
+    inv.counters.calls = (inv.counters.calls ?? 0) + 1;
+    const result = await next(args);
+    const consumed = (result.output as { ConsumedCapacity?: { CapacityUnits?: number } | { CapacityUnits?: number }[] }).ConsumedCapacity;
+    for (const c of ([] as { CapacityUnits?: number }[]).concat(consumed ?? [])) inv.counters.capacity = (inv.counters.capacity ?? 0) + (c.CapacityUnits ?? 0);
+    return result;
+  };
+  dynamo.middlewareStack.addRelativeTo(perRequest as never, { relation: 'after', toMiddleware: 'retryMiddleware', name: 'benchRoundTrips' });
+  const seen: Invocation[] = [];
+  const observe = (inv: Invocation) => {
+    seen.push(inv);
+    if (!firstEvents.has(inv.entry)) firstEvents.set(inv.entry, structuredClone(inv.event));
+  };
+  invocationObservers.push(observe);
+  return {
+    seen,
+    uninstall: () => {
+      dynamo.middlewareStack.remove('benchConsumedCapacity');
+      dynamo.middlewareStack.remove('benchRoundTrips');
+      // Unobserved, invocations run without an async context again (its promise hooks tax every promise of
+      // the process, which the later phases would measure; Lambda has none).
+      invocationObservers.splice(invocationObservers.indexOf(observe), 1);
+      invocations.disable();
+    },
+  };
+}
+
+export async function roundTrips(apiUrl: string, demo: { client_key: string; secret_key: string }, webhookUrl: string) {
+  const firstEvents = new Map<string, unknown>();
+  const { seen, uninstall } = await installCounter(firstEvents);
+  const runs = options.quick ? 3 : 7;
+  const http = (method: string, path: string, opts: { token?: string; json?: unknown; form?: FormData; bot?: boolean } = {}) =>
+    request(apiUrl, method, path, { ...opts, token: opts.bot ? demo.secret_key : opts.token });
+  /** Runs `act` (once to warm up, then `runs` times) and returns the median calls and capacity of `entry`. */
+  const measure = async (entry: string, act: (i: number) => Promise<unknown>) => {
+    await act(-1);
+    const calls: number[] = [];
+    const capacity: number[] = [];
+    for (let i = 0; i < runs; i++) {
+      seen.length = 0;
+      await act(i);
+      await new Promise((r) => setTimeout(r, 5));
+      const inv = seen.find((s) => s.entry === entry);
+      if (!inv) throw new Error(`${entry} was not invoked`);
+      calls.push(inv.counters.calls ?? 0);
+      capacity.push(inv.counters.capacity ?? 0);
+    }
+    return { calls: median(calls), capacity: round(median(capacity), 2) };
+  };
+  const entry = (id: string) => [...ROUTES, ...WS_ROUTES].find((r) => r.id === id)!.entry;
+  const trips: Record<string, number> = {};
+  const units: Record<string, number> = {};
+  const record = (key: string, m: { calls: number; capacity: number }) => {
+    trips[key] = m.calls;
+    units[key] = m.capacity;
+  };
+
+  let n = 0;
+  record('create_session_new', await measure(entry('create_session'), () => http('POST', '/api/client/session', { json: { client_key: demo.client_key, external_id: `bench-${n++}` } })));
+  record('create_session_returning', await measure(entry('create_session'), () => http('POST', '/api/client/session', { json: { client_key: demo.client_key, external_id: 'bench-returning' } })));
+  const s = await http('POST', '/api/client/session', { json: { client_key: demo.client_key, external_id: 'bench-user' } });
+  const token = s.session_token as string;
+  const chat = await http('POST', '/api/client/chats', { token, json: { name: 'bench' } });
+  record('list_chats', await measure(entry('list_chats'), () => http('GET', '/api/client/chats', { token })));
+  record('create_chat', await measure(entry('create_chat'), () => http('POST', '/api/client/chats', { token, json: { name: 'more' } })));
+  record('create_message', await measure(entry('create_message'), () => http('POST', `/api/client/chats/${chat.id}/messages`, { token, json: { content: 'hello' } })));
+  record('list_messages', await measure(entry('list_messages'), () => http('GET', `/api/client/chats/${chat.id}/messages`, { token })));
+  record('mark_read', await measure(entry('mark_read'), () => http('POST', `/api/client/chats/${chat.id}/read`, { token })));
+  const form = () => {
+    const fd = new FormData();
+    fd.append('file', new Blob([Buffer.alloc(1024, 1)], { type: 'image/png' }), 'b.png');
+    return fd;
+  };
+  record('upload_file', await measure(entry('upload_file'), () => http('POST', '/api/client/files', { token, form: form() })));
+  record('bot_list_chats', await measure(entry('bot_list_chats'), () => http('GET', '/api/bot/chats?limit=20', { bot: true })));
+  record('bot_list_messages', await measure(entry('bot_list_messages'), () => http('GET', `/api/bot/chats/${chat.id}/messages`, { bot: true })));
+  record('bot_create_message', await measure(entry('bot_create_message'), () => http('POST', `/api/bot/chats/${chat.id}/messages`, { bot: true, json: { content: 'hi' } })));
+  record('bot_mark_read', await measure(entry('bot_mark_read'), () => http('POST', `/api/bot/chats/${chat.id}/read`, { bot: true })));
+  // A streamed answer: the typing indicator (calls within 2 s of the last publication are refused writes),
+  // then edits of one message.
+  record('bot_typing', await measure(entry('bot_typing'), () => http('POST', `/api/bot/chats/${chat.id}/typing`, { bot: true, json: {} })));
+  const streamed = await http('POST', `/api/bot/chats/${chat.id}/messages`, { bot: true, json: { content: 'Once' } });
+  let edits = 0;
+  record('bot_edit_message', await measure(entry('bot_edit_message'), () =>
+    http('PATCH', `/api/bot/chats/${chat.id}/messages/${streamed.id}`, { bot: true, json: { content: `Once upon a time ${edits++}` } }),
+  ));
+  // An unknown path: the default route's 404 { error} (no DynamoDB at all).
+  record('not_found', await measure(NOT_FOUND.entry, () => fetch(`${apiUrl}/api/client/nope`).then((r) => r.text())));
+  record('bot_upload_file', await measure(entry('bot_upload_file'), () => {
+    const fd = form();
+    fd.append('chat_id', chat.id);
+    return http('POST', '/api/bot/files', { bot: true, form: fd });
+  }));
+
+  // Realtime: $connect (no token in the URL), then $default with connect + subscribe in one frame.
+  const rt = s.realtime as { url: string; token: string; channel: string };
+  const sockets: WebSocket[] = [];
+  record('ws_connect', await measure(entry('ws_connect'), async () => {
+    const ws = new WebSocket(rt.url);
+    sockets.push(ws);
+    await new Promise((r) => ws.once('open', r));
+  }));
+  record('ws_default', await measure(entry('ws_default'), async (i) => {
+    const ws = sockets[i + 1];
+    const reply = new Promise((r) => ws.once('message', r));
+    ws.send(`${JSON.stringify({ id: 1, connect: { token: rt.token } })}\n${JSON.stringify({ id: 2, subscribe: { channel: rt.channel } })}`);
+    await reply;
+  }));
+  /** Waits until `e` has been invoked since `seen` was last cleared. */
+  const waitFor = (e: string, tries?: number) => pollUntil(() => seen.some((x) => x.entry === e), tries);
+  // The publisher, per message (the sockets above are subscribers of this channel).
+  const published = await measure(PUBLISHER.entry, async () => {
+    seen.length = 0;
+    await http('POST', `/api/client/chats/${chat.id}/messages`, { token, json: { content: 'fan-out' } });
+    await waitFor(PUBLISHER.entry, 200);
+  });
+  record('publisher_per_message', published);
+  for (const ws of sockets) ws.close();
+
+  // Webhooks, on a bot of their own (its settings are cached from its first request, as on Lambda): the
+  // stream dispatcher per user message, and the deliverer per job (a local receiver answers 200).
+  const { createBot, updateBot } = await import('../../lambdas/domain/bots');
+  const hooked = await createBot({ name: 'bench webhooks' });
+  await updateBot(hooked.bot.id, { webhook_url: webhookUrl });
+  const hs = await http('POST', '/api/client/session', { json: { client_key: hooked.bot.client_key, external_id: 'bench-webhooks' } });
+  const hchat = await http('POST', '/api/client/chats', { token: hs.session_token, json: { name: 'hooks' } });
+  const sendHooked = async (e: string) => {
+    seen.length = 0;
+    await http('POST', `/api/client/chats/${hchat.id}/messages`, { token: hs.session_token, json: { content: 'hook' } });
+    await waitFor(e);
+  };
+  record('webhook_dispatcher_per_message', await measure(WEBHOOK_DISPATCHER.entry, () => sendHooked(WEBHOOK_DISPATCHER.entry)));
+  record('webhook_deliverer_per_job', await measure(WEBHOOK_DELIVERER.entry, () => sendHooked(WEBHOOK_DELIVERER.entry)));
+  // $disconnect's event, for its cold start (the sockets closed above).
+  await pollUntil(() => firstEvents.has(entry('ws_disconnect')));
+  uninstall();
+
+  out('\nDynamoDB round trips (HTTP requests, SDK retries included) and consumed capacity units per request (median, bot settings cached)');
+  out(`${'endpoint'.padEnd(32)}${'round trips'.padStart(12)}${'capacity'.padStart(10)}`);
+  for (const k of Object.keys(trips)) out(`${k.padEnd(32)}${String(trips[k]).padStart(12)}${String(units[k]).padStart(10)}`);
+  return { results: { round_trips: trips, capacity_units: units }, firstEvents };
+}

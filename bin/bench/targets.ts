@@ -1,0 +1,43 @@
+// Phase 5: every figure against its target.
+import { out } from './options';
+import { round } from './stats';
+
+export const BUNDLE_TARGET_KB = 512;
+/** Cold init: 200 ms for a function whose first request calls Secrets Manager or S3 (or presigns), else 150. */
+export const coldTarget = (touches: string[]) => (touches.length ? 200 : 150);
+
+interface Target {
+  value: number;
+  target: string;
+  met: boolean;
+}
+
+export function checkTargets(r: {
+  round_trips: Record<string, number>;
+  realtime_ms: { median: number; p99: number; fanout50_median: number };
+  bundle_kb: Record<string, number>;
+  cold_init_ms: Record<string, number>;
+  first_request_touches: Record<string, string[]>;
+}): Record<string, Target> {
+  const t: Record<string, Target> = {};
+  const check = (name: string, value: number, op: '=' | '<=', limit: number, shown = String(limit)) =>
+    (t[name] = { value, target: `${op} ${shown}`, met: op === '=' ? value === limit : value <= limit });
+  for (const id of ['list_chats', 'create_chat', 'list_messages', 'create_message', 'mark_read']) check(`round_trips.${id}`, r.round_trips[id], '=', 1);
+  check('round_trips.create_session_returning', r.round_trips.create_session_returning, '<=', 2);
+  check('round_trips.create_session_new', r.round_trips.create_session_new, '<=', 3);
+  check('round_trips.publisher_per_message', r.round_trips.publisher_per_message, '=', 1);
+  check('round_trips.webhook_dispatcher_per_message', r.round_trips.webhook_dispatcher_per_message, '=', 0);
+  const rt = r.realtime_ms;
+  check('realtime_ms.median', rt.median, '<=', 60);
+  check('realtime_ms.p99', rt.p99, '<=', 200);
+  const fanLimit = round(2 * rt.median + 5);
+  check('realtime_ms.fanout50_median', rt.fanout50_median, '<=', fanLimit, `2 × median + 5 = ${fanLimit}`);
+  for (const [id, kb] of Object.entries(r.bundle_kb)) check(`bundle_kb.${id}`, kb, '<=', BUNDLE_TARGET_KB);
+  for (const [id, ms] of Object.entries(r.cold_init_ms)) check(`cold_init_ms.${id}`, ms, '<=', coldTarget(r.first_request_touches[id]));
+  const missed = Object.entries(t).filter(([, x]) => !x.met);
+  out(`\nTargets: ${Object.keys(t).length - missed.length} of ${Object.keys(t).length} met${missed.length ? '; not met:' : ''}`);
+  for (const [name, x] of missed) out(`  ${name}: ${x.value} (target ${x.target})`);
+  return t;
+}
+
+/** The bench bot's webhook receiver: answers 200 to every delivery. */
