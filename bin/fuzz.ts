@@ -1,12 +1,9 @@
 // `npm run fuzz -- [--requests 2000] [--seed N] [--concurrency 4] [--url <base url of a running stack>] [--log <file>]`: property-based,
 // contract-driven fuzzing of every route of docs/openapi.yaml (test/fuzz/). Without --url it starts a fresh local stack
 // in this process (a temporary data folder, rate limits off) and removes it at the end. Exit code 1 on any failure.
-import { mkdtempSync, rmSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { stackPortsEnv } from '../lib/local/ports';
+import { startToolStack } from '../lib/local/tool-stack';
 
 const USAGE = 'usage: npm run fuzz -- [--requests 2000] [--seed N] [--concurrency 4] [--url http://localhost:3000] [--log exchanges.jsonl]';
 
@@ -41,30 +38,10 @@ async function main(): Promise<number> {
   let stop: (() => Promise<void>) | undefined;
   let baseUrl = values.url?.replace(/\/+$/, '');
   if (!baseUrl) {
-    const dataDir = mkdtempSync(join(tmpdir(), 'chat-fuzz-'));
-    Object.assign(process.env, {
-      DATA_DIR: dataDir,
-      ...(await stackPortsEnv()),
-      ECHO_BOT: 'off',
-      // Bots made or switched off in this process are seen at once by the handlers.
-      BOT_CACHE_TTL_MS: '0',
-      // The fuzzer measures the contract, not the abuse limits.
-      RATE_MESSAGES_PER_MINUTE: '0',
-      RATE_CHATS_PER_MINUTE: '0',
-      RATE_UPLOADS_PER_MINUTE: '0',
-      RATE_SESSIONS_PER_IP_PER_MINUTE: '0',
-      MAX_CHATS_PER_USER: '0',
-    });
-    const { localSettings } = await import('../lib/local/settings');
-    const { startLocalStack } = await import('../lib/local/stack');
-    // startLocalStack also points this process's environment (applyLocalEnv) at its DynamoDB Local and key file.
-    const stack = await startLocalStack(localSettings(), () => undefined);
-    silenceJsonLogs();
+    // Bots made or switched off in this process are seen at once by the handlers.
+    const stack = await startToolStack('fuzz', { BOT_CACHE_TTL_MS: '0' });
     baseUrl = stack.apiUrl;
-    stop = async () => {
-      await stack.stop();
-      rmSync(dataDir, { recursive: true, force: true });
-    };
+    stop = stack.stop;
   } else if (!process.env.DYNAMODB_ENDPOINT) {
     // A stack run elsewhere (`npm start` with the same DATA_DIR and ports): bots are made in its DynamoDB Local.
     const { applyLocalEnv, localSettings } = await import('../lib/local/settings');
@@ -79,14 +56,6 @@ async function main(): Promise<number> {
     return report.failureCount > 0 ? 1 : 0;
   } finally {
     await stop?.();
-  }
-}
-
-/** The functions log one JSON line per request; dropped here, not to bury the report (as bin/bench/main.ts does). */
-function silenceJsonLogs(): void {
-  for (const stream of [process.stdout, process.stderr]) {
-    const write = stream.write.bind(stream) as (chunk: unknown, ...rest: unknown[]) => boolean;
-    stream.write = ((chunk: unknown, ...rest: unknown[]) => (String(chunk).startsWith('{"level"') ? true : write(chunk, ...rest))) as typeof stream.write;
   }
 }
 

@@ -4,10 +4,10 @@
 // a second process (autocannon), resident memory, and per function its bundle and cold init. With
 // `--before <git-ref>`, the functions of that commit are bundled and cold-started too, in the same run, for a
 // before/after table. See docs/benchmarks.md.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { availableParallelism, cpus, tmpdir } from 'node:os';
+import { readFileSync, rmSync } from 'node:fs';
+import { availableParallelism, cpus } from 'node:os';
 import { join } from 'node:path';
-import { stackPortsEnv } from '../../lib/local/ports';
+import { startToolStack } from '../../lib/local/tool-stack';
 import { options, out } from './options';
 import { startWebhookReceiver } from './http';
 import { roundTrips } from './round-trips';
@@ -19,27 +19,9 @@ import { checkTargets } from './targets';
 async function main(): Promise<void> {
   // The old code first: a bad ref fails the run before the stack starts.
   const before = options.before ? checkoutBefore(options.before) : undefined;
-  const dataDir = mkdtempSync(join(tmpdir(), 'chat-bench-'));
-  Object.assign(process.env, {
-    DATA_DIR: dataDir,
-    ...(await stackPortsEnv()),
-    ECHO_BOT: 'off',
-    BOT_CACHE_TTL_MS: '30000', // the default: bot settings cached, as on a warm Lambda
-    // The benchmark measures the service, not its abuse limits.
-    RATE_MESSAGES_PER_MINUTE: '0',
-    RATE_CHATS_PER_MINUTE: '0',
-    RATE_UPLOADS_PER_MINUTE: '0',
-    RATE_SESSIONS_PER_IP_PER_MINUTE: '0',
-    MAX_CHATS_PER_USER: '0',
-  });
-  const { localSettings } = await import('../../lib/local/settings');
-  const { startLocalStack } = await import('../../lib/local/stack');
-  const settings = localSettings();
-  const stack = await startLocalStack(settings, () => undefined);
-  // The functions log one JSON line per request (as on Lambda, so that cost is measured); the lines themselves
-  // are dropped here, not to bury the tables.
-  const write = process.stdout.write.bind(process.stdout) as (chunk: unknown, ...rest: unknown[]) => boolean;
-  process.stdout.write = ((chunk: unknown, ...rest: unknown[]) => (String(chunk).startsWith('{"level"') ? true : write(chunk, ...rest))) as typeof process.stdout.write;
+  // Bot settings cached for the default 30 s, as on a warm Lambda.
+  const stack = await startToolStack('bench', { BOT_CACHE_TTL_MS: '30000' });
+  const { dataDir } = stack;
   const webhookReceiver = await startWebhookReceiver();
   try {
     const memory = new MemorySampler(dataDir);
@@ -66,7 +48,6 @@ async function main(): Promise<void> {
   } finally {
     webhookReceiver.server.close();
     await stack.stop();
-    rmSync(dataDir, { recursive: true, force: true });
     if (before) rmSync(before.dir, { recursive: true, force: true });
   }
 }
