@@ -206,7 +206,7 @@ export async function startWsGateway(options: WsGatewayOptions): Promise<WsGatew
       // Written after the next turn's I/O: a fan-out's posts arrive together, their frames go out to the
       // sockets at once, and the subscribers read them before the publisher gets its replies. Here publisher,
       // gateway and subscribers share one thread; on AWS API Gateway's replies never hold up its frames.
-      setImmediate(() => setImmediate(() => res.writeHead(r.status, replyHeaders(r)).end(r.body)));
+      setImmediate(() => setImmediate(() => !res.destroyed && res.writeHead(r.status, replyHeaders(r)).end(r.body)));
     });
   });
   // The publisher's SDK keeps its sockets open between fan-outs, as API Gateway lets it.
