@@ -1,5 +1,6 @@
-// Jest environment for the suites that share the run's local stack: a passing test prints nothing; a failing
-// one prints the stack's log lines written while it ran (test-output/local-stack.log holds them all).
+// Jest environment for the main suite: a passing test prints nothing; a failing one prints the JSON log lines
+// written while it ran, those of handlers run in the test's own process and the shared local stack's
+// (test-output/local-stack.log holds all of the stack's).
 import { openSync, readSync, closeSync, statSync } from 'node:fs';
 import NodeEnvironment from 'jest-environment-node';
 
@@ -27,17 +28,48 @@ function tail(file: string, start: number): string {
   return buf.toString('utf8');
 }
 
+type Write = typeof process.stdout.write;
+
 export default class StackLogEnvironment extends NodeEnvironment {
   private started = 0;
+  /** Log lines of handlers run in this process (Powertools' JSON), held until the test's outcome is known. */
+  private held: string[] = [];
+  private restore: (() => void)[] = [];
+
+  async setup(): Promise<void> {
+    await super.setup();
+    for (const stream of [process.stdout, process.stderr]) {
+      const write = stream.write;
+      stream.write = ((chunk: unknown, ...rest: unknown[]) => {
+        if (String(chunk).startsWith('{"level"')) {
+          this.held.push(String(chunk).trimEnd());
+          return true;
+        }
+        return (write as (...a: unknown[]) => boolean).call(stream, chunk, ...rest);
+      }) as Write;
+      this.restore.push(() => (stream.write = write));
+    }
+  }
+
+  async teardown(): Promise<void> {
+    for (const undo of this.restore) undo();
+    await super.teardown();
+  }
 
   async handleTestEvent(event: { name: string; test?: { name: string; errors: unknown[] } }): Promise<void> {
     const file = logFile();
-    if (!file) return;
-    if (event.name === 'test_start') this.started = sizeOf(file);
+    if (event.name === 'test_start') {
+      this.held = [];
+      if (file) this.started = sizeOf(file);
+    }
     if (event.name === 'test_done' && event.test && event.test.errors.length > 0) {
-      const lines = tail(file, this.started).trimEnd();
+      const own = this.held.join('\n');
       // Other tests share the stack: these are the lines of the failed test's time, theirs included.
-      if (lines) process.stderr.write(`\n── local stack log while "${event.test.name}" ran ──\n${lines}\n── end of log ──\n`);
+      const stack = file ? tail(file, this.started).trimEnd() : '';
+      const print = (title: string, lines: string) =>
+        lines && process.stderr.write(`\n── ${title} while "${event.test!.name}" ran ──\n${lines}\n── end of log ──\n`);
+      print('log lines of this process', own);
+      print('local stack log', stack);
     }
   }
 }
