@@ -1,5 +1,6 @@
-// Phase 4: every function bundled as CDK bundles it and cold-started in a fresh process with the event it got
-// earlier in the run; with --before, the code of another commit too, interleaved.
+// Phase 4: each function's bundle size and cold init (bundled as CDK bundles it, started in a fresh process).
+// The process replays the event the function got earlier in the run; with --before, the code of another commit
+// is bundled and cold-started too, interleaved.
 import { mkdtempSync, rmSync, statSync, symlinkSync, existsSync, mkdirSync } from 'node:fs';
 import { createServer, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -8,9 +9,8 @@ import { spawn, spawnSync } from 'node:child_process';
 import { build, type Loader, type Metafile } from 'esbuild';
 import type { BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { BUNDLING } from '../../lib/bundling';
-import { options, out, ROOT, FUNCTIONS } from './options';
+import { options, ROOT, FUNCTIONS } from './options';
 import { median, round } from './stats';
-import { BUNDLE_TARGET_KB, coldTarget } from './targets';
 
 /** The source tree of `ref` (lambdas/, lib/) extracted to a temporary folder, with this checkout's node_modules. */
 export function checkoutBefore(ref: string): { ref: string; commit: string; dir: string } {
@@ -160,18 +160,48 @@ async function coldStartServices(jwtSecret: string) {
   };
 }
 
-export async function bundlesAndColdInit(jwtSecret: string, before: { ref: string; commit: string; dir: string } | undefined, firstEvents: Map<string, unknown>) {
+/** Per function (in the order of FUNCTIONS); the `_before` figures and `before` only with --before. */
+export interface ColdInitFigures {
+  bundle_kb: Record<string, number>;
+  source_map_kb: Record<string, number>;
+  cold_init_ms: Record<string, number>;
+  cold_load_ms: Record<string, number>;
+  cold_load_no_source_maps_ms: Record<string, number>;
+  first_request_touches: Record<string, string[]>;
+  bundle_parts_kb: Record<string, Record<string, number>>;
+  before?: { ref: string; commit: string };
+  bundle_kb_before?: Record<string, number>;
+  cold_init_ms_before?: Record<string, number>;
+  cold_load_ms_before?: Record<string, number>;
+}
+
+/**
+ * Phase 4. `firstEvents`: per function entry, the event to replay (from the round-trip phase); `before`: the
+ * tree of --before (checkoutBefore).
+ */
+export async function bundlesAndColdInit(
+  jwtSecret: string,
+  before: { ref: string; commit: string; dir: string } | undefined,
+  firstEvents: Map<string, unknown>,
+): Promise<ColdInitFigures> {
   const outdir = mkdtempSync(join(tmpdir(), 'chat-bundles-'));
   const beforeBundling: BundlingOptions | undefined = before ? (await import(join(before.dir, 'lib', 'bundling.ts'))).BUNDLING : undefined;
+  // All at once (esbuild builds in parallel; sizes do not depend on it), before any cold start is timed.
+  const built = await Promise.all(
+    FUNCTIONS.map(async (def) => ({
+      id: def.id,
+      now: (await bundle(ROOT, def.entry, BUNDLING, join(outdir, 'after', def.id)))!,
+      old: before && (await bundle(before.dir, def.entry, beforeBundling!, join(outdir, 'before', def.id))),
+    })),
+  );
   const now: Record<string, Bundle> = {};
   const old: Record<string, Bundle> = {};
-  for (const def of FUNCTIONS) {
-    now[def.id] = (await bundle(ROOT, def.entry, BUNDLING, join(outdir, 'after', def.id)))!;
-    const b = before && (await bundle(before.dir, def.entry, beforeBundling!, join(outdir, 'before', def.id)));
-    if (b) old[def.id] = b;
+  for (const b of built) {
+    now[b.id] = b.now;
+    if (b.old) old[b.id] = b.old;
   }
   const services = await coldStartServices(jwtSecret);
-  const runs = options.quick ? 3 : 5;
+  const runs = options.coldRuns;
   const cold: Record<string, number> = {};
   const load: Record<string, number> = {};
   const loadNoMaps: Record<string, number> = {};
@@ -205,32 +235,8 @@ export async function bundlesAndColdInit(jwtSecret: string, before: { ref: strin
     services.close();
     rmSync(outdir, { recursive: true, force: true });
   }
-  const kb = Object.fromEntries(FUNCTIONS.map((d) => [d.id, now[d.id].kb]));
-  const kbBefore = Object.fromEntries(Object.entries(old).map(([id, b]) => [id, b.kb]));
-  const arrow = (id: string, was: Record<string, number>, is: Record<string, number>) => (before ? `${was[id] ?? '-'} → ${is[id]}` : String(is[id]));
-  out(
-    `\nBundles and cold init per function: a fresh Node process with NODE_OPTIONS=--enable-source-maps (as deployed) loads the bundle and` +
-      ` handles the event the function got earlier in this run (median of ${runs}; load = require() alone)` +
-      (before ? `; before = ${before.ref} (${before.commit.slice(0, 12)}), measured interleaved with this code` : ''),
-  );
-  out(
-    `${'function'.padEnd(20)}${'first request'.padEnd(22)}${`bundle KB${before ? ' (before → now)' : ''}`.padStart(24)}${`cold init ms${before ? ' (before → now)' : ''}`.padStart(28)}` +
-      `${'load ms'.padStart(10)}${'no maps'.padStart(10)}${'target'.padStart(8)}`,
-  );
-  for (const d of FUNCTIONS) {
-    const id = d.id;
-    out(
-      `${id.padEnd(20)}${(touches[id].join(' + ') || '-').padEnd(22)}${arrow(id, kbBefore, kb).padStart(24)}${arrow(id, coldBefore, cold).padStart(28)}` +
-        `${String(load[id]).padStart(10)}${String(loadNoMaps[id]).padStart(10)}${String(coldTarget(touches[id])).padStart(8)}`,
-    );
-  }
-  const heavy = FUNCTIONS.filter((d) => kb[d.id] > BUNDLE_TARGET_KB || cold[d.id] > coldTarget(touches[d.id]));
-  if (heavy.length) {
-    out(`\nOver target: the largest parts of their bundles (KB in the minified output)`);
-    for (const d of heavy) out(`${d.id.padEnd(20)}${Object.entries(now[d.id].parts).map(([k, v]) => `${k} ${v}`).join(', ')}`);
-  }
   return {
-    bundle_kb: kb,
+    bundle_kb: Object.fromEntries(FUNCTIONS.map((d) => [d.id, now[d.id].kb])),
     source_map_kb: Object.fromEntries(FUNCTIONS.map((d) => [d.id, now[d.id].mapKb])),
     cold_init_ms: cold,
     cold_load_ms: load,
@@ -239,7 +245,7 @@ export async function bundlesAndColdInit(jwtSecret: string, before: { ref: strin
     bundle_parts_kb: Object.fromEntries(FUNCTIONS.map((d) => [d.id, now[d.id].parts])),
     ...(before && {
       before: { ref: before.ref, commit: before.commit },
-      bundle_kb_before: kbBefore,
+      bundle_kb_before: Object.fromEntries(Object.entries(old).map(([id, b]) => [id, b.kb])),
       cold_init_ms_before: coldBefore,
       cold_load_ms_before: loadBefore,
     }),

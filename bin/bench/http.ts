@@ -38,6 +38,7 @@ export async function request(apiUrl: string, method: string, path: string, opts
   return JSON.parse(text);
 }
 
+/** The bench bot's webhook receiver: answers 200 to every delivery. */
 export async function startWebhookReceiver() {
   const server = createServer((req, res) => {
     req.resume();

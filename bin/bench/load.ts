@@ -1,5 +1,6 @@
-// The load generator of `npm run bench`, run as a second process so it does not share the stack's thread:
-// autocannon, each connection acting as its own user (its own token and chat), as real clients would.
+// The throughput phase's load generator: autocannon in a second process, one user per connection.
+// A second process so that it does not share the stack's thread; each connection acts as its own user (its own
+// token and chat), as real clients would.
 // Argument: JSON { url, method, body?, seconds, users: [{ token, path }] } (one connection per user).
 // Prints autocannon's JSON summary.
 import autocannon from 'autocannon';

@@ -1,20 +1,21 @@
-// `npm run bench [-- --quick] [-- --json] [-- --before <git-ref>]` (bin/bench/, one file per phase): measures a fresh local stack started in
-// this process: DynamoDB round trips and consumed capacity per endpoint (an SDK middleware on the functions'
-// shared DynamoDB client), realtime delivery through the real `centrifuge` client, throughput under load from
-// a second process (autocannon), resident memory, and per function its bundle and cold init. With
-// `--before <git-ref>`, the functions of that commit are bundled and cold-started too, in the same run, for a
-// before/after table. See docs/benchmarks.md.
+// `npm run bench`: starts a fresh local stack in this process, runs each phase on it in turn, prints the figures.
+// Options (options.ts): --quick, --json, --before <git-ref>, --cold-runs <n>. The phases, one file each: DynamoDB
+// round trips and consumed capacity per endpoint (round-trips.ts), realtime delivery through the real `centrifuge`
+// client (realtime.ts), throughput under load from a second process and resident memory (throughput.ts, load.ts),
+// per function its bundle and cold init, with --before those of another commit too (cold-init.ts); then every
+// figure against its target (targets.ts). Tables: report.ts. See docs/benchmarks.md.
 import { readFileSync, rmSync } from 'node:fs';
 import { availableParallelism, cpus } from 'node:os';
 import { join } from 'node:path';
 import { startToolStack } from '../../lib/local/tool-stack';
-import { options, out } from './options';
+import { options } from './options';
 import { startWebhookReceiver } from './http';
 import { roundTrips } from './round-trips';
 import { realtime } from './realtime';
-import { MemorySampler, stealSampler, throughput } from './throughput';
+import { LOAD_SECONDS, MemorySampler, stealSampler, throughput } from './throughput';
 import { bundlesAndColdInit, checkoutBefore } from './cold-init';
 import { checkTargets } from './targets';
+import { reportColdInit, reportRealtime, reportRoundTrips, reportSteal, reportTargets, reportThroughput } from './report';
 
 async function main(): Promise<void> {
   // The old code first: a bad ref fails the run before the stack starts.
@@ -27,7 +28,16 @@ async function main(): Promise<void> {
     const memory = new MemorySampler(dataDir);
     const atRest = memory.sample();
     const steal = stealSampler();
-    const { results: counted, firstEvents } = await roundTrips(stack.apiUrl, stack.demoBot, webhookReceiver.url);
+    // Each phase in turn (its table printed as it ends); the first event of each function goes from the round
+    // trips to the cold starts.
+    const { figures: counted, firstEvents } = await roundTrips(stack.apiUrl, stack.demoBot, webhookReceiver.url);
+    reportRoundTrips(counted);
+    const realtimeMs = await realtime(stack.apiUrl, stack.demoBot.client_key);
+    reportRealtime(realtimeMs);
+    const load = await throughput(stack.apiUrl, stack.demoBot.client_key, memory, atRest);
+    reportThroughput(load, LOAD_SECONDS);
+    const cold = await bundlesAndColdInit(readFileSync(join(dataDir, 'jwt-secret'), 'utf8').trim(), before, firstEvents);
+    reportColdInit(cold, options.coldRuns);
     const results = {
       machine: {
         nproc: availableParallelism(), // as `nproc` counts
@@ -37,13 +47,14 @@ async function main(): Promise<void> {
       },
       quick: options.quick,
       ...counted,
-      realtime_ms: await realtime(stack.apiUrl, stack.demoBot.client_key),
-      ...(await throughput(stack.apiUrl, stack.demoBot.client_key, memory, atRest)),
-      ...(await bundlesAndColdInit(readFileSync(join(dataDir, 'jwt-secret'), 'utf8').trim(), before, firstEvents)),
+      realtime_ms: realtimeMs,
+      ...load,
+      ...cold,
       cpu_steal_pct: steal(),
     };
     const targets = checkTargets(results);
-    if (results.cpu_steal_pct !== undefined) out(`\nCPU stolen by the host over the whole run: ${results.cpu_steal_pct}%`);
+    reportTargets(targets);
+    reportSteal(results.cpu_steal_pct);
     if (options.json) console.log(JSON.stringify({ ...results, targets }));
   } finally {
     webhookReceiver.server.close();

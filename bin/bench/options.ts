@@ -6,22 +6,24 @@ import { PUBLISHER, WEBHOOK_DELIVERER, WEBHOOK_DISPATCHER } from '../../lib/cons
 
 const { values } = parseArgs({
   options: {
+    // Fewer samples: round trips, realtime messages, seconds of load, cold starts.
     quick: { type: 'boolean', default: false },
+    // One JSON object on stdout instead of the tables.
     json: { type: 'boolean', default: false },
+    // Also bundle and cold-start the functions of this commit, interleaved with this code's.
     before: { type: 'string' },
+    // Cold starts per function and variant (default 5, 3 with --quick): 1 when only checking that the phase runs.
+    'cold-runs': { type: 'string' },
   },
 });
 if (values.before !== undefined && (values.before === '' || values.before.startsWith('--'))) {
   throw new Error('--before needs a git ref (a commit, a tag, HEAD~1...)');
 }
+const coldRuns = values['cold-runs'] === undefined ? (values.quick ? 3 : 5) : Number(values['cold-runs']);
+if (!Number.isInteger(coldRuns) || coldRuns < 1) throw new Error(`--cold-runs needs a whole number of at least 1, not ${values['cold-runs']}`);
 
-export const options = { quick: values.quick!, json: values.json!, before: values.before };
+export const options = { quick: values.quick!, json: values.json!, before: values.before, coldRuns };
 export const ROOT = join(__dirname, '..', '..');
-
-/** A line of the tables (stdout); with --json only the JSON is printed. */
-export const out = (line: string): void => {
-  if (!options.json) console.log(line);
-};
 
 /** Every function CDK deploys, in the order of the tables. */
 export const FUNCTIONS: FunctionDef[] = [...ROUTES, ...WS_ROUTES, PUBLISHER, WEBHOOK_DISPATCHER, WEBHOOK_DELIVERER, NOT_FOUND];

@@ -1,12 +1,23 @@
 // Phase 2: realtime delivery through the real `centrifuge` client, one subscriber and a fan-out to 50.
 import WebSocket from 'ws';
 import { Centrifuge } from 'centrifuge';
-import { options, out } from './options';
+import { options } from './options';
 import { median, p99, round, shuffled } from './stats';
 import { request } from './http';
 import { stealSampler } from './throughput';
 
-export async function realtime(apiUrl: string, clientKey: string) {
+/** POST returned → publication, ms; `messages` to each of the two channels; the CPU stolen by the host meanwhile. */
+export interface RealtimeFigures {
+  median: number;
+  p99: number;
+  fanout50_median: number;
+  fanout50_p99: number;
+  fanout50_each_median: number;
+  messages: number;
+  cpu_steal_pct: number | undefined;
+}
+
+export async function realtime(apiUrl: string, clientKey: string): Promise<RealtimeFigures> {
   const post = (path: string, json: unknown, token?: string) => request(apiUrl, 'POST', path, { json, token });
   /** One user's channel with `subscribers` centrifuge clients on it, and a chat to post to. */
   const channel = async (externalId: string, subscribers: number) => {
@@ -80,7 +91,7 @@ export async function realtime(apiUrl: string, clientKey: string) {
   }
   const stolen = steal();
   for (const c of [...one.clients, ...fifty.clients]) c.client.disconnect();
-  const result = {
+  return {
     median: round(median(single)),
     p99: round(p99(single)),
     fanout50_median: round(median(fanout)),
@@ -89,11 +100,4 @@ export async function realtime(apiUrl: string, clientKey: string) {
     messages: single.length,
     cpu_steal_pct: stolen,
   };
-  out(
-    `\nRealtime delivery, POST returned → publication (${single.length} messages): median ${result.median} ms, p99 ${result.p99} ms;` +
-      ` 50 subscribers (interleaved, ${fanout.length} messages), slowest of them: median ${result.fanout50_median} ms, p99 ${result.fanout50_p99} ms` +
-      ` (each subscriber's delivery: median ${result.fanout50_each_median} ms)` +
-      `${stolen === undefined ? '' : `; CPU stolen by the host meanwhile: ${stolen}%`}`,
-  );
-  return result;
 }

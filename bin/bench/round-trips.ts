@@ -1,15 +1,20 @@
-// Phase 1: DynamoDB round trips and consumed capacity per invocation of every function (an SDK middleware
-// on the functions' shared client), and the first event each function got (replayed for its cold start).
+// Phase 1: DynamoDB round trips and consumed capacity per invocation of every function.
+// Counted by an SDK middleware on the functions' shared client; the phase also keeps the first event each
+// function got (replayed for its cold start).
 import type { FinalizeRequestMiddleware } from '@smithy/types';
 import WebSocket from 'ws';
 import { invocationObservers, invocations, type Invocation } from '../../lib/local/handlers';
 import { NOT_FOUND, ROUTES, WS_ROUTES } from '../../lib/routes';
 import { PUBLISHER, WEBHOOK_DELIVERER, WEBHOOK_DISPATCHER } from '../../lib/consumers';
-import { options, out } from './options';
+import { options } from './options';
 import { median, round } from './stats';
 import { pollUntil, request } from './http';
 
-
+/** Per endpoint (or per message / job for the stream consumers): median round trips and capacity units. */
+export interface RoundTripFigures {
+  round_trips: Record<string, number>;
+  capacity_units: Record<string, number>;
+}
 
 /**
  * Counts, per handler invocation (lib/local/handlers.ts runs each in its own async context while observed),
@@ -58,7 +63,12 @@ async function installCounter(firstEvents: Map<string, unknown>): Promise<{ seen
   };
 }
 
-export async function roundTrips(apiUrl: string, demo: { client_key: string; secret_key: string }, webhookUrl: string) {
+/** Phase 1. `firstEvents`: per function entry, the first event it got (cold init replays it). */
+export async function roundTrips(
+  apiUrl: string,
+  demo: { client_key: string; secret_key: string },
+  webhookUrl: string,
+): Promise<{ figures: RoundTripFigures; firstEvents: Map<string, unknown> }> {
   const firstEvents = new Map<string, unknown>();
   const { seen, uninstall } = await installCounter(firstEvents);
   const runs = options.quick ? 3 : 7;
@@ -167,9 +177,5 @@ export async function roundTrips(apiUrl: string, demo: { client_key: string; sec
   // $disconnect's event, for its cold start (the sockets closed above).
   await pollUntil(() => firstEvents.has(entry('ws_disconnect')));
   uninstall();
-
-  out('\nDynamoDB round trips (HTTP requests, SDK retries included) and consumed capacity units per request (median, bot settings cached)');
-  out(`${'endpoint'.padEnd(32)}${'round trips'.padStart(12)}${'capacity'.padStart(10)}`);
-  for (const k of Object.keys(trips)) out(`${k.padEnd(32)}${String(trips[k]).padStart(12)}${String(units[k]).padStart(10)}`);
-  return { results: { round_trips: trips, capacity_units: units }, firstEvents };
+  return { figures: { round_trips: trips, capacity_units: units }, firstEvents };
 }

@@ -1,12 +1,11 @@
-// Phase 5: every figure against its target.
-import { out } from './options';
+// Phase 5: every figure against its target (its table: report.ts).
 import { round } from './stats';
 
 export const BUNDLE_TARGET_KB = 512;
 /** Cold init: 200 ms for a function whose first request calls Secrets Manager or S3 (or presigns), else 150. */
 export const coldTarget = (touches: string[]) => (touches.length ? 200 : 150);
 
-interface Target {
+export interface Target {
   value: number;
   target: string;
   met: boolean;
@@ -34,10 +33,5 @@ export function checkTargets(r: {
   check('realtime_ms.fanout50_median', rt.fanout50_median, '<=', fanLimit, `2 × median + 5 = ${fanLimit}`);
   for (const [id, kb] of Object.entries(r.bundle_kb)) check(`bundle_kb.${id}`, kb, '<=', BUNDLE_TARGET_KB);
   for (const [id, ms] of Object.entries(r.cold_init_ms)) check(`cold_init_ms.${id}`, ms, '<=', coldTarget(r.first_request_touches[id]));
-  const missed = Object.entries(t).filter(([, x]) => !x.met);
-  out(`\nTargets: ${Object.keys(t).length - missed.length} of ${Object.keys(t).length} met${missed.length ? '; not met:' : ''}`);
-  for (const [name, x] of missed) out(`  ${name}: ${x.value} (target ${x.target})`);
   return t;
 }
-
-/** The bench bot's webhook receiver: answers 200 to every delivery. */

@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawn } from 'node:child_process';
-import { options, out, ROOT } from './options';
+import { options, ROOT } from './options';
 import { round } from './stats';
 import { request } from './http';
 
@@ -60,7 +60,17 @@ function autocannon(cfg: { url: string; method: 'GET' | 'POST'; body?: string; s
   );
 }
 
-export async function throughput(apiUrl: string, clientKey: string, memory: MemorySampler, atRest: Record<string, number>) {
+/** Seconds of load on each endpoint. */
+export const LOAD_SECONDS = options.quick ? 3 : 10;
+
+export interface ThroughputFigures {
+  rps: Record<string, number>;
+  load_latency_ms: Record<string, { p50: number; p99: number }>;
+  /** Per process, and their total: at rest (before the first phase) and the peak under this load. */
+  rss_mb: { at_rest: Record<string, number>; under_load: Record<string, number> };
+}
+
+export async function throughput(apiUrl: string, clientKey: string, memory: MemorySampler, atRest: Record<string, number>): Promise<ThroughputFigures> {
   const post = (path: string, json: unknown, token?: string) => request(apiUrl, 'POST', path, { json, token });
   // Ten users, each with a chat: ten connections, each one user's client.
   const users: { token: string; chatId: string }[] = [];
@@ -69,7 +79,7 @@ export async function throughput(apiUrl: string, clientKey: string, memory: Memo
     const chat = await post('/api/client/chats', { name: 'load' }, session.session_token);
     users.push({ token: session.session_token, chatId: chat.id });
   }
-  const seconds = options.quick ? 3 : 10;
+  const seconds = LOAD_SECONDS;
   const rps: Record<string, number> = {};
   const latency: Record<string, { p50: number; p99: number }> = {};
   let peak: Record<string, number> = {};
@@ -91,11 +101,5 @@ export async function throughput(apiUrl: string, clientKey: string, memory: Memo
       clearInterval(sampler);
     }
   }
-  const rss = { at_rest: atRest, under_load: peak };
-  out(`\nThroughput: 10 users, one connection each, ${seconds} s, from a second process (autocannon)`);
-  for (const id of Object.keys(rps)) out(`${id.padEnd(32)}${`${rps[id]} req/s`.padStart(12)}   p50 ${latency[id].p50} ms, p99 ${latency[id].p99} ms`);
-  out(`\nResident memory (MB)${''.padEnd(13)}${Object.keys(atRest).map((k) => k.padStart(16)).join('')}`);
-  out(`${'at rest'.padEnd(33)}${Object.values(atRest).map((v) => String(v).padStart(16)).join('')}`);
-  out(`${'under load (peak)'.padEnd(33)}${Object.values(peak).map((v) => String(v).padStart(16)).join('')}`);
-  return { rps, load_latency_ms: latency, rss_mb: rss };
+  return { rps, load_latency_ms: latency, rss_mb: { at_rest: atRest, under_load: peak } };
 }

@@ -1,0 +1,72 @@
+// The benchmark's tables on stdout, one per phase as it ends (none with --json: main prints the JSON object).
+// Each is drawn from the figures its phase returned.
+import { options } from './options';
+import { BUNDLE_TARGET_KB, coldTarget, type Target } from './targets';
+import type { RoundTripFigures } from './round-trips';
+import type { RealtimeFigures } from './realtime';
+import type { ThroughputFigures } from './throughput';
+import type { ColdInitFigures } from './cold-init';
+
+/** A line of the tables (stdout); with --json only the JSON is printed. */
+export const out = (line: string): void => {
+  if (!options.json) console.log(line);
+};
+
+export function reportRoundTrips({ round_trips: trips, capacity_units: units }: RoundTripFigures): void {
+  out('\nDynamoDB round trips (HTTP requests, SDK retries included) and consumed capacity units per request (median, bot settings cached)');
+  out(`${'endpoint'.padEnd(32)}${'round trips'.padStart(12)}${'capacity'.padStart(10)}`);
+  for (const k of Object.keys(trips)) out(`${k.padEnd(32)}${String(trips[k]).padStart(12)}${String(units[k]).padStart(10)}`);
+}
+
+export function reportRealtime(r: RealtimeFigures): void {
+  // As many messages to the 50 subscribers as to the one (one shuffled order of both kinds).
+  out(
+    `\nRealtime delivery, POST returned → publication (${r.messages} messages): median ${r.median} ms, p99 ${r.p99} ms;` +
+      ` 50 subscribers (interleaved, ${r.messages} messages), slowest of them: median ${r.fanout50_median} ms, p99 ${r.fanout50_p99} ms` +
+      ` (each subscriber's delivery: median ${r.fanout50_each_median} ms)` +
+      `${r.cpu_steal_pct === undefined ? '' : `; CPU stolen by the host meanwhile: ${r.cpu_steal_pct}%`}`,
+  );
+}
+
+export function reportThroughput({ rps, load_latency_ms: latency, rss_mb: rss }: ThroughputFigures, seconds: number): void {
+  out(`\nThroughput: 10 users, one connection each, ${seconds} s, from a second process (autocannon)`);
+  for (const id of Object.keys(rps)) out(`${id.padEnd(32)}${`${rps[id]} req/s`.padStart(12)}   p50 ${latency[id].p50} ms, p99 ${latency[id].p99} ms`);
+  out(`\nResident memory (MB)${''.padEnd(13)}${Object.keys(rss.at_rest).map((k) => k.padStart(16)).join('')}`);
+  out(`${'at rest'.padEnd(33)}${Object.values(rss.at_rest).map((v) => String(v).padStart(16)).join('')}`);
+  out(`${'under load (peak)'.padEnd(33)}${Object.values(rss.under_load).map((v) => String(v).padStart(16)).join('')}`);
+}
+
+export function reportColdInit(r: ColdInitFigures, runs: number): void {
+  const { before, first_request_touches: touches, bundle_kb: kb, cold_init_ms: cold } = r;
+  const arrow = (id: string, was: Record<string, number> | undefined, is: Record<string, number>) => (before ? `${was?.[id] ?? '-'} → ${is[id]}` : String(is[id]));
+  out(
+    `\nBundles and cold init per function: a fresh Node process with NODE_OPTIONS=--enable-source-maps (as deployed) loads the bundle and` +
+      ` handles the event the function got earlier in this run (median of ${runs}; load = require() alone)` +
+      (before ? `; before = ${before.ref} (${before.commit.slice(0, 12)}), measured interleaved with this code` : ''),
+  );
+  out(
+    `${'function'.padEnd(20)}${'first request'.padEnd(22)}${`bundle KB${before ? ' (before → now)' : ''}`.padStart(24)}${`cold init ms${before ? ' (before → now)' : ''}`.padStart(28)}` +
+      `${'load ms'.padStart(10)}${'no maps'.padStart(10)}${'target'.padStart(8)}`,
+  );
+  for (const id of Object.keys(kb)) {
+    out(
+      `${id.padEnd(20)}${(touches[id].join(' + ') || '-').padEnd(22)}${arrow(id, r.bundle_kb_before, kb).padStart(24)}${arrow(id, r.cold_init_ms_before, cold).padStart(28)}` +
+        `${String(r.cold_load_ms[id]).padStart(10)}${String(r.cold_load_no_source_maps_ms[id]).padStart(10)}${String(coldTarget(touches[id])).padStart(8)}`,
+    );
+  }
+  const heavy = Object.keys(kb).filter((id) => kb[id] > BUNDLE_TARGET_KB || cold[id] > coldTarget(touches[id]));
+  if (heavy.length) {
+    out(`\nOver target: the largest parts of their bundles (KB in the minified output)`);
+    for (const id of heavy) out(`${id.padEnd(20)}${Object.entries(r.bundle_parts_kb[id]).map(([k, v]) => `${k} ${v}`).join(', ')}`);
+  }
+}
+
+export function reportTargets(t: Record<string, Target>): void {
+  const missed = Object.entries(t).filter(([, x]) => !x.met);
+  out(`\nTargets: ${Object.keys(t).length - missed.length} of ${Object.keys(t).length} met${missed.length ? '; not met:' : ''}`);
+  for (const [name, x] of missed) out(`  ${name}: ${x.value} (target ${x.target})`);
+}
+
+export function reportSteal(pct: number | undefined): void {
+  if (pct !== undefined) out(`\nCPU stolen by the host over the whole run: ${pct}%`);
+}
