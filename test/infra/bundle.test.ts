@@ -3,8 +3,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { App } from 'aws-cdk-lib';
-import { ChatStack } from '../../lib/stack';
+import { synthBundled } from '../support/shapes';
 import { ROUTES, WS_ROUTES } from '../../lib/routes';
 import { PUBLISHER } from '../../lib/consumers';
 import { RUNTIME_CREDENTIAL_PROVIDERS } from '../../lib/bundling';
@@ -13,9 +12,7 @@ test('cdk synth bundles each handler (HTTP routes, WebSocket routes, publisher) 
   expect(PUBLISHER.entry).toMatch(/publish/);
   const outdir = mkdtempSync(join(tmpdir(), 'cdk-out-'));
   try {
-    const app = new App({ outdir });
-    new ChatStack(app, 'Bundled');
-    app.synth();
+    synthBundled(outdir);
     const assets = readdirSync(outdir).filter((d) => d.startsWith('asset.') && statSync(join(outdir, d)).isDirectory());
     expect(assets).toHaveLength(ROUTES.length + WS_ROUTES.length + 4); // + publisher, webhook dispatcher and deliverer, not-found
     for (const a of assets) {

@@ -1,9 +1,7 @@
 // Every stateful resource and every function keeps its logical ID: CloudFormation replaces a resource whose ID
 // changes, and the table, buckets, secret and dead-letter queues are retained (the table deletion-protected),
 // so a refactor that renamed one would orphan it and start empty. Changing this list is a migration, on purpose.
-import { App } from 'aws-cdk-lib';
-import { Template } from 'aws-cdk-lib/assertions';
-import { ChatStack } from '../../lib/stack';
+import { template } from '../support/shapes';
 
 const PINNED: Record<string, string[]> = {
   'AWS::DynamoDB::Table': ['TableCD117FA1'],
@@ -35,8 +33,8 @@ const PINNED: Record<string, string[]> = {
   ],
 };
 
-const resources = Template.fromStack(new ChatStack(new App({ context: { 'aws:cdk:bundling-stacks': [] } }), 'Test', {})).toJSON()
-  .Resources as Record<string, { Type: string; DeletionPolicy?: string }>;
+let resources: Record<string, { Type: string; DeletionPolicy?: string }>;
+beforeAll(async () => (resources = (await template('Defaults')).Resources));
 
 test.each(Object.keys(PINNED))('%s: the logical IDs are the pinned ones', (type) => {
   const ids = Object.entries(resources)

@@ -1,13 +1,11 @@
 // The stack as synthesized (no bundling), and what it describes made in moto: the table, the files bucket,
 // the queues, the JWT secret; each function's environment and role policy with the template's references
 // resolved to what was made.
-import { App } from 'aws-cdk-lib';
-import { Template } from 'aws-cdk-lib/assertions';
 import { CreateTableCommand, DynamoDBClient, UpdateTimeToLiveCommand, type CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { ChatStack } from '../../lib/stack';
+import { template } from '../support/shapes';
 import { NOT_FOUND, ROUTES, WS_ROUTES, type FunctionDef, type QueueName } from '../../lib/routes';
 import { PUBLISHER, WEBHOOK_DELIVERER, WEBHOOK_DISPATCHER } from '../../lib/consumers';
 
@@ -20,9 +18,8 @@ const pascal = (id: string) => id.replace(/(^|_)(\w)/g, (_m, _s, c: string) => c
 
 type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
 
-export function synthTemplate(): Json {
-  return Template.fromStack(new ChatStack(new App({ context: { 'aws:cdk:bundling-stacks': [] } }), 'Moto')).toJSON();
-}
+/** The default stack, from the test run's one synth (test/support/shapes.ts). */
+export const synthTemplate = (): Promise<Json> => template('Defaults');
 
 /** What a Ref or Fn::GetAtt of a logical id stands for in moto. */
 export type Refs = Record<string, { ref: string; attrs: Record<string, string> }>;

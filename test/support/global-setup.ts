@@ -4,8 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT, stackEnv, startLocalProcess } from './local-process';
 import { applyLocalEnv, localSettings } from '../../lib/local/settings';
+import { startSynth } from './shapes';
 
 export default async function globalSetup(): Promise<void> {
+  // The CDK suites' one synth runs beside the stack's start (test/support/shapes.ts).
+  const synth = startSynth();
+  process.env.SHAPES_DIR = synth.dir;
   const dataDir = mkdtempSync(join(tmpdir(), 'chat-test-'));
   // Bot cache off: tests switch bots off and expect the next request to see it. Webhook retries are short
   // (two retries, a second apart) so the retry and dead-letter paths run in seconds.
@@ -27,5 +31,5 @@ export default async function globalSetup(): Promise<void> {
   Object.assign(process.env, env, { TEST_API_URL: stack.apiUrl, LOCAL_STACK_LOG: logFile });
   // Test workers inherit this environment, so they can use the lambdas/ modules against the same emulators.
   applyLocalEnv(localSettings());
-  (globalThis as Record<string, unknown>).__LOCAL_STACK__ = { stack, dataDir };
+  (globalThis as Record<string, unknown>).__LOCAL_STACK__ = { stack, dataDir, synth };
 }
