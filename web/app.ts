@@ -334,7 +334,6 @@ function connectRealtime(rt: Schemas['RealtimeBlock']): void {
   }
   const client = new Centrifuge(rt.url, { token: rt.token, getToken: renew, websocket: TokenSocket });
   const sub: Subscription = client.newSubscription(rt.channel);
-  let subscribedBefore = false;
   sub.on('publication', (ctx) => {
     const event = ctx.data as Publication;
     if (event.type === 'message') {
@@ -353,9 +352,9 @@ function connectRealtime(rt: Schemas['RealtimeBlock']): void {
   });
   sub.on('subscribed', () => {
     setStatus('online');
-    // After a reconnect, fetch what was sent while we were away.
-    if (subscribedBefore && current) catchUp(current).catch((err) => showError(err, 'Could not catch up'));
-    subscribedBefore = true;
+    // Fetch what was sent before the subscription took hold: since the history was loaded (the first time;
+    // e.g. from another tab) or while a dropped socket was away.
+    if (current) catchUp(current).catch((err) => showError(err, 'Could not catch up'));
   });
   client.on('connecting', () => {
     setStatus('connecting…');
