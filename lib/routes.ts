@@ -33,7 +33,19 @@ export interface FunctionDef {
   queues?: QueueName[];
   /** The function's timeout; HTTP and WebSocket handlers get HANDLER_TIMEOUT_SECONDS. */
   timeoutSeconds?: number;
+  /** Its memory in MB when the stack's memorySize setting is not given (FUNCTION_MEMORY_MB otherwise). */
+  memorySize?: number;
 }
+
+/** The memory of a function whose definition names none. */
+export const FUNCTION_MEMORY_MB = 512;
+
+/**
+ * How every function logs (CDK's loggingFormat and systemLogLevel; the benchmark's cost phase counts the
+ * bytes CloudWatch ingests from it): Lambda's own lines (START, END, REPORT, or their JSON records) beside
+ * the functions' Powertools JSON lines.
+ */
+export const LAMBDA_LOGGING: { format: 'Text' | 'JSON'; systemLogLevel?: 'DEBUG' | 'INFO' | 'WARN' } = { format: 'Text' };
 
 /** Timeout of every request handler: each AWS call gives up within AWS_CALL_SECONDS, so a request ends well inside. */
 export const HANDLER_TIMEOUT_SECONDS = 10;

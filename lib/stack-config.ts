@@ -1,7 +1,7 @@
 // The stack's settings in one place: their type, defaults and checks, and the CDK context keys that set them
 // (`cdk synth --context stage=staging --context realtime=false`), read by bin/app.ts and bin/deploy.ts.
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
-import { CORS } from './routes';
+import { CORS, FUNCTION_MEMORY_MB } from './routes';
 
 export const LIMIT_VARIABLES = [
   'RATE_MESSAGES_PER_MINUTE',
@@ -51,7 +51,7 @@ export const DEFAULT_CONFIG: StackConfig = {
   throttle: DEFAULT_THROTTLE,
   logRetentionDays: RetentionDays.ONE_MONTH,
   removalPolicy: 'retain',
-  memorySize: 512,
+  memorySize: FUNCTION_MEMORY_MB,
   architecture: 'arm64',
   tracing: false,
   wsAccessLogs: false,

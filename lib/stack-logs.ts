@@ -2,37 +2,12 @@
 import { RemovalPolicy } from 'aws-cdk-lib';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
+import { HTTP_ACCESS_LOG_FIELDS, WS_ACCESS_LOG_FIELDS } from './log-formats';
 import type { ChatStack } from './stack';
 
-/**
- * Access log lines as JSON (queryable in Logs Insights), HTTP API variables only (CDK's default format uses
- * REST ones, e.g. resourcePath); integrationRequestId is the Lambda request id in the function's own log.
- */
-export const HTTP_ACCESS_LOG = AccessLogFormat.custom(
-  JSON.stringify({
-    requestId: '$context.requestId',
-    ip: '$context.identity.sourceIp',
-    time: '$context.requestTime',
-    routeKey: '$context.routeKey',
-    status: '$context.status',
-    responseLength: '$context.responseLength',
-    latencyMs: '$context.responseLatency',
-    integrationRequestId: '$context.integration.requestId',
-    integrationError: '$context.integrationErrorMessage',
-  }),
-);
-export const WS_ACCESS_LOG = AccessLogFormat.custom(
-  JSON.stringify({
-    requestId: '$context.requestId',
-    ip: '$context.identity.sourceIp',
-    time: '$context.requestTime',
-    connectionId: '$context.connectionId',
-    eventType: '$context.eventType',
-    routeKey: '$context.routeKey',
-    status: '$context.status',
-    error: '$context.error.message',
-  }),
-);
+/** The access log formats of lib/log-formats.ts. */
+export const HTTP_ACCESS_LOG = AccessLogFormat.custom(JSON.stringify(HTTP_ACCESS_LOG_FIELDS));
+export const WS_ACCESS_LOG = AccessLogFormat.custom(JSON.stringify(WS_ACCESS_LOG_FIELDS));
 /** A cdk-nag finding we accept, on this construct and everything under it. */
 
 /** A log group of this stack: the configured retention, deleted with the stack. */

@@ -38,12 +38,23 @@ export async function request(apiUrl: string, method: string, path: string, opts
   return JSON.parse(text);
 }
 
-/** The bench bot's webhook receiver: answers 200 to every delivery. */
-export async function startWebhookReceiver() {
+export interface WebhookReceiver {
+  server: ReturnType<typeof createServer>;
+  url: string;
+  /** Deliveries answered so far. */
+  received: { count: number };
+}
+
+/** The bench bot's webhook receiver: answers 200 to every delivery at once. */
+export async function startWebhookReceiver(): Promise<WebhookReceiver> {
+  const received = { count: 0 };
   const server = createServer((req, res) => {
     req.resume();
-    req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
+    req.on('end', () => {
+      received.count++;
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { server, url: `http://127.0.0.1:${(server.address() as { port: number }).port}/webhook` };
+  return { server, url: `http://127.0.0.1:${(server.address() as { port: number }).port}/webhook`, received };
 }

@@ -1,6 +1,7 @@
 // `npm run bench`: starts a fresh local stack in this process, runs each phase on it in turn, prints the figures.
 // Options (options.ts): --quick, --json, --before <git-ref>, --cold-runs <n>. The phases, one file each: DynamoDB
-// round trips and consumed capacity per endpoint (round-trips.ts), realtime delivery through the real `centrifuge`
+// round trips and consumed capacity per endpoint (round-trips.ts), what an exchange of messages costs on AWS
+// unit by unit (cost.ts, with meters.ts, cost-model.ts and prices.ts), realtime delivery through the real `centrifuge`
 // client (realtime.ts), throughput under load from a second process and resident memory (throughput.ts, load.ts),
 // per function its bundle and cold init, with --before those of another commit too (cold-init.ts); then every
 // figure against its target (targets.ts). Tables: report.ts. See docs/benchmarks.md.
@@ -11,11 +12,12 @@ import { startToolStack } from '../../lib/local/tool-stack';
 import { options } from './options';
 import { startWebhookReceiver } from './http';
 import { roundTrips } from './round-trips';
+import { cost } from './cost';
 import { realtime } from './realtime';
 import { LOAD_SECONDS, MemorySampler, stealSampler, throughput } from './throughput';
 import { bundlesAndColdInit, checkoutBefore } from './cold-init';
 import { checkTargets } from './targets';
-import { reportColdInit, reportRealtime, reportRoundTrips, reportSteal, reportTargets, reportThroughput } from './report';
+import { reportColdInit, reportCost, reportRealtime, reportRoundTrips, reportSteal, reportTargets, reportThroughput } from './report';
 
 async function main(): Promise<void> {
   // The old code first: a bad ref fails the run before the stack starts.
@@ -32,6 +34,8 @@ async function main(): Promise<void> {
     // trips to the cold starts.
     const { figures: counted, firstEvents } = await roundTrips(stack.apiUrl, stack.demoBot, webhookReceiver.url);
     reportRoundTrips(counted);
+    const costs = await cost(stack.apiUrl, webhookReceiver);
+    reportCost(costs);
     const realtimeMs = await realtime(stack.apiUrl, stack.demoBot.client_key);
     reportRealtime(realtimeMs);
     const load = await throughput(stack.apiUrl, stack.demoBot.client_key, memory, atRest);
@@ -47,6 +51,7 @@ async function main(): Promise<void> {
       },
       quick: options.quick,
       ...counted,
+      cost: costs,
       realtime_ms: realtimeMs,
       ...load,
       ...cold,

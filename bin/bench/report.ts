@@ -6,6 +6,8 @@ import type { RoundTripFigures } from './round-trips';
 import type { RealtimeFigures } from './realtime';
 import type { ThroughputFigures } from './throughput';
 import type { ColdInitFigures } from './cold-init';
+import type { CostFigures } from './cost';
+import { UNIT_KEYS } from './cost-model';
 
 /** A line of the tables (stdout); with --json only the JSON is printed. */
 export const out = (line: string): void => {
@@ -16,6 +18,20 @@ export function reportRoundTrips({ round_trips: trips, capacity_units: units }: 
   out('\nDynamoDB round trips (HTTP requests, SDK retries included) and consumed capacity units per request (median, bot settings cached)');
   out(`${'endpoint'.padEnd(32)}${'round trips'.padStart(12)}${'capacity'.padStart(10)}`);
   for (const k of Object.keys(trips)) out(`${k.padEnd(32)}${String(trips[k]).padStart(12)}${String(units[k]).padStart(10)}`);
+}
+
+export function reportCost(c: CostFigures): void {
+  out(`\nCost on AWS (${c.prices.region}, ${c.prices.architecture}, list prices of ${c.prices.as_of}): ${c.exchanges} exchanges in ${c.conversations} conversations`);
+  out(`${'unit'.padEnd(26)}${'per exchange'.padStart(14)}${'USD per 1M'.padStart(12)}${'per conversation'.padStart(18)}`);
+  for (const k of UNIT_KEYS) {
+    out(`${k.padEnd(26)}${String(c.exchange_units[k]).padStart(14)}${c.usd_per_1m_exchanges_by_unit[k].toFixed(2).padStart(12)}${String(c.overhead_units[k]).padStart(18)}`);
+  }
+  out(`${'websocket_connection_minutes'.padEnd(52)}${String(c.overhead_units.websocket_connection_minutes).padStart(18)}`);
+  out(`USD per million exchanges: ${c.usd_per_1m_exchanges}; per million conversations, their overhead: ${c.usd_per_1m_conversations_overhead}`);
+  out(`${'per exchange, by function'.padEnd(26)}${'invocations'.padStart(12)}${'billed ms'.padStart(11)}${'GB-s'.padStart(10)}${'write units'.padStart(13)}${'read units'.padStart(12)}`);
+  for (const [id, f] of Object.entries(c.exchange_functions)) {
+    out(`${id.padEnd(26)}${String(f.invocations).padStart(12)}${String(f.billed_ms).padStart(11)}${String(f.gb_seconds).padStart(10)}${String(f.dynamodb_write_units).padStart(13)}${String(f.dynamodb_read_units).padStart(12)}`);
+  }
 }
 
 export function reportRealtime(r: RealtimeFigures): void {

@@ -1,9 +1,7 @@
 // Phase 1: DynamoDB round trips and consumed capacity per invocation of every function.
-// Counted by an SDK middleware on the functions' shared client; the phase also keeps the first event each
-// function got (replayed for its cold start).
-import type { FinalizeRequestMiddleware } from '@smithy/types';
+// Counted by meters.ts; the phase also keeps the first event each function got (replayed for its cold start).
 import WebSocket from 'ws';
-import { invocationObservers, invocations, type Invocation } from '../../lib/local/handlers';
+import { installMeters } from './meters';
 import { NOT_FOUND, ROUTES, WS_ROUTES } from '../../lib/routes';
 import { PUBLISHER, WEBHOOK_DELIVERER, WEBHOOK_DISPATCHER } from '../../lib/consumers';
 import { options } from './options';
@@ -16,53 +14,6 @@ export interface RoundTripFigures {
   capacity_units: Record<string, number>;
 }
 
-/**
- * Counts, per handler invocation (lib/local/handlers.ts runs each in its own async context while observed),
- * every HTTP request its DynamoDB calls send, and the capacity they consumed. Handlers load in this process,
- * so `dynamo` is their very client; the document client shares its middleware stack with the DynamoDB
- * client it wraps, so the middleware sees every command. Returns the invocations seen, and `uninstall`.
- */
-async function installCounter(firstEvents: Map<string, unknown>): Promise<{ seen: Invocation[]; uninstall: () => void }> {
-  // Imported once the stack has set the environment the module's config reads.
-  const { dynamo } = await import('../../lambdas/aws/dynamo');
-  // Once per command: ask DynamoDB for the capacity consumed (on a copy of the input: the caller's is untouched).
-  dynamo.middlewareStack.add(
-    (next) => async (args) => {
-      if (!invocations.getStore()) return next(args);
-      return next({ ...args, input: { ...(args.input as object), ReturnConsumedCapacity: 'TOTAL' } } as typeof args);
-    },
-    { step: 'initialize', name: 'benchConsumedCapacity' },
-  );
-  // Inside the retry loop: once per HTTP request sent, so an SDK retry counts as the round trip it is.
-  const perRequest: FinalizeRequestMiddleware<object, object> = (next) => async (args) => {
-    const inv = invocations.getStore();
-    if (!inv) return next(args);
-    inv.counters.calls = (inv.counters.calls ?? 0) + 1;
-    const result = await next(args);
-    const consumed = (result.output as { ConsumedCapacity?: { CapacityUnits?: number } | { CapacityUnits?: number }[] }).ConsumedCapacity;
-    for (const c of ([] as { CapacityUnits?: number }[]).concat(consumed ?? [])) inv.counters.capacity = (inv.counters.capacity ?? 0) + (c.CapacityUnits ?? 0);
-    return result;
-  };
-  dynamo.middlewareStack.addRelativeTo(perRequest as never, { relation: 'after', toMiddleware: 'retryMiddleware', name: 'benchRoundTrips' });
-  const seen: Invocation[] = [];
-  const observe = (inv: Invocation) => {
-    seen.push(inv);
-    if (!firstEvents.has(inv.entry)) firstEvents.set(inv.entry, structuredClone(inv.event));
-  };
-  invocationObservers.push(observe);
-  return {
-    seen,
-    uninstall: () => {
-      dynamo.middlewareStack.remove('benchConsumedCapacity');
-      dynamo.middlewareStack.remove('benchRoundTrips');
-      // Unobserved, invocations run without an async context again (its promise hooks tax every promise of
-      // the process, which the later phases would measure; Lambda has none).
-      invocationObservers.splice(invocationObservers.indexOf(observe), 1);
-      invocations.disable();
-    },
-  };
-}
-
 /** Phase 1. `firstEvents`: per function entry, the first event it got (cold init replays it). */
 export async function roundTrips(
   apiUrl: string,
@@ -70,7 +21,7 @@ export async function roundTrips(
   webhookUrl: string,
 ): Promise<{ figures: RoundTripFigures; firstEvents: Map<string, unknown> }> {
   const firstEvents = new Map<string, unknown>();
-  const { seen, uninstall } = await installCounter(firstEvents);
+  const { seen, uninstall } = await installMeters(firstEvents);
   const runs = options.quick ? 3 : 7;
   const http = (method: string, path: string, opts: { token?: string; json?: unknown; form?: FormData; bot?: boolean } = {}) =>
     request(apiUrl, method, path, { ...opts, token: opts.bot ? demo.secret_key : opts.token });

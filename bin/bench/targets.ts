@@ -17,6 +17,7 @@ export function checkTargets(r: {
   bundle_kb: Record<string, number>;
   cold_init_ms: Record<string, number>;
   first_request_touches: Record<string, string[]>;
+  cost: { usd_per_1m_exchanges: number };
 }): Record<string, Target> {
   const t: Record<string, Target> = {};
   const check = (name: string, value: number, op: '=' | '<=', limit: number, shown = String(limit)) =>
@@ -31,6 +32,7 @@ export function checkTargets(r: {
   check('realtime_ms.p99', rt.p99, '<=', 200);
   const fanLimit = round(2 * rt.median + 5);
   check('realtime_ms.fanout50_median', rt.fanout50_median, '<=', fanLimit, `2 × median + 5 = ${fanLimit}`);
+  check('cost.usd_per_1m_exchanges', r.cost.usd_per_1m_exchanges, '<=', 14);
   for (const [id, kb] of Object.entries(r.bundle_kb)) check(`bundle_kb.${id}`, kb, '<=', BUNDLE_TARGET_KB);
   for (const [id, ms] of Object.entries(r.cold_init_ms)) check(`cold_init_ms.${id}`, ms, '<=', coldTarget(r.first_request_touches[id]));
   return t;

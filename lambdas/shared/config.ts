@@ -67,6 +67,11 @@ export interface Config {
 
 let cached: Config | undefined;
 
+/** Reads the environment again on the next config() (the benchmark's cost phase runs with the default limits). */
+export function reloadConfig(): void {
+  cached = undefined;
+}
+
 export function config(): Config {
   if (cached) return cached;
   cached = {

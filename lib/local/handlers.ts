@@ -10,6 +10,9 @@ export interface Invocation {
   event: unknown;
   /** Filled by whoever observes calls (e.g. DynamoDB round trips and capacity). */
   counters: Record<string, number>;
+  /** performance.now() at the start and the end of the handler's run (its duration, as Lambda bills it). */
+  startedAt: number;
+  endedAt?: number;
 }
 
 export const invocations = new AsyncLocalStorage<Invocation>();
@@ -29,10 +32,11 @@ export function handlerLoader<H extends (event: never) => Promise<unknown>>(root
           // An async context makes every promise of the process cost more (Node 20's promise hooks), so
           // invocations run in one only while someone observes them.
           if (!invocationObservers.length) return handler(event);
-          const inv: Invocation = { entry, event, counters: {} };
+          const inv: Invocation = { entry, event, counters: {}, startedAt: performance.now() };
           try {
             return await invocations.run(inv, () => handler(event));
           } finally {
+            inv.endedAt = performance.now();
             for (const observe of invocationObservers) observe(inv);
           }
         };

@@ -16,6 +16,9 @@ export interface ToolStack {
   stop(): Promise<void>;
 }
 
+/** The functions' log lines written so far (the benchmark's cost phase counts what CloudWatch would ingest). */
+export const functionLogs = { lines: 0, bytes: 0 };
+
 export async function startToolStack(name: string, env: { BOT_CACHE_TTL_MS: string }): Promise<ToolStack> {
   const dataDir = mkdtempSync(join(tmpdir(), `chat-${name}-`));
   Object.assign(process.env, {
@@ -36,7 +39,13 @@ export async function startToolStack(name: string, env: { BOT_CACHE_TTL_MS: stri
   // The functions log one JSON line per request (as on Lambda, so that cost is measured); the lines are dropped.
   for (const stream of [process.stdout, process.stderr]) {
     const write = stream.write.bind(stream) as (chunk: unknown, ...rest: unknown[]) => boolean;
-    stream.write = ((chunk: unknown, ...rest: unknown[]) => (String(chunk).startsWith('{"level"') ? true : write(chunk, ...rest))) as typeof stream.write;
+    stream.write = ((chunk: unknown, ...rest: unknown[]) => {
+      const text = String(chunk);
+      if (!text.startsWith('{"level"')) return write(chunk, ...rest);
+      functionLogs.lines += text.split('\n').filter(Boolean).length;
+      functionLogs.bytes += Buffer.byteLength(text);
+      return true;
+    }) as typeof stream.write;
   }
   return {
     apiUrl: stack.apiUrl,

@@ -61,6 +61,21 @@ test('the quick benchmark prints one JSON object with every figure; round trips 
   // Without --before there is no before/after comparison.
   expect(result).not.toHaveProperty('bundle_kb_before');
   expect(result.rps).toEqual({ list_chats: expect.any(Number), create_message: expect.any(Number) });
+  // The cost phase: every unit AWS bills, per exchange and per conversation, priced from the dated table.
+  const { cost } = result;
+  const units = ['http_requests', 'lambda_invocations', 'lambda_gb_seconds', 'dynamodb_write_units', 'dynamodb_read_units', 'websocket_messages', 'sqs_requests', 'log_bytes', 'secrets_manager_calls'];
+  expect(Object.keys(cost.exchange_units).sort()).toEqual([...units].sort());
+  for (const u of units) expect({ [u]: cost.overhead_units[u] }).toEqual({ [u]: expect.any(Number) });
+  expect(cost.exchanges).toBeGreaterThanOrEqual(20);
+  // Counts fixed by the exchange itself: three requests (send, reply, read) and three publications on one socket.
+  expect(cost.exchange_units.http_requests).toBe(3);
+  expect(cost.exchange_units.websocket_messages).toBe(3);
+  expect(cost.exchange_units.dynamodb_write_units).toBeGreaterThan(0);
+  expect(cost.exchange_units.log_bytes).toBeGreaterThan(0);
+  expect(cost.prices).toMatchObject({ as_of: expect.stringMatching(/^\d{4}-\d{2}-\d{2}$/), region: 'us-east-1', architecture: 'arm64', http_requests: 1e-6 });
+  expect(cost.usd_per_1m_exchanges).toBeGreaterThan(0);
+  expect(cost.usd_per_1m_conversations_overhead).toBeGreaterThan(0);
+  expect(result.targets['cost.usd_per_1m_exchanges']).toMatchObject({ value: cost.usd_per_1m_exchanges, target: '<= 14' });
   expect(result.rss_mb.at_rest.total).toBeGreaterThan(0);
   expect(result.rss_mb.under_load.total).toBeGreaterThan(0);
 }, 260_000);

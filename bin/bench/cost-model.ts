@@ -1,0 +1,95 @@
+// How the cost phase turns what an invocation did locally into what AWS would bill (docs/benchmarks.md "Cost"
+// explains each rule). Pure functions and constants; cost.ts runs the exchanges.
+import type { Invocation } from '../../lib/local/handlers';
+import { FUNCTION_MEMORY_MB, LAMBDA_LOGGING, NOT_FOUND, ROUTES, WS_ROUTES, type FunctionDef } from '../../lib/routes';
+import { PUBLISHER, WEBHOOK_DELIVERER, WEBHOOK_DISPATCHER } from '../../lib/consumers';
+import { HTTP_ACCESS_LOG_FIELDS } from '../../lib/log-formats';
+
+export const UNIT_KEYS = [
+  'http_requests',
+  'lambda_invocations',
+  'lambda_gb_seconds',
+  'dynamodb_write_units',
+  'dynamodb_read_units',
+  'websocket_messages',
+  'sqs_requests',
+  'log_bytes',
+  'secrets_manager_calls',
+] as const;
+export type UnitKey = (typeof UNIT_KEYS)[number];
+export type Units = Record<UnitKey, number>;
+export const zeroUnits = (): Units => Object.fromEntries(UNIT_KEYS.map((k) => [k, 0])) as Units;
+
+const DEFS: FunctionDef[] = [...ROUTES, ...WS_ROUTES, NOT_FOUND, PUBLISHER, WEBHOOK_DISPATCHER, WEBHOOK_DELIVERER];
+export const defOf = (entry: string): FunctionDef => {
+  const def = DEFS.find((d) => d.entry === entry);
+  if (!def) throw new Error(`no function definition has the entry ${entry}`);
+  return def;
+};
+
+/**
+ * Time added to the measured handler time per AWS call, for the latency on AWS that the local emulators do
+ * not have (the local call's own time is already in the measurement): in-region DynamoDB answers in a few
+ * ms; SQS, S3 and Secrets Manager in about 10 ms; a post to the @connections API in about 15 ms; the webhook
+ * POST goes over the internet to the bot's server (a TLS handshake on a cold connection).
+ */
+export const ALLOWANCE_MS = { dynamodb: 5, sqs: 10, s3: 10, secrets: 10, connections: 15, outbound: 100 };
+
+/** The billed duration of one invocation: measured time plus the allowances, rounded up to the ms (Lambda's unit). */
+export function billedMs(inv: Invocation): number {
+  const c = inv.counters;
+  const measured = (inv.endedAt ?? inv.startedAt) - inv.startedAt;
+  const allowance =
+    (c.calls ?? 0) * ALLOWANCE_MS.dynamodb +
+    (c.sqs ?? 0) * ALLOWANCE_MS.sqs +
+    (c.s3 ?? 0) * ALLOWANCE_MS.s3 +
+    (c.secrets ?? 0) * ALLOWANCE_MS.secrets +
+    (c.connections ?? 0) * ALLOWANCE_MS.connections +
+    (c.outbound ?? 0) * ALLOWANCE_MS.outbound;
+  return Math.max(1, Math.ceil(measured + allowance));
+}
+
+/** CloudWatch Logs counts 26 bytes per log event besides its text (PutLogEvents' accounting; assumed billed). */
+export const LOG_EVENT_OVERHEAD_BYTES = 26;
+
+/**
+ * The lines Lambda itself writes per invocation with the stack's logging settings: in text format START, END
+ * and REPORT; in JSON format the platform records, none of them at a system log level of WARN.
+ */
+export function platformLogBytes(memoryMb: number, billed: number): number {
+  const id = '00000000-0000-0000-0000-000000000000'.length;
+  if (LAMBDA_LOGGING.format === 'JSON') {
+    if (LAMBDA_LOGGING.systemLogLevel === 'WARN') return 0;
+    // platform.start and platform.report, as JSON records (their typical length).
+    return 110 + id + (230 + id) + 2 * LOG_EVENT_OVERHEAD_BYTES;
+  }
+  const start = `START RequestId: ${'x'.repeat(id)} Version: $LATEST\n`;
+  const end = `END RequestId: ${'x'.repeat(id)}\n`;
+  const report = `REPORT RequestId: ${'x'.repeat(id)}\tDuration: ${billed.toFixed(2)} ms\tBilled Duration: ${billed} ms\tMemory Size: ${memoryMb} MB\tMax Memory Used: 99 MB\t\n`;
+  return start.length + end.length + report.length + 3 * LOG_EVENT_OVERHEAD_BYTES;
+}
+
+/** One HTTP API access log line in the stack's format, for a request of `routeKey`. */
+export function accessLogBytes(routeKey: string): number {
+  const sample: Record<string, string> = {
+    '$context.requestId': 'AbCdEfGhIjKlMnO=',
+    '$context.identity.sourceIp': '203.0.113.200',
+    '$context.requestTime': '25/Nov/2026:10:00:00 +0000',
+    '$context.routeKey': routeKey,
+    '$context.status': '201',
+    '$context.responseLength': '456',
+    '$context.responseLatency': '25',
+    '$context.integration.requestId': '00000000-0000-0000-0000-000000000000',
+    '$context.integrationErrorMessage': '-',
+  };
+  const line = JSON.stringify(Object.fromEntries(Object.entries(HTTP_ACCESS_LOG_FIELDS).map(([k, v]) => [k, sample[v] ?? v])));
+  return line.length + 1 + LOG_EVENT_OVERHEAD_BYTES;
+}
+
+/** The memory a function is deployed with (lib/routes.ts), in GB. */
+export const memoryGb = (def: FunctionDef) => (def.memorySize ?? FUNCTION_MEMORY_MB) / 1024;
+
+/** USD for `units` at `prices`. */
+export function usdOf(units: Partial<Record<string, number>>, prices: Record<string, number>): number {
+  return Object.entries(units).reduce((sum, [k, n]) => sum + (n ?? 0) * (prices[k] ?? 0), 0);
+}

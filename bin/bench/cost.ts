@@ -1,0 +1,208 @@
+// Phase 2: what a conversation costs on AWS, counted unit by unit where it happens (meters.ts), priced at
+// prices.ts. The exchange: a user's 100-character message, its webhook to the bot (answered 200 at once), the
+// bot's 400-character reply, the three publications on the user's one socket (the message, the reply, the
+// read action), and the user's read. A conversation adds its overhead: a session, the chat list, a new chat,
+// the history, a socket's connect and subscribe, its close, and the browser's CORS preflights.
+import WebSocket from 'ws';
+import type { Invocation } from '../../lib/local/handlers';
+import { functionLogs } from '../../lib/local/tool-stack';
+import { NOT_FOUND, ROUTES, WS_ROUTES } from '../../lib/routes';
+import { WEBHOOK_DELIVERER } from '../../lib/consumers';
+import { installMeters } from './meters';
+import { pollUntil, request, type WebhookReceiver } from './http';
+import { PRICES } from './prices';
+import { UNIT_KEYS, accessLogBytes, billedMs, defOf, memoryGb, platformLogBytes, usdOf, zeroUnits, LOG_EVENT_OVERHEAD_BYTES, type UnitKey, type Units } from './cost-model';
+import { options } from './options';
+import { round } from './stats';
+
+/** How long a visitor's socket stays open per conversation (connection minutes are billed per minute). */
+export const VISIT_MINUTES = 10;
+
+export interface FunctionCost {
+  invocations: number;
+  billed_ms: number;
+  gb_seconds: number;
+  dynamodb_write_units: number;
+  dynamodb_read_units: number;
+}
+
+export interface CostFigures {
+  exchanges: number;
+  conversations: number;
+  exchange_units: Units;
+  overhead_units: Units & { websocket_connection_minutes: number; cors_preflights: number };
+  /** Per exchange, by function. */
+  exchange_functions: Record<string, FunctionCost>;
+  prices: Record<string, number | string>;
+  usd_per_1m_exchanges: number;
+  usd_per_1m_exchanges_by_unit: Record<UnitKey, number>;
+  usd_per_1m_conversations_overhead: number;
+}
+
+const HTTP_ENTRIES = new Set([...ROUTES, NOT_FOUND].map((d) => d.entry));
+const WS_DEFAULT = WS_ROUTES.find((r) => r.id === 'ws_default')!.entry;
+
+/** A window's units: the invocations it saw, the function log bytes written meanwhile. */
+function tally(invs: Invocation[], logBytes: number, logLines: number, perFunction?: Record<string, FunctionCost>): Units {
+  const u = zeroUnits();
+  for (const inv of invs) {
+    const def = defOf(inv.entry);
+    const c = inv.counters;
+    const billed = billedMs(inv);
+    const gbSeconds = memoryGb(def) * (billed / 1000);
+    u.lambda_invocations += 1;
+    u.lambda_gb_seconds += gbSeconds;
+    u.dynamodb_write_units += c.write_units ?? 0;
+    u.dynamodb_read_units += c.read_units ?? 0;
+    u.secrets_manager_calls += c.secrets ?? 0;
+    u.sqs_requests += c.sqs ?? 0;
+    u.websocket_messages += c.websocket_messages ?? 0;
+    u.log_bytes += platformLogBytes(memoryGb(def) * 1024, billed);
+    if (HTTP_ENTRIES.has(inv.entry)) {
+      u.http_requests += 1;
+      u.log_bytes += accessLogBytes((inv.event as { routeKey?: string }).routeKey ?? '$default');
+    }
+    // A frame from the client and the route's reply to it are a message each.
+    if (inv.entry === WS_DEFAULT) u.websocket_messages += 2;
+    // The SQS event source's ReceiveMessage and DeleteMessageBatch of the job's batch.
+    if (inv.entry === WEBHOOK_DELIVERER.entry) u.sqs_requests += 2;
+    if (perFunction) {
+      const f = (perFunction[def.id] ??= { invocations: 0, billed_ms: 0, gb_seconds: 0, dynamodb_write_units: 0, dynamodb_read_units: 0 });
+      f.invocations += 1;
+      f.billed_ms += billed;
+      f.gb_seconds += gbSeconds;
+      f.dynamodb_write_units += c.write_units ?? 0;
+      f.dynamodb_read_units += c.read_units ?? 0;
+    }
+  }
+  u.log_bytes += logBytes + logLines * LOG_EVENT_OVERHEAD_BYTES;
+  return u;
+}
+
+const addUnits = (a: Units, b: Units) => UNIT_KEYS.forEach((k) => (a[k] += b[k]));
+const perEach = <T extends Record<string, number>>(o: T, n: number, digits = 4): T =>
+  Object.fromEntries(Object.entries(o).map(([k, v]) => [k, round(v / n, digits)])) as T;
+
+/** The default abuse limits during the phase (the tool stack turns them off): their counters are part of the bill. */
+async function withDefaultLimits<T>(run: () => Promise<T>): Promise<T> {
+  const { reloadConfig } = await import('../../lambdas/shared/config');
+  const names = Object.keys(process.env).filter((k) => k.startsWith('RATE_') || k === 'MAX_CHATS_PER_USER');
+  const saved = Object.fromEntries(names.map((k) => [k, process.env[k]]));
+  for (const k of names) delete process.env[k];
+  reloadConfig();
+  try {
+    return await run();
+  } finally {
+    Object.assign(process.env, saved);
+    reloadConfig();
+  }
+}
+
+export async function cost(apiUrl: string, receiver: WebhookReceiver): Promise<CostFigures> {
+  const conversations = options.quick ? 5 : 20;
+  const perConversation = options.quick ? 4 : 5;
+  return withDefaultLimits(async () => {
+    const meters = await installMeters(new Map());
+    try {
+      const { createBot, updateBot } = await import('../../lambdas/domain/bots');
+      const { bot, secretKey } = await createBot({ name: 'bench cost' });
+      await updateBot(bot.id, { webhook_url: receiver.url });
+      const exchange = zeroUnits();
+      const overhead = zeroUnits();
+      const functions: Record<string, FunctionCost> = {};
+      let preflights = 0;
+      /** Runs `act`, waits until the stack is quiet, and adds what happened meanwhile to `into`. */
+      const window = async (into: Units, act: () => Promise<void>, perFunction?: Record<string, FunctionCost>) => {
+        const mark = meters.seen.length;
+        const logs = { ...functionLogs };
+        await act();
+        // Quiet: no invocation ended for 100 ms (stream consumers and the deliverer finish after the replies).
+        for (let n = -1; n !== meters.seen.length; ) {
+          n = meters.seen.length;
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        addUnits(into, tally(meters.seen.slice(mark), functionLogs.bytes - logs.bytes, functionLogs.lines - logs.lines, perFunction));
+      };
+      for (let c = 0; c < conversations; c++) {
+        const http = (method: string, path: string, token: string, json?: unknown) => request(apiUrl, method, path, { token, json });
+        let token = '';
+        let chatId = '';
+        let ws!: WebSocket;
+        const pubs = new Set<string>();
+        let reads = 0;
+        /** Distinct (method, URL) pairs: a browser preflights each once per max-age, longer than a visit. */
+        const preflighted = new Set<string>();
+        const call = (method: string, path: string, json?: unknown, bearer = token) => {
+          if (bearer === token) preflighted.add(`${method} ${path}`);
+          return http(method, path, bearer, json);
+        };
+        await window(overhead, async () => {
+          const s = await http('POST', '/api/client/session', '', { client_key: bot.client_key, external_id: `cost-${c}` });
+          preflighted.add('POST /api/client/session');
+          token = s.session_token;
+          await call('GET', '/api/client/chats');
+          chatId = (await call('POST', '/api/client/chats', { name: 'Support' })).id;
+          await call('GET', `/api/client/chats/${chatId}/messages`);
+          ws = new WebSocket(s.realtime.url);
+          await new Promise((r) => ws.once('open', r));
+          const subscribed = new Promise((r) => ws.once('message', r));
+          ws.on('message', (data) => {
+            for (const line of data.toString().split('\n')) {
+              const pub = JSON.parse(line).push?.pub?.data;
+              if (pub?.type === 'message') pubs.add(pub.data.id);
+              if (pub?.type === 'action' && pub.data.action === 'read') reads++;
+            }
+          });
+          ws.send(`${JSON.stringify({ id: 1, connect: { token: s.realtime.token } })}\n${JSON.stringify({ id: 2, subscribe: { channel: s.realtime.channel } })}`);
+          await subscribed;
+        });
+        for (let e = 0; e < perConversation; e++) {
+          await window(exchange, async () => {
+            const hooks = receiver.received.count;
+            const mark = meters.seen.length;
+            const sent = await call('POST', `/api/client/chats/${chatId}/messages`, { content: 'u'.repeat(100) });
+            await until(() => pubs.has(sent.id) && receiver.received.count > hooks, 'the message and its webhook');
+            await until(() => meters.seen.slice(mark).some((i) => i.entry === WEBHOOK_DELIVERER.entry), 'the deliverer to end');
+            const reply = await http('POST', `/api/bot/chats/${chatId}/messages`, secretKey, { content: 'b'.repeat(400) });
+            await until(() => pubs.has(reply.id), 'the reply');
+            const readsBefore = reads;
+            await call('POST', `/api/client/chats/${chatId}/read`);
+            await until(() => reads > readsBefore, 'the read action');
+          }, functions);
+        }
+        await window(overhead, async () => {
+          const mark = meters.seen.length;
+          ws.close();
+          await until(() => meters.seen.slice(mark).some((i) => i.entry.includes('disconnect')), '$disconnect');
+        });
+        preflights += preflighted.size;
+      }
+      const n = conversations * perConversation;
+      // Preflights: HTTP API requests answered by API Gateway itself (no Lambda), each with its access line.
+      overhead.http_requests += preflights;
+      overhead.log_bytes += preflights * accessLogBytes('-');
+      const prices = Object.fromEntries(Object.entries(PRICES.units).map(([k, p]) => [k, p.usd]));
+      const exchangeUnits = perEach(exchange, n, 6);
+      const overheadUnits = { ...perEach(overhead, conversations, 6), websocket_connection_minutes: VISIT_MINUTES, cors_preflights: round(preflights / conversations, 2) };
+      const byUnit = Object.fromEntries(UNIT_KEYS.map((k) => [k, round(exchangeUnits[k] * prices[k] * 1e6, 4)])) as Record<UnitKey, number>;
+      return {
+        exchanges: n,
+        conversations,
+        exchange_units: exchangeUnits,
+        overhead_units: overheadUnits,
+        exchange_functions: Object.fromEntries(Object.entries(functions).map(([id, f]) => [id, perEach(f as unknown as Record<string, number>, n) as unknown as FunctionCost])),
+        prices: { as_of: PRICES.as_of, source: PRICES.source, region: PRICES.region, architecture: PRICES.architecture, ...prices },
+        usd_per_1m_exchanges: round(usdOf(exchangeUnits, prices) * 1e6, 2),
+        usd_per_1m_exchanges_by_unit: byUnit,
+        usd_per_1m_conversations_overhead: round(usdOf({ ...overheadUnits, cors_preflights: 0 }, prices) * 1e6, 2),
+      };
+    } finally {
+      meters.uninstall();
+    }
+  });
+}
+
+async function until(done: () => boolean, what: string): Promise<void> {
+  await pollUntil(done, 1000);
+  if (!done()) throw new Error(`cost phase: waited 10 s for ${what}`);
+}
