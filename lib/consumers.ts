@@ -44,6 +44,8 @@ export const PUBLISHER: StreamConsumerDef = {
   dynamodb: ['Query', 'DeleteItem'],
   s3: ['s3:GetObject'],
   manageConnections: true,
+  // Waits on DynamoDB and the @connections API; little CPU (docs/benchmarks.md "Cost").
+  memorySize: 256,
   // Records of one user go out one after another, each a Query of the channel's sockets then the posts (in
   // parallel): 2 calls; 10 records × 2 × AWS_CALL_SECONDS = 140 s at worst, well under the timeout.
   batchSize: 10,
@@ -69,6 +71,7 @@ export const WEBHOOK_DISPATCHER: StreamConsumerDef = {
   entry: 'lambdas/bot/webhook-dispatch.ts',
   dynamodb: ['GetItem'],
   queues: ['webhooks'],
+  memorySize: 256,
   // Per record a bot read (cached), per 10 jobs one SendMessageBatch: 20 + 2 calls × AWS_CALL_SECONDS = 154 s.
   batchSize: 20,
   timeoutSeconds: 180,
@@ -92,6 +95,8 @@ export const WEBHOOK_DELIVERER: FunctionDef = {
   dynamodb: ['GetItem', 'BatchGetItem'],
   s3: ['s3:GetObject'],
   queues: ['webhooks', 'webhooks_dlq'],
+  // Waits on the bot's server most of its time: billed per GB-second of that wait.
+  memorySize: 256,
   // Jobs run in parallel, each a bot read, the event's file reads, the POST (WEBHOOK_TIMEOUT_MS, 5 s) and
   // maybe a requeue: 3 × AWS_CALL_SECONDS + 5 = 26 s at worst. Below the queue's visibility timeout.
   timeoutSeconds: 30,

@@ -1,7 +1,7 @@
 // The stack's settings in one place: their type, defaults and checks, and the CDK context keys that set them
 // (`cdk synth --context stage=staging --context realtime=false`), read by bin/app.ts and bin/deploy.ts.
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
-import { CORS, FUNCTION_MEMORY_MB } from './routes';
+import { CORS } from './routes';
 
 export const LIMIT_VARIABLES = [
   'RATE_MESSAGES_PER_MINUTE',
@@ -26,7 +26,8 @@ export interface StackConfig {
   /** `retain` keeps what holds data (table, with deletion protection; buckets; dead-letter queues; JWT secret) when the stack is deleted; `destroy` deletes it. */
   removalPolicy: 'retain' | 'destroy';
   /** Memory of every function, MB (CPU grows with it). */
-  memorySize: number;
+  /** MB of every function; unset, each function gets its own (lib/routes.ts FunctionDef.memorySize). */
+  memorySize?: number;
   architecture: 'arm64' | 'x86_64';
   /** Lambda active tracing (X-Ray). API Gateway HTTP and WebSocket APIs cannot trace. */
   tracing: boolean;
@@ -51,7 +52,6 @@ export const DEFAULT_CONFIG: StackConfig = {
   throttle: DEFAULT_THROTTLE,
   logRetentionDays: RetentionDays.ONE_MONTH,
   removalPolicy: 'retain',
-  memorySize: FUNCTION_MEMORY_MB,
   architecture: 'arm64',
   tracing: false,
   wsAccessLogs: false,
@@ -152,7 +152,7 @@ function parseLimits(value: string | undefined): StackConfig['limits'] | undefin
 /** Defaults filled in, then every setting checked; the stack calls this on its props too. */
 export function resolveConfig(given: Partial<StackConfig>): StackConfig {
   // Only our settings (the stack passes all its props, env and description included), and only those given.
-  const fields = [...Object.keys(DEFAULT_CONFIG), 'alarmEmail', 'alarmTopicArn'];
+  const fields = [...Object.keys(DEFAULT_CONFIG), 'memorySize', 'alarmEmail', 'alarmTopicArn'];
   const defined = Object.fromEntries(Object.entries(given).filter(([k, v]) => v !== undefined && fields.includes(k)));
   const c: StackConfig = { ...DEFAULT_CONFIG, ...defined };
   const fail = (message: string): never => {
@@ -171,7 +171,7 @@ export function resolveConfig(given: Partial<StackConfig>): StackConfig {
     fail(`logRetentionDays must be one of CloudWatch's values ${RETENTION_DAYS.join(', ')} (9999 = forever): ${c.logRetentionDays}`);
   }
   if (c.removalPolicy !== 'retain' && c.removalPolicy !== 'destroy') fail(`removalPolicy must be retain or destroy: "${c.removalPolicy}"`);
-  if (!(Number.isInteger(c.memorySize) && c.memorySize >= 128 && c.memorySize <= 10240)) {
+  if (c.memorySize !== undefined && !(Number.isInteger(c.memorySize) && c.memorySize >= 128 && c.memorySize <= 10240)) {
     fail(`memorySize must be a whole number of MB from 128 to 10240: ${c.memorySize}`);
   }
   if (c.architecture !== 'arm64' && c.architecture !== 'x86_64') fail(`architecture must be arm64 or x86_64: "${c.architecture}"`);

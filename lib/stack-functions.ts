@@ -7,7 +7,7 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { join } from 'node:path';
-import { HANDLER_TIMEOUT_SECONDS, type FunctionDef } from './routes';
+import { FUNCTION_MEMORY_MB, HANDLER_TIMEOUT_SECONDS, LAMBDA_LOGGING, type FunctionDef } from './routes';
 import { STREAM_DELIVERY, type StreamConsumerDef } from './consumers';
 import { TABLE_SCHEMA } from './table-schema';
 import { BUNDLING } from './bundling';
@@ -39,7 +39,13 @@ export function makeFunction(stack: ChatStack, def: FunctionDef): NodejsFunction
     handler: 'handler',
     runtime: lambda.Runtime.NODEJS_22_X,
     architecture: config.architecture === 'x86_64' ? lambda.Architecture.X86_64 : lambda.Architecture.ARM_64,
-    memorySize: config.memorySize,
+    memorySize: config.memorySize ?? def.memorySize ?? FUNCTION_MEMORY_MB,
+    // JSON lines, Lambda's own START/END/REPORT lines off (CloudWatch metrics carry duration and errors).
+    loggingFormat: lambda.LoggingFormat[LAMBDA_LOGGING.format === 'JSON' ? 'JSON' : 'TEXT'],
+    ...(LAMBDA_LOGGING.systemLogLevel && {
+      systemLogLevelV2: lambda.SystemLogLevel[LAMBDA_LOGGING.systemLogLevel],
+      applicationLogLevelV2: lambda.ApplicationLogLevel.INFO,
+    }),
     timeout: Duration.seconds(def.timeoutSeconds ?? HANDLER_TIMEOUT_SECONDS),
     environment,
     bundling: BUNDLING,

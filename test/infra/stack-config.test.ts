@@ -13,7 +13,6 @@ test('no context: one dev stage with the defaults', () => {
     throttle: { rateLimit: 200, burstLimit: 400 },
     logRetentionDays: 30,
     removalPolicy: 'retain',
-    memorySize: 512,
     architecture: 'arm64',
     tracing: false,
     wsAccessLogs: false,

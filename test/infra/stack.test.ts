@@ -128,7 +128,7 @@ test('HTTP API: CORS for any origin with every header a handler reads; one route
       AllowOrigins: ['*'],
       AllowHeaders: ['authorization', 'content-type', 'idempotency-key'],
       AllowMethods: ['GET', 'POST', 'PATCH', 'OPTIONS'],
-      MaxAge: 600,
+      MaxAge: 7200,
     }),
   });
   // Every header a handler reads (req.header('…')) is allowed, but Origin, which the browser sets itself: a
@@ -339,7 +339,10 @@ describe('settings (lib/stack-config.ts)', () => {
     for (const lg of logGroups) expect(lg.Properties.RetentionInDays).toBe(30);
     for (const def of ALL_DEFS) {
       const props = resources[logicalId(stack.functions[def.id])].Properties;
-      expect([def.id, props.MemorySize, props.Architectures]).toEqual([def.id, 512, ['arm64']]);
+      // Per function: 512 MB for requests, 256 for the stream and queue consumers (mostly waiting on I/O).
+      expect([def.id, props.MemorySize, props.Architectures]).toEqual([def.id, 'filters' in def || def === WEBHOOK_DELIVERER ? 256 : 512, ['arm64']]);
+      // JSON lines; Lambda's START/END/REPORT lines off (LAMBDA_LOGGING).
+      expect([def.id, props.LoggingConfig]).toEqual([def.id, { LogFormat: 'JSON', SystemLogLevel: 'WARN', ApplicationLogLevel: 'INFO', LogGroup: expect.anything() }]);
     }
     const httpStage = template.findResources('AWS::ApiGatewayV2::Stage', { Properties: { StageName: '$default' } });
     const { AccessLogSettings } = Object.values(httpStage)[0].Properties;
