@@ -41,17 +41,20 @@ export const STREAM_DELIVERY = {
 export const PUBLISHER: StreamConsumerDef = {
   id: 'publisher',
   entry: 'lambdas/realtime/publish.ts',
-  dynamodb: ['Query', 'DeleteItem'],
+  dynamodb: ['Query', 'DeleteItem', 'UpdateItem'],
   s3: ['s3:GetObject'],
   manageConnections: true,
   // Waits on DynamoDB and the @connections API; little CPU (docs/benchmarks.md "Cost").
   memorySize: 256,
-  // Records of one user go out one after another, each a Query of the channel's sockets then the posts (in
-  // parallel): 2 calls; 10 records × 2 × AWS_CALL_SECONDS = 140 s at worst, well under the timeout.
+  // Records of one user go out one after another, each at worst a chat update and its retry (a read raced the
+  // message), a Query of the channel's sockets, then the posts (in parallel): 4 calls; 10 records × 4 ×
+  // AWS_CALL_SECONDS = 280 s at worst, under the timeout.
   batchSize: 10,
-  timeoutSeconds: 150,
-  // A publication of minutes ago is of no use on a socket: a client catches up with `after=` on reconnect.
-  startingPosition: 'LATEST',
+  timeoutSeconds: 300,
+  // Chats' counters and activity follow from its records (domain/chats.ts countMessage): none may be skipped
+  // when the mapping is (re)created. Repeats are harmless: a message is counted once per sequence number, and
+  // a client drops a publication whose id it has.
+  startingPosition: 'TRIM_HORIZON',
   failureLog: 'publish failed; the record will be retried',
   filters: [
     // A new message, incoming or outcoming.

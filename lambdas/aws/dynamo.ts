@@ -2,6 +2,7 @@
 // module shares: the table's name, paged queries, batch reads, and the condition failures they map to statuses.
 import { ConditionalCheckFailedException, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { BatchGetCommand, type BatchGetCommandOutput, DynamoDBDocumentClient, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { config } from '../shared/config';
 import { clientOptions } from './options';
 
@@ -14,6 +15,12 @@ export const tableName = (): string => config().tableName;
 
 /** A write's ConditionExpression was not met. */
 export const isConditionFailed = (err: unknown): boolean => err instanceof ConditionalCheckFailedException;
+
+/** The item that failed a condition, when the write asked for it (ReturnValuesOnConditionCheckFailure: ALL_OLD). */
+export const conditionFailedItem = (err: unknown): Record<string, unknown> | undefined => {
+  const item = (err as ConditionalCheckFailedException).Item;
+  return item ? unmarshall(item) : undefined;
+};
 
 /** Every item a Query matches, following LastEvaluatedKey (a page is at most 1 MB). */
 export async function queryAll(input: Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey'>): Promise<Record<string, unknown>[]> {

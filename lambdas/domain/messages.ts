@@ -1,12 +1,11 @@
 // Messages: their shape, and one transaction per send (chat activity + message); history.ts reads them, edits.ts edits.
 import { createHash } from 'node:crypto';
 import { config } from '../shared/config';
-import { ConflictError } from '../shared/errors';
-import { rateLimited, rateUpdate, type RateLimit } from './rate';
-import { transactWrite, type TransactItem } from '../aws/transact';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo, tableName } from '../aws/dynamo';
+import { consumeRate, type RateLimit } from './rate';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { conditionFailedItem, dynamo, isConditionFailed, tableName } from '../aws/dynamo';
 import { rejectChatAccess, type ChatOwner } from './chats';
+import { claimKey, idempotencyKey, releaseKey } from './idempotency';
 import { keys } from './keys';
 import { newMessageId } from '../shared/ids';
 import { getOwnedFiles, toFileJson, toStoredFile, type FileJson, type StoredFile } from './files';
@@ -62,6 +61,8 @@ export interface MessageItem extends Omit<Message, 'files' | 'edited_at'> {
   external_id?: string;
   files: StoredFile[] | null;
   webhook?: true;
+  /** The chat's counters and activity are the stream's to move (realtime/publish.ts); absent on older items. */
+  count_in_chat?: true;
 }
 
 export async function toMessage(item: MessageItem | Record<string, unknown>): Promise<Message> {
@@ -86,105 +87,93 @@ function fingerprint(input: NewMessage): string {
   return createHash('sha256').update(JSON.stringify([input.content, input.content_type, files, input.sender])).digest('hex');
 }
 
-const IDEMPOTENCY_TTL_SECONDS = 24 * 3600;
-
 export interface Created {
   item: MessageItem;
   /** false when an idempotency key replayed an earlier send (nothing new was written). */
   created: boolean;
 }
 
-/**
- * One TransactWriteItems: the chat must be the owner's (its existence under the owner's key proves it),
- * its activity and the other side's unread counter move, and the message is put; when given, the
- * idempotency key and the user's rate counter are items of the same transaction. A message-id collision
- * (two writers in one millisecond drawing the same random digits) is retried with a new id.
- */
-export async function createMessage(input: NewMessage): Promise<Created> {
+function newItem(input: NewMessage, now: number): MessageItem {
   const incoming = input.sender === 'user';
-  const side = incoming ? 'user' : 'bot';
-  const print = fingerprint(input);
-  const rate: RateLimit = { name: 'messages', subject: input.userId, perMinute: incoming ? config().limits.messagesPerMinute : 0 };
-  for (let attempt = 0; ; attempt++) {
-    const now = Date.now();
-    const createdAt = new Date(now).toISOString();
-    const item: MessageItem = {
-      id: newMessageId(now),
-      chat_id: input.chatId,
-      user_id: input.userId,
-      bot_id: input.botId,
-      external_id: input.externalId,
-      content: input.content,
-      content_type: input.content_type,
-      sender_type: incoming ? 'incoming' : 'outcoming',
-      sender: input.sender,
-      files: input.files.length ? input.files : null,
-      is_edited: false,
-      created_at: createdAt,
-      ...(input.webhook && { webhook: true as const }),
-    };
-    const rateItem = rateUpdate(rate, now);
-    // Ordered by which failed condition wins: not the caller's chat, then a replayed idempotency key (even
-    // when now rate limited), then the rate limit, then a message-id collision.
-    const items: TransactItem[] = [
-      {
-        Update: {
-          TableName: tableName(),
-          Key: keys.chat(input.userId, input.chatId),
-          UpdateExpression: 'SET updated_at = :now, gsi1sk = :act, last_event = :message ADD #unread :one',
-          ConditionExpression: 'attribute_exists(pk)',
-          ExpressionAttributeNames: { '#unread': incoming ? 'unread_msg_by_operator' : 'unread_msg_by_user' },
-          ExpressionAttributeValues: { ':now': createdAt, ':act': keys.chatActivity(input.botId, createdAt, input.chatId).gsi1sk, ':message': 'message', ':one': 1 },
-        },
-      },
-    ];
-    const keyAt = input.idempotencyKey ? items.length : -2;
-    if (input.idempotencyKey) {
-      items.push({
-        Put: {
-          TableName: tableName(),
-          Item: {
-            ...keys.idempotency(input.chatId, side, input.idempotencyKey),
-            entity: 'idempotency',
-            message_id: item.id,
-            fingerprint: print,
-            ttl: Math.floor(now / 1000) + IDEMPOTENCY_TTL_SECONDS,
-          },
-          ConditionExpression: 'attribute_not_exists(pk)',
-        },
-      });
-    }
-    const rateAt = rateItem ? items.length : -2;
-    if (rateItem) items.push({ Update: rateItem });
-    const messageAt = items.length;
-    items.push({
-      Put: {
+  return {
+    id: newMessageId(now),
+    chat_id: input.chatId,
+    user_id: input.userId,
+    bot_id: input.botId,
+    external_id: input.externalId,
+    content: input.content,
+    content_type: input.content_type,
+    sender_type: incoming ? 'incoming' : 'outcoming',
+    sender: input.sender,
+    files: input.files.length ? input.files : null,
+    is_edited: false,
+    created_at: new Date(now).toISOString(),
+    ...(input.webhook && { webhook: true as const }),
+    count_in_chat: true,
+  };
+}
+
+/**
+ * Puts the message if its key is free. A refused put whose item is this very message (an SDK retry of a put
+ * whose reply was lost) is a success; another item under the key (two writers drawing the same id in one
+ * millisecond) is `false`.
+ */
+async function putMessage(item: MessageItem): Promise<boolean> {
+  try {
+    await dynamo.send(
+      new PutCommand({
         TableName: tableName(),
-        Item: { ...keys.message(input.userId, input.chatId, item.id), entity: 'message', ...item },
+        Item: { ...keys.message(item.user_id, item.chat_id, item.id), entity: 'message', ...item },
         ConditionExpression: 'attribute_not_exists(pk)',
-      },
-    });
-    const failed = await transactWrite(items);
-    if (failed < 0) return { item, created: true };
-    if (failed === 0) return rejectChatAccess(input.userId, input.chatId);
-    if (failed === keyAt) return replay(input, side, print);
-    if (failed === rateAt) throw rateLimited(rate, now);
-    if (failed === messageAt && attempt < 3) continue;
-    throw new Error(`message ${item.id} collided ${attempt + 1} times`);
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
+    );
+    return true;
+  } catch (err) {
+    if (!isConditionFailed(err)) throw err;
+    const old = conditionFailedItem(err);
+    return old?.created_at === item.created_at && old?.content === item.content && old?.sender === item.sender;
   }
 }
 
-async function replay(input: NewMessage, side: 'user' | 'bot', print: string): Promise<Created> {
-  const key = await dynamo.send(
-    new GetCommand({ TableName: tableName(), Key: keys.idempotency(input.chatId, side, input.idempotencyKey as string), ConsistentRead: true }),
-  );
-  if (key.Item?.fingerprint !== print) {
-    throw new ConflictError('This idempotency key was already used for a different message in this chat');
+/**
+ * Sends without a transaction (docs/architecture.md "Sending a message"): the chat is checked (a client send;
+ * the Bot API resolved it from its pointer), the idempotency key claimed with the message it stands for, the
+ * rate counter moved, and the message put. The chat's activity and unread counter follow from the stream
+ * (realtime/publish.ts) before the message is published. Refusals in the order they win: not the caller's
+ * chat, a replayed key (even when now rate limited), the rate limit; a refused send leaves nothing behind.
+ */
+export async function createMessage(input: NewMessage, chatVerified = false): Promise<Created> {
+  const incoming = input.sender === 'user';
+  if (!chatVerified) await requireChat(input.userId, input.chatId);
+  const rate: RateLimit = { name: 'messages', subject: input.userId, perMinute: incoming ? config().limits.messagesPerMinute : 0 };
+  const now = Date.now();
+  let item = newItem(input, now);
+  const key = input.idempotencyKey ? idempotencyKey(input.chatId, incoming ? 'user' : 'bot', input.idempotencyKey) : undefined;
+  if (key) {
+    const earlier = await claimKey(key, item, fingerprint(input), now, putMessage);
+    if (earlier) return earlier;
   }
-  const message = await dynamo.send(
-    new GetCommand({ TableName: tableName(), Key: keys.message(input.userId, input.chatId, key.Item.message_id as string), ConsistentRead: true }),
+  try {
+    await consumeRate(rate);
+  } catch (err) {
+    if (key) await releaseKey(key, item.id);
+    throw err;
+  }
+  for (let attempt = 0; !(await putMessage(item)); attempt++) {
+    // The claim names this id: a keyed send cannot take another (a collision is 1 in 10^9 per millisecond).
+    if (key || attempt >= 3) throw new Error(`message ${item.id} collided ${attempt + 1} times`);
+    item = newItem(input, Date.now());
+  }
+  return { item, created: true };
+}
+
+/** A client send's chat must be the user's: one strongly consistent read; 403 or 404 otherwise. */
+async function requireChat(userId: string, chatId: string): Promise<void> {
+  const out = await dynamo.send(
+    new GetCommand({ TableName: tableName(), Key: keys.chat(userId, chatId), ProjectionExpression: 'pk', ConsistentRead: true }),
   );
-  return { item: message.Item as MessageItem, created: false };
+  if (!out.Item) await rejectChatAccess(userId, chatId);
 }
 
 /** Sends a message into a chat of `owner` (client: the user; Bot API: the bot or an operator) → the Message. */
@@ -196,7 +185,8 @@ export async function sendMessage(
   webhook = false,
 ): Promise<{ message: Message; created: boolean }> {
   const uploaded = (await getOwnedFiles(owner.userId, body.files)).map(toStoredFile);
-  const { item, created } = await createMessage({
+  const { item, created } = await createMessage(
+    {
     ...owner,
     chatId,
     content: body.content,
@@ -204,7 +194,9 @@ export async function sendMessage(
     files: [...uploaded, ...body.complete_files],
     sender,
     webhook,
-    idempotencyKey: body.idempotency_key,
-  });
+      idempotencyKey: body.idempotency_key,
+    },
+    sender !== 'user', // the Bot API resolved the chat from its pointer
+  );
   return { message: await toMessage(item), created };
 }

@@ -1,10 +1,11 @@
 // DynamoDB stream → every new or edited message, every read action and every typing indicator, published to
-// the chat owner's channel.
+// the chat owner's channel; a new message first moves its chat's activity and unread counter.
 // Records of one channel go out in order; a failure is reported per record so only the rest is retried.
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { toMessage } from '../domain/messages';
+import { countMessage, type CountedMessage } from '../domain/chats';
 import { publish } from '../centrifuge/hub';
 import { userChannel } from '../centrifuge/channels';
 import { log } from '../shared/log';
@@ -12,6 +13,8 @@ import { log } from '../shared/log';
 interface Publication {
   channel: string;
   data: unknown;
+  /** A new message whose chat the stream updates first (its counters and activity). */
+  counts?: CountedMessage;
 }
 
 /** What a record publishes, or undefined for records the publisher does not handle. */
@@ -21,7 +24,8 @@ export async function publicationOf(record: DynamoDBRecord): Promise<Publication
   const item = unmarshall(image as Record<string, AttributeValue>);
   // A new message, or a new version of an edited one (a client replaces its copy: same id, later edited_at).
   if (item.entity === 'message' && (record.eventName === 'INSERT' || (record.eventName === 'MODIFY' && item.is_edited))) {
-    return { channel: userChannel(item.user_id), data: { type: 'message', data: await toMessage(item) } };
+    const counts = record.eventName === 'INSERT' && item.count_in_chat ? (item as CountedMessage) : undefined;
+    return { channel: userChannel(item.user_id), data: { type: 'message', data: await toMessage(item) }, counts };
   }
   if (item.entity === 'typing' && (record.eventName === 'INSERT' || record.eventName === 'MODIFY')) {
     return { channel: userChannel(item.user_id), data: { type: 'action', data: { action: 'typing', chat_id: item.chat_id, sender: item.sender } } };
@@ -54,6 +58,8 @@ export async function handler(event: DynamoDBStreamEvent): Promise<DynamoDBBatch
     [...byChannel.values()].map(async (items) => {
       for (const { record, pub } of items) {
         try {
+          // The chat first: a client that refreshes on the publication sees the message's effect.
+          if (pub.counts) await countMessage(pub.counts, record.dynamodb?.SequenceNumber ?? '');
           await publish(pub.channel, pub.data);
         } catch (err) {
           logFailure(record, err);

@@ -1,4 +1,5 @@
 // Chats and messages: ownership (403/404/400), history paging, read and unread counters.
+import { until } from '../support/realtime';
 import { botItems, call, newSession, userWithChat } from '../support/api';
 import { createMessage } from '../../lambdas/domain/messages';
 
@@ -117,8 +118,11 @@ describe('read and unread', () => {
     for (let i = 0; i < 3; i++) {
       await createMessage({ userId, botId: bot.id, chatId, content: `reply ${i}`, content_type: 'text', files: [], sender: i ? 'operator' : 'bot' });
     }
-    const chats = await call('GET', '/api/client/chats', { token });
-    expect(chats.body[0].unread_msg_by_user).toBe(3);
+    // The stream counts them (a moment after the writes); never more than once.
+    const unread = async () => (await call('GET', '/api/client/chats', { token })).body[0].unread_msg_by_user;
+    await until(async () => (await unread()) === 3, 5000, 'three replies counted');
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await unread()).toBe(3);
     const history = await call('GET', `/api/client/chats/${chatId}/messages`, { token });
     expect(history.body.map((m: any) => [m.sender_type, m.sender])).toEqual([
       ['incoming', 'user'],
@@ -140,7 +144,8 @@ describe('read and unread', () => {
     let list = await call('GET', '/api/client/chats', { token });
     expect(list.body.map((c: any) => c.id)).toEqual([second, first]);
     await send(token, first, 1);
-    list = await call('GET', '/api/client/chats', { token });
-    expect(list.body.map((c: any) => c.id)).toEqual([first, second]);
+    // The chat's activity moves with the stream, before the message is published (a moment after the send).
+    const order = async () => (await call('GET', '/api/client/chats', { token })).body.map((c: any) => c.id).join();
+    await until(async () => (await order()) === [first, second].join(), 5000, 'the first chat on top');
   });
 });

@@ -1,5 +1,6 @@
 // Idempotent sends: client_message_id (or Idempotency-Key) makes a retried send return the first message.
 import { botItems, call, userWithChat } from '../support/api';
+import { until } from '../support/realtime';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, tableName } from '../../lambdas/aws/dynamo';
 import { keys } from '../../lambdas/domain/keys';
@@ -55,7 +56,11 @@ test('the Bot API is idempotent too, in its own scope', async () => {
   expect(b.body.id).toBe(a.body.id);
   // The user side's key space is separate.
   expect((await post(token, chatId, { content: 'reply', client_message_id: 'job-9' })).status).toBe(201);
-  expect((await call('GET', '/api/client/chats', { token })).body[0].unread_msg_by_user).toBe(1);
+  // The reply counted once (by the stream, a moment after the send), the replay not at all.
+  const unread = async () => (await call('GET', '/api/client/chats', { token })).body[0].unread_msg_by_user;
+  await until(async () => (await unread()) === 1, 5000, 'the reply counted');
+  await new Promise((r) => setTimeout(r, 300));
+  expect(await unread()).toBe(1);
 });
 
 test('malformed keys → 400', async () => {

@@ -91,15 +91,17 @@ async function setup(connectionId: string, failFirst: number, others: { id: stri
   }
   const { createMessage } = await import('../../lambdas/domain/messages');
   const say = async (content: string) =>
-    (await createMessage({ userId: user.id, botId: bot.id, chatId: chat.id, content, content_type: 'text', files: [], sender: 'bot' })).item;
-  return { say };
+    (await createMessage({ userId: user.id, botId: bot.id, chatId: chat.id, content, content_type: 'text', files: [], sender: 'bot' }, true)).item;
+  const { listChats } = await import('../../lambdas/domain/chats');
+  const unread = async () => (await listChats(user.id))[0].unread_msg_by_user;
+  return { say, unread };
 }
 
 const contents = (id: string) => (received.get(id) ?? []).map((f) => JSON.parse(f).push.pub.data.data.content as string);
 
 // The SDK itself retries a 500 twice within one invocation; failing 5 posts forces the poller to redeliver.
-test('a failing post is retried and delivered once it recovers; order kept; nothing lost', async () => {
-  const { say } = await setup('flaky=', 5);
+test('a failing post is retried and delivered once it recovers; order kept; nothing lost; each message counted once', async () => {
+  const { say, unread } = await setup('flaky=', 5);
   const sent: string[] = [];
   for (const text of ['one', 'two', 'three']) sent.push((await say(text)).content);
   await until(() => contents('flaky=').length >= 3, 45_000, 'three deliveries').catch((err: Error) => {
@@ -110,6 +112,8 @@ test('a failing post is retried and delivered once it recovers; order kept; noth
   expect([...new Set(seen)]).toEqual(sent);
   expect(seen.length).toBeLessThanOrEqual(sent.length + 1);
   expect(attempts.get('flaky=')).toBeGreaterThanOrEqual(6);
+  // Each record was delivered to the publisher again and again until its post went through: counted once.
+  expect(await unread()).toBe(3);
 }, 90_000);
 
 // A throttled post is retried by the SDK within the invocation: the record does not fail, so no subscriber

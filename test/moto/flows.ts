@@ -3,12 +3,13 @@
 // needs first, so it runs again on its own with a changed policy for the function under test.
 import { createHmac, randomUUID } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { NOT_FOUND, ROUTES, type RouteDef } from '../../lib/routes';
 import { PUBLISHER, WEBHOOK_DISPATCHER } from '../../lib/consumers';
 import { bodyOf, httpEvent, json, multipart, sqsEvent, wsEvent, type Handle, type Harness, type HttpRequestSpec, type HttpResult } from './harness';
 import { REGION } from './template';
+import { keys } from '../../lambdas/domain/keys';
 
 // A 1×1 PNG.
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
@@ -145,6 +146,17 @@ export class Flows {
       'send with a file',
     );
     await this.download(photo.files[0].url, file.bytes, 'sent file url');
+    // A keyed send refused by the rate limit gives its key back (a refused send leaves nothing): the user's
+    // window of this minute made full, then emptied again (admin writes).
+    const window = Math.floor(Date.now() / 60_000) * 60;
+    const rateKey = keys.rateWindow('messages', this.ctx.user.userId, window);
+    await this.admin.send(new PutCommand({ TableName: this.hx.stack.tableName, Item: { ...rateKey, entity: 'rate', n: 1_000_000, ttl: window + 120 } }));
+    try {
+      const over = { ...this.auth(this.ctx.user.token), 'idempotency-key': randomUUID() };
+      this.expectStatus(await this.http('create_message', { ...path, ...json({ content: 'one too many' }), headers: over }), 429, 'send over the rate');
+    } finally {
+      await this.admin.send(new DeleteCommand({ TableName: this.hx.stack.tableName, Key: rateKey }));
+    }
     if (!this.ctx.messages) {
       this.ctx.photo = { message: photo, bytes: file.bytes };
       for (let i = 0; i < 3; i++) {

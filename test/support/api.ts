@@ -43,8 +43,23 @@ export function clientEndpoints(chatId: string): [method: string, path: string, 
   ];
 }
 
-/** Every item a bot's requests can have written, in a stable order (to prove a rejected request wrote nothing). */
+/**
+ * Every item a bot's requests can have written, in a stable order (to prove a rejected request wrote nothing),
+ * once the stream has settled: a message moves its chat a moment after its send (the publisher), so two reads
+ * 150 ms apart must agree.
+ */
 export async function botItems(botId: string): Promise<Record<string, unknown>[]> {
+  let last = await scanBotItems(botId);
+  for (let i = 0; i < 20; i++) {
+    await new Promise((r) => setTimeout(r, 150));
+    const now = await scanBotItems(botId);
+    if (JSON.stringify(now) === JSON.stringify(last)) return now;
+    last = now;
+  }
+  return last;
+}
+
+async function scanBotItems(botId: string): Promise<Record<string, unknown>[]> {
   const items: Record<string, unknown>[] = [];
   let start: Record<string, unknown> | undefined;
   // The SDK's own client reads what the service wrote: the check does not go through the code under test.

@@ -1,0 +1,81 @@
+// Unread counters and activity, moved by the stream after a send (no transaction): exact under concurrency, once
+// per stream record, right when a read races a reply, and already visible when the socket has the publication.
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { call, userWithChat } from '../support/api';
+import { liveClient, until } from '../support/realtime';
+import { countMessage } from '../../lambdas/domain/chats';
+import { dynamo, tableName } from '../../lambdas/aws/dynamo';
+import { keys } from '../../lambdas/domain/keys';
+
+const bot = (method: string, path: string, secretKey: string, json?: unknown) =>
+  call(method, `/api/bot${path}`, { headers: { authorization: `Bearer ${secretKey}` }, json });
+const chatItem = async (userId: string, chatId: string) =>
+  (await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.chat(userId, chatId), ConsistentRead: true }))).Item as Record<string, any>;
+
+test('20 replies sent at once: once the socket has them all, unread_msg_by_user is 20 on both APIs; a read makes it 0', async () => {
+  const { session, token, chatId, secretKey } = await userWithChat();
+  const live = await liveClient((session as any).realtime);
+  try {
+    const replies = await Promise.all(Array.from({ length: 20 }, (_, i) => bot('POST', `/chats/${chatId}/messages`, secretKey, { content: `r${i}` })));
+    expect(replies.every((r) => r.status === 201)).toBe(true);
+    const ids = new Set(replies.map((r) => r.body.id));
+    await until(() => live.publications.filter((p) => p.type === 'message' && ids.has(p.data.id)).length >= 20, 10_000, '20 publications');
+    expect((await call('GET', '/api/client/chats', { token })).body[0].unread_msg_by_user).toBe(20);
+    const listed = (await bot('GET', '/chats', secretKey)).body.chats.find((c: any) => c.id === chatId);
+    expect(listed.unread_msg_by_user).toBe(20);
+    await call('POST', `/api/client/chats/${chatId}/read`, { token });
+    await live.waitFor((p) => p.type === 'action' && p.data.action === 'read' && p.data.chat_id === chatId);
+    expect((await call('GET', '/api/client/chats', { token })).body[0].unread_msg_by_user).toBe(0);
+    // Nothing counted late: a moment later it is still 0.
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await call('GET', '/api/client/chats', { token })).body[0].unread_msg_by_user).toBe(0);
+  } finally {
+    live.close();
+  }
+});
+
+test('a read racing replies: in the end the counter is exactly the replies sent after the read', async () => {
+  const { session, token, chatId, secretKey, userId } = await userWithChat();
+  const live = await liveClient((session as any).realtime);
+  try {
+    const sends = Array.from({ length: 10 }, (_, i) => bot('POST', `/chats/${chatId}/messages`, secretKey, { content: `r${i}` }));
+    const read = call('POST', `/api/client/chats/${chatId}/read`, { token });
+    const replies = await Promise.all(sends);
+    expect((await read).status).toBe(200);
+    const ids = new Set(replies.map((r) => r.body.id));
+    await until(() => live.publications.filter((p) => p.type === 'message' && ids.has(p.data.id)).length >= 10, 10_000, '10 publications');
+    const chat = await chatItem(userId, chatId);
+    const after = replies.filter((r) => !chat.last_read_at || r.body.created_at > chat.last_read_at).length;
+    expect((await call('GET', '/api/client/chats', { token })).body[0].unread_msg_by_user).toBe(after);
+  } finally {
+    live.close();
+  }
+});
+
+test('countMessage: once per stream record, and a message older than the last read moves the activity only', async () => {
+  const { token, chatId, userId, bot: b } = await userWithChat();
+  const at = (ms: number) => new Date(Date.now() + ms).toISOString();
+  const message = (created_at: string) => ({ user_id: userId, bot_id: b.id, chat_id: chatId, created_at, sender_type: 'outcoming' as const });
+  const unread = async () => (await call('GET', '/api/client/chats', { token })).body[0].unread_msg_by_user;
+  // Sequence numbers far above the stack's own (its stream counts from the start of this run).
+  const first = at(-10_000);
+  await countMessage(message(first), '9'.repeat(30) + '1');
+  expect(await unread()).toBe(1);
+  // The same record again (a redelivery): nothing moves.
+  await countMessage(message(first), '9'.repeat(30) + '1');
+  expect(await unread()).toBe(1);
+  // Read, then a message written before the read reaches the stream: activity moves, the counter does not.
+  await call('POST', `/api/client/chats/${chatId}/read`, { token });
+  const readAt = (await chatItem(userId, chatId)).last_read_at as string;
+  const early = new Date(Date.parse(readAt) - 1000).toISOString();
+  await countMessage(message(early), '9'.repeat(30) + '2');
+  const chat = await chatItem(userId, chatId);
+  expect([chat.unread_msg_by_user, chat.updated_at]).toEqual([0, early]);
+  // A later message counts.
+  const late = new Date(Date.parse(readAt) + 1000).toISOString();
+  await countMessage(message(late), '9'.repeat(30) + '3');
+  expect(await unread()).toBe(1);
+  // An older sequence number (a record before the last counted one, replayed) changes nothing.
+  await countMessage(message(new Date(Date.parse(readAt) + 2000).toISOString()), '9'.repeat(30) + '0');
+  expect([(await chatItem(userId, chatId)).updated_at, await unread()]).toEqual([late, 1]);
+});
