@@ -34,6 +34,24 @@ test('20 replies sent at once: once the socket has them all, unread_msg_by_user 
   }
 });
 
+test('a reply to the older of two chats: once the socket has it, that chat is first in the list, counted', async () => {
+  const { session, token, chatId: older, secretKey } = await userWithChat();
+  const newer = (await call('POST', '/api/client/chats', { token, json: { name: 'newer' } })).body.id;
+  const live = await liveClient((session as any).realtime);
+  try {
+    const reply = await bot('POST', `/chats/${older}/messages`, secretKey, { content: 'back to you' });
+    await live.waitFor((p) => p.type === 'message' && p.data.id === reply.body.id);
+    const list = (await call('GET', '/api/client/chats', { token })).body;
+    expect(list.map((c: any) => [c.id, c.unread_msg_by_user])).toEqual([
+      [older, 1],
+      [newer, 0],
+    ]);
+    expect(list[0].updated_at).toBe(reply.body.created_at);
+  } finally {
+    live.close();
+  }
+});
+
 test('a read racing replies: in the end the counter is exactly the replies sent after the read', async () => {
   const { session, token, chatId, secretKey, userId } = await userWithChat();
   const live = await liveClient((session as any).realtime);
