@@ -1,5 +1,8 @@
-// S3: the files bucket's uploads (PutObject) and downloads as presigned GET URLs (computed locally, no call).
-import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+// S3: the files bucket's uploads (PutObject, a presigned POST for the browser), what the completion function
+// reads of an object (its size, its first bytes) or deletes, and downloads as presigned GET URLs (computed
+// locally, no call).
+import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { createPresignedPost, type PresignedPost } from '@aws-sdk/s3-presigned-post';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { config, requireEnv } from '../shared/config';
 import { clientOptions } from './options';
@@ -21,7 +24,55 @@ export async function putObject(key: string, body: Buffer, contentType: string, 
   await s3.send(new PutObjectCommand({ Bucket: bucket(), Key: key, Body: body, ContentType: contentType, ContentDisposition: contentDisposition }));
 }
 
-/** A presigned GET of the object, valid `expiresIn` seconds. */
-export function presignedGetUrl(key: string, expiresIn: number): Promise<string> {
-  return getSignedUrl(s3, new GetObjectCommand({ Bucket: bucket(), Key: key }), { expiresIn });
+/** How a presigned GET answers: the content type, and inline or as a download (`attachment`). */
+export interface Disposition {
+  contentType: string;
+  disposition: string;
+}
+
+/** A presigned GET of the object, valid `expiresIn` seconds; `as` overrides how the response is typed and shown. */
+export function presignedGetUrl(key: string, expiresIn: number, as?: Disposition): Promise<string> {
+  const command = new GetObjectCommand({
+    Bucket: bucket(),
+    Key: key,
+    ...(as && { ResponseContentType: as.contentType, ResponseContentDisposition: as.disposition }),
+  });
+  return getSignedUrl(s3, command, { expiresIn });
+}
+
+/**
+ * A browser's POST straight to the bucket: the key, the exact Content-Type and a size of 1 byte to `maxBytes`
+ * are part of the signed policy, which expires after `expiresIn` seconds.
+ */
+export function presignedPost(key: string, contentType: string, maxBytes: number, expiresIn: number): Promise<PresignedPost> {
+  return createPresignedPost(s3, {
+    Bucket: bucket(),
+    Key: key,
+    Conditions: [
+      ['eq', '$Content-Type', contentType],
+      ['content-length-range', 1, maxBytes],
+    ],
+    Fields: { 'Content-Type': contentType },
+    Expires: expiresIn,
+  });
+}
+
+/** The object's size and its first `bytes` bytes (one ranged GET); undefined when there is no such object. */
+export async function objectHead(key: string, bytes: number): Promise<{ size: number; head: Buffer } | undefined> {
+  try {
+    const out = await s3.send(new GetObjectCommand({ Bucket: bucket(), Key: key, Range: `bytes=0-${bytes - 1}` }));
+    const head = Buffer.from((await out.Body?.transformToByteArray()) ?? []);
+    // Content-Range: bytes 0-4095/123456 (a ranged reply); without it the whole object came back.
+    const total = /\/(\d+)$/.exec(out.ContentRange ?? '')?.[1];
+    return { size: total ? Number(total) : head.length, head };
+  } catch (err) {
+    if ((err as Error).name === 'NoSuchKey' || (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 404) return undefined;
+    // A range of an empty object is refused: nothing to read.
+    if ((err as Error).name === 'InvalidRange') return { size: 0, head: Buffer.alloc(0) };
+    throw err;
+  }
+}
+
+export async function deleteObject(key: string): Promise<void> {
+  await s3.send(new DeleteObjectCommand({ Bucket: bucket(), Key: key }));
 }

@@ -1,9 +1,9 @@
 // Files: bytes in S3 under a key naming bot and user, a record in the table, URLs presigned at read time.
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { batchGet, dynamo, tableName } from '../aws/dynamo';
-import { presignedGetUrl, putObject } from '../aws/s3';
+import { presignedGetUrl, putObject, type Disposition } from '../aws/s3';
 import { config } from '../shared/config';
-import { InvalidInputError, ForbiddenError } from '../shared/errors';
+import { ConflictError, InvalidInputError, ForbiddenError } from '../shared/errors';
 import { keys } from './keys';
 import { newUuid } from '../shared/ids';
 import type { FileType } from './limits';
@@ -17,9 +17,19 @@ export interface FileRecord {
   name: string;
   size: number;
   mime_type: string;
-  status: 'uploaded';
+  /** A direct upload is `pending` until its object lands and passes the checks (domain/uploads.ts). */
+  status: FileStatus;
+  /** Why a direct upload was rejected. */
+  reason?: string;
   created_at: string;
+  /** A pending upload expires (DynamoDB TTL) if its object never comes. */
+  ttl?: number;
 }
+
+export type FileStatus = 'pending' | 'uploaded' | 'rejected';
+
+/** Where a file's bytes live: under its bot and user, so a user's files are one prefix. */
+export const fileKey = (botId: string, userId: string, fileId: string): string => `bots/${botId}/users/${userId}/files/${fileId}`;
 
 /** A file as a message stores it: uploaded ones by S3 key, linked ones (complete_files) by their own URL. */
 export interface StoredFile {
@@ -50,7 +60,19 @@ export function guessFileType(mime: string): FileType {
 }
 
 /** Media a browser may show inline; anything else (HTML, SVG, scripts...) downloads as an attachment. */
-const INLINE_MIME = /^(image\/(png|jpeg|gif|webp|avif|bmp)|video\/[\w.+-]+|audio\/[\w.+-]+)$/;
+const INLINE_MIME = /^(image\/(png|jpeg|gif|webp|avif|bmp|heic|heif)|video\/[\w.+-]+|audio\/[\w.+-]+)$/;
+
+/**
+ * How a file's presigned GET answers, whichever way it was uploaded: media inline with its type; anything
+ * else as a download (an HTML or SVG page never runs on the bucket's origin).
+ */
+export function dispositionOf(f: { name: string | null; mime_type: string | null }): Disposition {
+  const mime = (f.mime_type ?? '').toLowerCase();
+  const inline = INLINE_MIME.test(mime);
+  // An ASCII name (others as _): a presigned URL carries it, and S3 emulators sign `*` and `'` differently.
+  const name = f.name ? `; filename="${f.name.replace(/[^\x20-\x7e]|["\\*']/g, '_')}"` : '';
+  return { contentType: inline ? mime : mime && !/html|svg|xml|javascript/.test(mime) ? mime : 'application/octet-stream', disposition: `${inline ? 'inline' : 'attachment'}${name}` };
+}
 
 export interface Upload {
   bytes: Buffer;
@@ -66,7 +88,7 @@ export async function saveUpload(userId: string, botId: string, upload: Upload):
     id,
     bot_id: botId,
     user_id: userId,
-    s3_key: `bots/${botId}/users/${userId}/files/${id}`,
+    s3_key: fileKey(botId, userId, id),
     type: upload.type,
     name: upload.name,
     size: upload.bytes.length,
@@ -74,15 +96,18 @@ export async function saveUpload(userId: string, botId: string, upload: Upload):
     status: 'uploaded',
     created_at: new Date().toISOString(),
   };
-  const disposition = INLINE_MIME.test(upload.mime_type) ? 'inline' : 'attachment';
-  await putObject(record.s3_key, upload.bytes, upload.mime_type, `${disposition}; filename*=UTF-8''${encodeURIComponent(upload.name)}`);
+  const as = dispositionOf(upload);
+  await putObject(record.s3_key, upload.bytes, as.contentType, as.disposition);
   await dynamo.send(
     new PutCommand({ TableName: tableName(), Item: { ...keys.file(id), entity: 'file', ...record } }),
   );
   return record;
 }
 
-/** Reads the files a message attaches; each must exist and have been uploaded by this user. */
+/**
+ * Reads the files a message attaches; each must exist, have been uploaded by this user, and have passed its
+ * checks (a direct upload still in flight is a 409, a rejected one a 400).
+ */
 export async function getOwnedFiles(userId: string, ids: string[]): Promise<FileRecord[]> {
   // Strongly consistent: a file uploaded a moment ago is attached at once.
   const items = await batchGet(ids.map((id) => keys.file(id)), true);
@@ -91,6 +116,8 @@ export async function getOwnedFiles(userId: string, ids: string[]): Promise<File
     const file = byId.get(id);
     if (!file) throw new InvalidInputError(`files.${i}: no uploaded file has id ${id}`);
     if (file.user_id !== userId) throw new ForbiddenError(`files.${i}: file ${id} was not uploaded by this user`);
+    if (file.status === 'pending') throw new ConflictError(`files.${i}: file ${id} is still uploading; send it once its status is uploaded`);
+    if (file.status === 'rejected') throw new InvalidInputError(`files.${i}: file ${id} was rejected: ${file.reason ?? 'it failed the checks'}`);
     return file;
   });
 }
@@ -104,23 +131,32 @@ export const toStoredFile = (f: FileRecord): StoredFile => ({
   s3_key: f.s3_key,
 });
 
-/** A presigned GET: computed locally (no network), valid FILE_URL_TTL_SECONDS. */
-export function presignedUrl(s3Key: string): Promise<string> {
-  return presignedGetUrl(s3Key, config().fileUrlTtlSeconds);
+/** A presigned GET: computed locally (no network), valid FILE_URL_TTL_SECONDS, shown as dispositionOf says. */
+export function presignedUrl(f: StoredFile): Promise<string> {
+  return presignedGetUrl(f.s3_key as string, config().fileUrlTtlSeconds, dispositionOf(f));
 }
 
 export async function toFileJson(f: StoredFile): Promise<FileJson> {
   return {
     id: f.id,
     type: f.type,
-    url: f.s3_key ? await presignedUrl(f.s3_key) : (f.url as string),
+    url: f.s3_key ? await presignedUrl(f) : (f.url as string),
     name: f.name,
     size: f.size,
     mime_type: f.mime_type,
   };
 }
 
-/** The upload response: the file as messages show it, plus its status and upload time. */
-export async function toUploadJson(record: FileRecord): Promise<FileJson & { status: string; created_at: string }> {
-  return { ...(await toFileJson(toStoredFile(record))), status: record.status, created_at: record.created_at };
+export type UploadJson = Omit<FileJson, 'url'> & { url: string | null; status: FileStatus; reason?: string; created_at: string };
+
+/** A file as an upload returns it: with its status (and why it was rejected); a URL once it is uploaded. */
+export async function toUploadJson(record: FileRecord): Promise<UploadJson> {
+  const json = await toFileJson(toStoredFile(record));
+  return {
+    ...json,
+    url: record.status === 'uploaded' ? json.url : null,
+    status: record.status,
+    ...(record.reason && { reason: record.reason }),
+    created_at: record.created_at,
+  };
 }

@@ -63,6 +63,8 @@ export interface Config {
   };
   sessionTtlSeconds: number;
   fileUrlTtlSeconds: number;
+  /** The largest direct upload (POST …/files/uploads), in bytes: 100 MB by default, S3's 5 GB at most. */
+  maxUploadBytes: number;
 }
 
 let cached: Config | undefined;
@@ -102,6 +104,7 @@ export function config(): Config {
     },
     sessionTtlSeconds: intEnv('SESSION_TTL_SECONDS', 24 * 3600),
     fileUrlTtlSeconds: intEnv('FILE_URL_TTL_SECONDS', 3600),
+    maxUploadBytes: Math.min(intEnv('MAX_UPLOAD_BYTES', 100 * 1024 * 1024), 5 * 1024 ** 3),
   };
   return cached;
 }

@@ -1,0 +1,121 @@
+// Direct uploads (phone photos and videos, up to MAX_UPLOAD_BYTES): the browser POSTs the bytes straight to
+// S3 with a presigned POST, so nothing large goes through API Gateway or a Lambda. The file is `pending`
+// until its object lands; then the completion function (S3's ObjectCreated event) checks its size and first
+// bytes and makes it `uploaded`, or `rejected` with a reason and the object deleted.
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo, isConditionFailed, tableName } from '../aws/dynamo';
+import { deleteObject, objectHead, presignedPost } from '../aws/s3';
+import { config } from '../shared/config';
+import { InvalidInputError } from '../shared/errors';
+import { newUuid } from '../shared/ids';
+import { fileKey, type FileRecord } from './files';
+import { checkSignature, mimeAllowed } from './file-signatures';
+import { keys } from './keys';
+import type { FileType } from './limits';
+
+/** How long the browser has to POST the bytes (the policy's expiration). */
+export const UPLOAD_POLICY_SECONDS = 600;
+/** A pending upload whose object never comes is forgotten (DynamoDB TTL) after this. */
+export const PENDING_TTL_SECONDS = 24 * 3600;
+/** The bytes the checks read from the start of an object. */
+const HEAD_BYTES = 4096;
+
+export interface NewUpload {
+  name: string;
+  size: number;
+  mime_type: string;
+  type: FileType;
+}
+
+export interface UploadTicket {
+  record: FileRecord;
+  upload: { url: string; fields: Record<string, string> };
+  expires_at: string;
+}
+
+/** Refuses what no upload may be (checked before anything is written, the rate counter included). */
+export function checkUpload(input: NewUpload): void {
+  const max = config().maxUploadBytes;
+  if (input.size > max) throw new InvalidInputError(`size: a file may have at most ${max} bytes`);
+  if (!mimeAllowed(input.type, input.mime_type)) throw new InvalidInputError(`mime_type: ${input.mime_type} is not allowed for a ${input.type}`);
+}
+
+/** A pending file and the presigned POST that uploads its bytes (the key, type and size pinned by the policy). */
+export async function createUpload(userId: string, botId: string, input: NewUpload): Promise<UploadTicket> {
+  checkUpload(input);
+  const now = Date.now();
+  const id = newUuid();
+  const record: FileRecord = {
+    id,
+    bot_id: botId,
+    user_id: userId,
+    s3_key: fileKey(botId, userId, id),
+    type: input.type,
+    name: input.name,
+    size: input.size,
+    mime_type: input.mime_type.toLowerCase(),
+    status: 'pending',
+    created_at: new Date(now).toISOString(),
+    ttl: Math.floor(now / 1000) + PENDING_TTL_SECONDS,
+  };
+  // The policy first: a refused presign leaves no record behind.
+  const post = await presignedPost(record.s3_key, record.mime_type, record.size, UPLOAD_POLICY_SECONDS);
+  await dynamo.send(new PutCommand({ TableName: tableName(), Item: { ...keys.file(id), entity: 'file', ...record }, ConditionExpression: 'attribute_not_exists(pk)' }));
+  return { record, upload: { url: post.url, fields: post.fields }, expires_at: new Date(now + UPLOAD_POLICY_SECONDS * 1000).toISOString() };
+}
+
+/** The file of an object key (`bots/<bot>/users/<user>/files/<id>`), or undefined for any other key. */
+export const fileIdOfKey = (key: string): string | undefined => /^bots\/[^/]+\/users\/[^/]+\/files\/([0-9a-f-]{36})$/.exec(key)?.[1];
+
+/**
+ * The completion of a direct upload, once its object exists: the size must be the declared one and the bytes
+ * the declared type (and never an executable, a script or a page). Idempotent: a file no longer pending (an
+ * event delivered twice, a small upload's own PutObject) is left as it is. Returns the settled record.
+ */
+export async function completeUpload(s3Key: string): Promise<FileRecord | undefined> {
+  const id = fileIdOfKey(s3Key);
+  if (!id) return undefined;
+  const out = await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.file(id), ConsistentRead: true }));
+  const record = out.Item as FileRecord | undefined;
+  if (!record || record.status !== 'pending' || record.s3_key !== s3Key) {
+    // An object with no pending file (expired, or never asked for) is not kept.
+    if (!record) await deleteObject(s3Key);
+    return record;
+  }
+  const object = await objectHead(s3Key, HEAD_BYTES);
+  if (!object) return record; // deleted meanwhile: the record expires while pending
+  const verdict =
+    object.size !== record.size
+      ? { ok: false as const, reason: `the file has ${object.size} bytes, not the ${record.size} declared` }
+      : checkSignature(object.head, record.mime_type);
+  if (!verdict.ok) await deleteObject(s3Key);
+  return settle(record, verdict.ok ? { status: 'uploaded' } : { status: 'rejected', reason: verdict.reason });
+}
+
+async function settle(record: FileRecord, to: { status: 'uploaded' } | { status: 'rejected'; reason: string }): Promise<FileRecord> {
+  try {
+    const out = await dynamo.send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.file(record.id),
+        // Uploaded: kept (no TTL). Rejected: kept until the pending TTL, so the page can show why.
+        UpdateExpression: to.status === 'uploaded' ? 'SET #status = :status REMOVE #ttl' : 'SET #status = :status, reason = :reason',
+        ConditionExpression: '#status = :pending',
+        ExpressionAttributeNames: { '#status': 'status', ...(to.status === 'uploaded' && { '#ttl': 'ttl' }) },
+        ExpressionAttributeValues: { ':status': to.status, ':pending': 'pending', ...(to.status === 'rejected' && { ':reason': to.reason }) },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return out.Attributes as FileRecord;
+  } catch (err) {
+    if (!isConditionFailed(err)) throw err;
+    return record; // settled by an earlier delivery of the event
+  }
+}
+
+/** A user's file, as GET /files/{id} shows it; another user's (or none) is undefined. */
+export async function getUserFile(userId: string, fileId: string): Promise<FileRecord | undefined> {
+  const out = await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.file(fileId), ConsistentRead: true }));
+  const record = out.Item as FileRecord | undefined;
+  return record && record.user_id === userId ? record : undefined;
+}

@@ -1,0 +1,112 @@
+// Direct uploads, the domain layer (lambdas/domain/uploads.ts) against DynamoDB Local and the S3 emulator: a
+// presigned POST the browser sends, the completion's checks (size, signature, executables and pages), what a
+// send does with a pending or rejected file, and how every file URL opens (media inline, the rest downloaded).
+import { call, userWithChat } from '../support/api';
+import { checkUpload, completeUpload, createUpload, getUserFile, type NewUpload } from '../../lambdas/domain/uploads';
+import { sendMessage } from '../../lambdas/domain/messages';
+import { getOwnedFiles, toUploadJson } from '../../lambdas/domain/files';
+
+const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(2000, 7)]);
+const HTML = Buffer.from('<!DOCTYPE html><html><body><script>alert(document.cookie)</script></body></html>');
+
+async function owner() {
+  const { bot, session, token, chatId } = await userWithChat();
+  return { userId: session.user.id as string, botId: bot.id as string, externalId: session.user.external_id as string, token, chatId };
+}
+
+/** The browser's POST: every field of the ticket, then the file last, as S3 wants it. */
+async function postUpload(ticket: { upload: { url: string; fields: Record<string, string> } }, bytes: Buffer, type: string): Promise<Response> {
+  const form = new FormData();
+  for (const [k, v] of Object.entries(ticket.upload.fields)) form.append(k, v);
+  form.append('file', new Blob([bytes], { type }), 'upload.bin');
+  return fetch(ticket.upload.url, { method: 'POST', body: form });
+}
+
+const upload = (over: Partial<NewUpload> = {}): NewUpload => ({ name: 'holiday.png', size: PNG.length, mime_type: 'image/png', type: 'photo', ...over });
+
+test('a photo: pending with a presigned POST of at most 10 minutes; its object lands; the completion makes it uploaded', async () => {
+  const o = await owner();
+  const ticket = await createUpload(o.userId, o.botId, upload());
+  expect(ticket.record).toMatchObject({ status: 'pending', size: PNG.length, mime_type: 'image/png', type: 'photo' });
+  expect(Date.parse(ticket.expires_at) - Date.now()).toBeLessThanOrEqual(600_000);
+  const policy = JSON.parse(Buffer.from(ticket.upload.fields.Policy, 'base64').toString());
+  expect(policy.conditions).toEqual(
+    expect.arrayContaining([['eq', '$Content-Type', 'image/png'], ['content-length-range', 1, PNG.length], { key: ticket.record.s3_key }]),
+  );
+  expect(Date.parse(policy.expiration) - Date.now()).toBeLessThanOrEqual(600_000);
+  const json = await toUploadJson(ticket.record);
+  expect(json).toMatchObject({ id: ticket.record.id, status: 'pending', url: null });
+  expect((await postUpload(ticket, PNG, 'image/png')).status).toBeLessThan(300);
+  const done = await completeUpload(ticket.record.s3_key);
+  expect(done).toMatchObject({ status: 'uploaded' });
+  expect(done?.ttl).toBeUndefined();
+  const shown = await toUploadJson((await getUserFile(o.userId, ticket.record.id))!);
+  expect(shown.status).toBe('uploaded');
+  const res = await fetch(shown.url as string);
+  expect(Buffer.from(await res.arrayBuffer()).equals(PNG)).toBe(true);
+  expect(res.headers.get('content-type')).toBe('image/png');
+  expect(res.headers.get('content-disposition')).toMatch(/^inline/);
+  // A second delivery of the event changes nothing.
+  expect(await completeUpload(ticket.record.s3_key)).toMatchObject({ status: 'uploaded' });
+  // It can be sent now.
+  const { message } = await sendMessage(o, o.chatId, { content: '', content_type: 'photo', files: [ticket.record.id], complete_files: [] }, 'user');
+  expect(message.files?.[0]).toMatchObject({ id: ticket.record.id, type: 'photo', size: PNG.length });
+});
+
+test('an HTML page declared as a PNG, or as a text document, is rejected with a reason and its object deleted', async () => {
+  const o = await owner();
+  for (const declared of [upload({ name: 'cat.png', size: HTML.length }), upload({ name: 'notes.txt', size: HTML.length, mime_type: 'text/plain', type: 'document' })]) {
+    const ticket = await createUpload(o.userId, o.botId, declared);
+    expect((await postUpload(ticket, HTML, declared.mime_type)).status).toBeLessThan(300);
+    const done = await completeUpload(ticket.record.s3_key);
+    expect(done).toMatchObject({ status: 'rejected', reason: expect.stringMatching(/HTML/) });
+    expect((await toUploadJson(done!)).url).toBeNull();
+    await expect(completeUpload(ticket.record.s3_key)).resolves.toMatchObject({ status: 'rejected' });
+    // Sending it is a 400 naming the reason; nothing is sent.
+    await expect(getOwnedFiles(o.userId, [ticket.record.id])).rejects.toMatchObject({ kind: 'invalid_input', message: expect.stringMatching(/rejected: .*HTML/) });
+  }
+  // The objects are gone from S3: the bucket answers 404 for the keys.
+  const history = await call('GET', `/api/client/chats/${o.chatId}/messages`, { token: o.token });
+  expect(history.body).toEqual([]);
+});
+
+test('a size other than the declared one is rejected; a pending file cannot be sent (409)', async () => {
+  const o = await owner();
+  const ticket = await createUpload(o.userId, o.botId, upload({ size: PNG.length + 10 }));
+  await expect(getOwnedFiles(o.userId, [ticket.record.id])).rejects.toMatchObject({ kind: 'conflict', message: expect.stringMatching(/still uploading/) });
+  expect((await postUpload(ticket, PNG, 'image/png')).status).toBeLessThan(300);
+  expect(await completeUpload(ticket.record.s3_key)).toMatchObject({ status: 'rejected', reason: `the file has ${PNG.length} bytes, not the ${PNG.length + 10} declared` });
+});
+
+test('refusals before anything is written: too large, a MIME type not allowed for the type, SVG and HTML never', () => {
+  expect(() => checkUpload(upload({ size: 100 * 1024 * 1024 + 1 }))).toThrow(/at most 104857600 bytes/);
+  expect(() => checkUpload(upload({ mime_type: 'video/mp4' }))).toThrow(/video\/mp4 is not allowed for a photo/);
+  expect(() => checkUpload(upload({ mime_type: 'image/svg+xml' }))).toThrow(/not allowed/);
+  expect(() => checkUpload(upload({ mime_type: 'text/html', type: 'document' }))).toThrow(/not allowed/);
+  expect(() => checkUpload(upload({ size: 100 * 1024 * 1024, mime_type: 'video/mp4', type: 'video' }))).not.toThrow();
+});
+
+test('another user does not see the file; an object with no pending file is not kept', async () => {
+  const a = await owner();
+  const b = await owner();
+  const ticket = await createUpload(a.userId, a.botId, upload());
+  expect(await getUserFile(b.userId, ticket.record.id)).toBeUndefined();
+  expect(await getUserFile(a.userId, ticket.record.id)).toMatchObject({ id: ticket.record.id });
+  expect(await completeUpload('bots/x/users/y/files/not-a-file')).toBeUndefined();
+});
+
+test('every file URL of a small upload opens as its kind says: media inline, anything else downloaded', async () => {
+  const { token } = await userWithChat();
+  const small = async (name: string, type: string, bytes: Buffer) => {
+    const form = new FormData();
+    form.append('file', new Blob([bytes], { type }), name);
+    const res = await call('POST', '/api/client/files', { token, body: form });
+    expect(res.status).toBe(201);
+    return fetch(res.body.url);
+  };
+  const page = await small('page.html', 'text/html', HTML);
+  expect(page.headers.get('content-disposition')).toMatch(/^attachment/);
+  expect(page.headers.get('content-type')).toBe('application/octet-stream');
+  const photo = await small('p.png', 'image/png', PNG);
+  expect(photo.headers.get('content-disposition')).toMatch(/^inline/);
+});
