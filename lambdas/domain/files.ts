@@ -69,8 +69,10 @@ const INLINE_MIME = /^(image\/(png|jpeg|gif|webp|avif|bmp|heic|heif)|video\/[\w.
 export function dispositionOf(f: { name: string | null; mime_type: string | null }): Disposition {
   const mime = (f.mime_type ?? '').toLowerCase();
   const inline = INLINE_MIME.test(mime);
-  // An ASCII name (others as _): a presigned URL carries it, and S3 emulators sign `*` and `'` differently.
-  const name = f.name ? `; filename="${f.name.replace(/[^\x20-\x7e]|["\\*']/g, '_')}"` : '';
+  // A plain ASCII name: it rides in the presigned URL's query, which S3 emulators canonicalize less carefully
+  // than S3 (`*`, quotes and runs of spaces break their signature check).
+  const safe = f.name?.replace(/[^A-Za-z0-9._ -]/g, '_').replace(/ +/g, ' ').trim();
+  const name = safe ? `; filename="${safe}"` : '';
   return { contentType: inline ? mime : mime && !/html|svg|xml|javascript/.test(mime) ? mime : 'application/octet-stream', disposition: `${inline ? 'inline' : 'attachment'}${name}` };
 }
 
@@ -96,8 +98,10 @@ export async function saveUpload(userId: string, botId: string, upload: Upload):
     status: 'uploaded',
     created_at: new Date().toISOString(),
   };
+  // Stored with the object too (a plain GET of it opens the same way); the header keeps the full name.
   const as = dispositionOf(upload);
-  await putObject(record.s3_key, upload.bytes, as.contentType, as.disposition);
+  const stored = `${as.disposition.split(';')[0]}; filename*=UTF-8''${encodeURIComponent(upload.name)}`;
+  await putObject(record.s3_key, upload.bytes, as.contentType, stored);
   await dynamo.send(
     new PutCommand({ TableName: tableName(), Item: { ...keys.file(id), entity: 'file', ...record } }),
   );

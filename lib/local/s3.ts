@@ -1,10 +1,12 @@
 // The S3 emulator (@20minutes/s3rver), run as a child process of the local stack (like DynamoDB Local), so
-// it can fail or be stopped on its own, as S3 can.
+// it can fail or be stopped on its own, as S3 can. The emulator listens on a port of its own behind
+// lib/local/s3-post.ts, which checks a browser's POST upload as S3 does (the emulator checks nothing).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import S3rver from '@20minutes/s3rver';
 import { LocalStackError, stopChild } from './dynamodb';
+import { startPostPolicyProxy } from './s3-post';
 
 export interface LocalS3 {
   endpoint: string;
@@ -15,8 +17,18 @@ export interface LocalS3 {
 /** Runs in the child: serve until killed. */
 async function serve(host: string, port: number, directory: string, bucket: string): Promise<void> {
   mkdirSync(directory, { recursive: true });
-  const server = new S3rver({ address: host, port, directory, silent: true, configureBuckets: [{ name: bucket, configs: [] }] });
-  await server.run();
+  // run() would listen on TCP; its two steps, typed here (the package's types leave them out).
+  const server = new S3rver({ directory, silent: true, configureBuckets: [{ name: bucket, configs: [] }] }) as unknown as {
+    configureBuckets(): Promise<void>;
+    listen(path: string): Promise<unknown>;
+  };
+  await server.configureBuckets();
+  // On a Unix socket in its folder: a TCP port taken here could be one the stack chose for another service.
+  const socketPath = join(directory, 'emulator.sock');
+  rmSync(socketPath, { force: true });
+  await server.listen(socketPath);
+  // The emulator's fixed key pair, which the functions sign with locally (lib/local/settings.ts).
+  await startPostPolicyProxy({ host, port, target: { socketPath }, bucket, credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } });
   process.stdout.write('s3 ready\n');
 }
 

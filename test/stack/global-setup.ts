@@ -22,7 +22,9 @@ export interface RunState {
   local?: { stack: LocalProcess; dataDir: string };
 }
 
-const say = (line: string) => console.log(`\n[integration] ${line}`);
+/** Within `npm test`, against its own local stack, the suite is quiet like the rest (a passing run prints jest's lines only). */
+export const quiet = () => process.env.npm_lifecycle_event === 'test' && !process.env.CLIENT_API_URL;
+const say = (line: string) => quiet() || console.log(`\n[integration] ${line}`);
 
 /** The base URL as the CDK output ApiUrl gives it; a trailing slash or /api/client is forgiven. */
 function baseUrl(raw: string): string {

@@ -1,7 +1,7 @@
 // The integration suite's teardown: says what the run created and where it stays, stops the local stack (if
 // the suite started one) and removes the temporary folders.
 import { rmSync } from 'node:fs';
-import type { RunState } from './global-setup';
+import { quiet, type RunState } from './global-setup';
 import { tally } from './target';
 
 export async function finish(state: RunState): Promise<void> {
@@ -23,7 +23,7 @@ export async function finish(state: RunState): Promise<void> {
       `their chats, messages and files (the Bot API's GET /api/bot/chats lists them with user.external_id)`;
   }
   rmSync(state.runDir, { recursive: true, force: true });
-  console.log(`\n[integration] run ${state.prefix} (${secs} s) created ${total === 0 ? 'nothing' : made} ${where}.\n`);
+  if (!quiet()) console.log(`\n[integration] run ${state.prefix} (${secs} s) created ${total === 0 ? 'nothing' : made} ${where}.\n`);
 }
 
 export default async function globalTeardown(): Promise<void> {

@@ -40,7 +40,9 @@ export function target(): Target {
     secretKey: env.BOT_SECRET_KEY as string,
     botId: env.IT_BOT_ID as string,
     origin: env.CLIENT_ORIGIN || undefined,
-    realtimeUrl: env.REALTIME_URL || undefined,
+    // A deployed stack's WebSocket URL when given; a local run's sessions carry their own (and in `npm test`
+    // REALTIME_URL names the other project's stack).
+    realtimeUrl: env.IT_MODE === 'local' ? undefined : env.REALTIME_URL || undefined,
     realtime: env.IT_REALTIME === 'on',
     widget: JSON.parse(env.IT_WIDGET as string),
     webhook:

@@ -1,0 +1,162 @@
+// What S3 checks of a browser's POST upload (a presigned POST: SigV4 over a base64 policy), which the S3
+// emulator does not: the signature, the policy's expiry and every condition (the key, the exact
+// Content-Type, the content-length-range), and no field the policy does not cover. The local stack puts
+// startPostPolicyProxy in front of the emulator so that `npm start` refuses what AWS would.
+import { createHmac } from 'node:crypto';
+import { createReadStream, createWriteStream, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import busboy from 'busboy';
+
+export interface PostCheck {
+  fields: Record<string, string>;
+  fileSize: number;
+  now: Date;
+  bucket: string;
+  credentials: { accessKeyId: string; secretAccessKey: string };
+}
+
+export type PostVerdict = { ok: true } | { ok: false; status: number; code: string; message: string };
+
+const hmac = (key: Buffer | string, data: string) => createHmac('sha256', key).update(data).digest();
+const denied = (message: string): PostVerdict => ({ ok: false, status: 403, code: 'AccessDenied', message });
+/** Fields a policy need not name (S3's own list). */
+const UNCOVERED = new Set(['policy', 'x-amz-signature', 'file']);
+
+export function verifyPostPolicy(c: PostCheck): PostVerdict {
+  const f = Object.fromEntries(Object.entries(c.fields).map(([k, v]) => [k.toLowerCase(), v]));
+  for (const name of ['policy', 'x-amz-algorithm', 'x-amz-credential', 'x-amz-date', 'x-amz-signature', 'key']) {
+    if (f[name] === undefined) return { ok: false, status: 400, code: 'InvalidArgument', message: `Bucket POST must contain a field named '${name}'.` };
+  }
+  if (f['x-amz-algorithm'] !== 'AWS4-HMAC-SHA256') return { ok: false, status: 400, code: 'InvalidArgument', message: 'Only AWS4-HMAC-SHA256 is supported' };
+  const [accessKey, date, region, service, terminal] = f['x-amz-credential'].split('/');
+  if (accessKey !== c.credentials.accessKeyId) {
+    return { ok: false, status: 403, code: 'InvalidAccessKeyId', message: 'The AWS Access Key Id you provided does not exist in our records.' };
+  }
+  const signingKey = [region, service, terminal ?? ''].reduce((key, part) => hmac(key, part), hmac(`AWS4${c.credentials.secretAccessKey}`, date ?? ''));
+  if (hmac(signingKey, f.policy).toString('hex') !== f['x-amz-signature'].toLowerCase()) {
+    return { ok: false, status: 403, code: 'SignatureDoesNotMatch', message: 'The request signature we calculated does not match the signature you provided.' };
+  }
+  let policy: { expiration?: string; conditions?: unknown[] };
+  try {
+    policy = JSON.parse(Buffer.from(f.policy, 'base64').toString('utf8'));
+  } catch {
+    return { ok: false, status: 400, code: 'InvalidPolicyDocument', message: 'Invalid Policy: Invalid JSON.' };
+  }
+  if (!policy.expiration || !(Date.parse(policy.expiration) > c.now.getTime())) return denied('Invalid according to Policy: Policy expired.');
+  const covered = new Set<string>();
+  for (const condition of policy.conditions ?? []) {
+    const failed = (): PostVerdict => denied(`Invalid according to Policy: Policy Condition failed: ${JSON.stringify(condition)}`);
+    if (Array.isArray(condition) && condition[0] === 'content-length-range') {
+      const [, min, max] = condition as [string, number, number];
+      if (c.fileSize > max) return { ok: false, status: 400, code: 'EntityTooLarge', message: 'Your proposed upload exceeds the maximum allowed size' };
+      if (c.fileSize < min) return { ok: false, status: 400, code: 'EntityTooSmall', message: 'Your proposed upload is smaller than the minimum allowed size' };
+      continue;
+    }
+    // { "field": "value" } is ["eq", "$field", "value"].
+    const [op, ref, expected] = Array.isArray(condition)
+      ? (condition as [string, string, string])
+      : (['eq', `$${Object.keys(condition as object)[0]}`, Object.values(condition as object)[0]] as [string, string, string]);
+    const name = String(ref).replace(/^\$/, '').toLowerCase();
+    covered.add(name);
+    const actual = name === 'bucket' ? c.bucket : (f[name] ?? '');
+    if (op === 'eq' ? actual !== expected : op === 'starts-with' ? !actual.startsWith(expected) : true) return failed();
+  }
+  const extra = Object.keys(f).find((k) => !UNCOVERED.has(k) && !k.startsWith('x-ignore-') && !covered.has(k));
+  if (extra) return denied(`Invalid according to Policy: Extra input fields: ${extra}`);
+  return { ok: true };
+}
+
+const escapeXml = (s: string) => s.replace(/[<>&'"]/g, (ch) => `&#${ch.charCodeAt(0)};`);
+
+export function s3ErrorXml(code: string, message: string): string {
+  return `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${escapeXml(code)}</Code><Message>${escapeXml(message)}</Message></Error>`;
+}
+
+export interface PostPolicyProxy {
+  port: number;
+  close(): Promise<void>;
+}
+
+function replyError(res: ServerResponse, status: number, code: string, message: string): void {
+  if (res.headersSent) return void res.destroy();
+  res.writeHead(status, { 'content-type': 'application/xml' }).end(s3ErrorXml(code, message));
+}
+
+/** Where the emulator listens: a TCP port on 127.0.0.1, or a Unix socket (no port to race for). */
+export type Target = { port: number } | { socketPath: string };
+
+/** Sends a request on to the emulator and its reply back. */
+function forward(target: Target, req: IncomingMessage, res: ServerResponse, body: NodeJS.ReadableStream, headers = req.headers): void {
+  const at = 'socketPath' in target ? { socketPath: target.socketPath } : { host: '127.0.0.1', port: target.port };
+  const out = request({ ...at, method: req.method, path: req.url, headers }, (reply) => {
+    res.writeHead(reply.statusCode ?? 502, reply.headers);
+    reply.pipe(res);
+  });
+  out.on('error', (err) => replyError(res, 502, 'BadGateway', `the S3 emulator did not answer: ${err.message}`));
+  body.pipe(out);
+}
+
+/**
+ * A node:http server on `port` in front of the emulator at `target`: every request passes through as it
+ * is, except a browser POST upload to the bucket, which is kept in a temporary file while its fields and size
+ * are read, checked with verifyPostPolicy, and only then sent on (byte for byte) or refused with S3's error.
+ */
+export async function startPostPolicyProxy(o: {
+  host: string;
+  port: number;
+  target: Target;
+  bucket: string;
+  credentials: { accessKeyId: string; secretAccessKey: string };
+  maxBytes?: number;
+}): Promise<PostPolicyProxy> {
+  const maxBytes = o.maxBytes ?? 5 * 1024 ** 3;
+  const isUpload = (req: IncomingMessage) =>
+    req.method === 'POST' && /^\/[^/?]+\/?(\?.*)?$/.test(req.url ?? '') && (req.url ?? '').slice(1).split(/[/?]/)[0] === o.bucket && /^multipart\/form-data/i.test(req.headers['content-type'] ?? '');
+  const server = createServer((req, res) => {
+    if (!isUpload(req)) return forward(o.target, req, res, req);
+    void checkUpload(req, res);
+  });
+  async function checkUpload(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const dir = mkdtempSync(join(tmpdir(), 's3-post-'));
+    const file = join(dir, 'body');
+    try {
+      const fields: Record<string, string> = {};
+      let fileSize = 0;
+      let tooLarge = false;
+      const parser = busboy({ headers: req.headers, limits: { fileSize: maxBytes, fields: 100 } });
+      parser.on('field', (name, value) => (fields[name] = value));
+      parser.on('file', (_name, stream) => {
+        stream.on('data', (chunk: Buffer) => (fileSize += chunk.length));
+        stream.on('limit', () => (tooLarge = true));
+        stream.resume();
+      });
+      // The raw bytes go to the file and through the parser at once.
+      const tee = new PassThrough();
+      tee.pipe(parser);
+      await pipeline(req, tee, createWriteStream(file));
+      await new Promise<void>((resolve, reject) => (parser.writableFinished ? resolve() : parser.once('finish', resolve).once('error', reject)));
+      if (tooLarge) return replyError(res, 400, 'EntityTooLarge', 'Your proposed upload exceeds the maximum allowed size');
+      const verdict = verifyPostPolicy({ fields, fileSize, now: new Date(), bucket: o.bucket, credentials: o.credentials });
+      if (!verdict.ok) return replyError(res, verdict.status, verdict.code, verdict.message);
+      const headers = { ...req.headers, 'content-length': String(statSync(file).size) };
+      delete headers['transfer-encoding'];
+      await new Promise<void>((resolve) => {
+        res.once('close', resolve);
+        forward(o.target, req, res, createReadStream(file), headers);
+      });
+    } catch (err) {
+      replyError(res, 400, 'MalformedPOSTRequest', `The body of your POST request is not well-formed multipart/form-data: ${(err as Error).message}`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(o.port, o.host, () => resolve()));
+  return {
+    port: (server.address() as { port: number }).port,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}

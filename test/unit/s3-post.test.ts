@@ -1,0 +1,109 @@
+// The local stand-in for S3's POST policy checks (lib/local/s3-post.ts), in front of a real S3 emulator, with
+// real presigned POSTs from @aws-sdk/s3-presigned-post: a valid upload lands; every refusal is S3's status and
+// error code, and nothing is stored.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import S3rver from '@20minutes/s3rver';
+import { S3Client } from '@aws-sdk/client-s3';
+import { createPresignedPost, type PresignedPost } from '@aws-sdk/s3-presigned-post';
+import { startPostPolicyProxy, verifyPostPolicy, type PostPolicyProxy } from '../../lib/local/s3-post';
+
+const credentials = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
+const BUCKET = 'files';
+let dir: string;
+let emulator: S3rver;
+let proxy: PostPolicyProxy;
+let s3: S3Client;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 's3-post-test-'));
+  emulator = new S3rver({ port: 0, address: '127.0.0.1', directory: dir, silent: true, configureBuckets: [{ name: BUCKET, configs: [] }] });
+  const { port } = (await emulator.run()) as unknown as { port: number };
+  proxy = await startPostPolicyProxy({ host: '127.0.0.1', port: 0, target: { port }, bucket: BUCKET, credentials });
+  s3 = new S3Client({ endpoint: `http://127.0.0.1:${proxy.port}`, forcePathStyle: true, region: 'us-east-1', credentials });
+});
+
+afterAll(async () => {
+  s3?.destroy();
+  await proxy?.close();
+  await emulator?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(100, 1)]);
+let n = 0;
+const presign = (over: { key?: string; max?: number; expires?: number } = {}) =>
+  createPresignedPost(s3, {
+    Bucket: BUCKET,
+    Key: over.key ?? `up/${n++}`,
+    Conditions: [
+      ['eq', '$Content-Type', 'image/png'],
+      ['content-length-range', 1, over.max ?? PNG.length],
+    ],
+    Fields: { 'Content-Type': 'image/png' },
+    Expires: over.expires ?? 600,
+  });
+
+async function post(p: PresignedPost, bytes: Buffer, change: Record<string, string> = {}): Promise<{ status: number; text: string }> {
+  const form = new FormData();
+  for (const [k, v] of Object.entries({ ...p.fields, ...change })) form.append(k, v);
+  form.append('file', new Blob([bytes], { type: 'image/png' }), 'x.png');
+  const res = await fetch(p.url, { method: 'POST', body: form });
+  return { status: res.status, text: await res.text() };
+}
+
+const stored = async (key: string) => (await fetch(`http://127.0.0.1:${proxy.port}/${BUCKET}/${key}`)).status;
+
+test('a valid upload lands, byte for byte', async () => {
+  const p = await presign();
+  expect((await post(p, PNG)).status).toBe(204);
+  const res = await fetch(`http://127.0.0.1:${proxy.port}/${BUCKET}/${p.fields.key}`);
+  expect(res.status).toBe(200);
+  expect(Buffer.from(await res.arrayBuffer()).equals(PNG)).toBe(true);
+});
+
+test.each([
+  ['a signature tampered with', async (p: PresignedPost) => ({ 'X-Amz-Signature': p.fields['X-Amz-Signature'].replace(/.$/, (c) => (c === '0' ? '1' : '0')) }), 403, 'SignatureDoesNotMatch'],
+  ['a policy re-encoded for another key', async (p: PresignedPost) => {
+    const policy = JSON.parse(Buffer.from(p.fields.Policy, 'base64').toString());
+    policy.conditions = policy.conditions.map((c: any) => (c.key ? { key: 'elsewhere' } : c));
+    return { Policy: Buffer.from(JSON.stringify(policy)).toString('base64'), key: 'elsewhere' };
+  }, 403, 'SignatureDoesNotMatch'],
+  ['another key than the policy names', async () => ({ key: 'up/another' }), 403, 'AccessDenied'],
+  ['another Content-Type', async () => ({ 'Content-Type': 'text/html' }), 403, 'AccessDenied'],
+  ['a field the policy does not name', async () => ({ 'x-amz-meta-extra': '1' }), 403, 'AccessDenied'],
+  ['another access key', async (p: PresignedPost) => ({ 'X-Amz-Credential': p.fields['X-Amz-Credential'].replace(/^S3RVER/, 'AKIAOTHER') }), 403, 'InvalidAccessKeyId'],
+])('refused: %s (nothing stored)', async (_what, change, status, code) => {
+  const p = await presign();
+  const res = await post(p, PNG, await change(p));
+  expect({ status: res.status, code: /<Code>(\w+)<\/Code>/.exec(res.text)?.[1] }).toEqual({ status, code });
+  expect(await stored(p.fields.key)).toBe(404);
+});
+
+test('refused: a file over the range, an empty one, and a policy past its expiration', async () => {
+  const big = await presign({ max: PNG.length - 1 });
+  expect(await post(big, PNG)).toMatchObject({ status: 400, text: expect.stringContaining('<Code>EntityTooLarge</Code>') });
+  const empty = await presign();
+  expect(await post(empty, Buffer.alloc(0))).toMatchObject({ status: 400, text: expect.stringContaining('<Code>EntityTooSmall</Code>') });
+  const short = await presign({ expires: 1 });
+  await new Promise((r) => setTimeout(r, 1500));
+  expect(await post(short, PNG)).toMatchObject({ status: 403, text: expect.stringContaining('Policy expired') });
+  for (const p of [big, empty, short]) expect(await stored(p.fields.key)).toBe(404);
+});
+
+test('conditions checked directly: starts-with and the bucket', () => {
+  const sign = (policy: object) => {
+    const { createHmac } = require('node:crypto') as typeof import('node:crypto');
+    const b64 = Buffer.from(JSON.stringify(policy)).toString('base64');
+    const key = ['us-east-1', 's3', 'aws4_request'].reduce((k: Buffer, part) => createHmac('sha256', k).update(part).digest(), createHmac('sha256', 'AWS4S3RVER').update('20261125').digest());
+    return { policy: b64, 'x-amz-signature': createHmac('sha256', key).update(b64).digest('hex') };
+  };
+  const base = { 'x-amz-algorithm': 'AWS4-HMAC-SHA256', 'x-amz-credential': 'S3RVER/20261125/us-east-1/s3/aws4_request', 'x-amz-date': '20261125T000000Z' };
+  const policy = (conditions: unknown[]) => ({ expiration: new Date(Date.now() + 60_000).toISOString(), conditions: [...conditions, ['starts-with', '$x-amz-algorithm', ''], ['starts-with', '$x-amz-credential', ''], ['starts-with', '$x-amz-date', '']] });
+  const check = (conditions: unknown[], fields: Record<string, string>) =>
+    verifyPostPolicy({ fields: { ...base, ...fields, ...sign(policy(conditions)) }, fileSize: 5, now: new Date(), bucket: BUCKET, credentials });
+  expect(check([['starts-with', '$key', 'bots/'], { bucket: BUCKET }], { key: 'bots/a' })).toEqual({ ok: true });
+  expect(check([['starts-with', '$key', 'bots/'], { bucket: BUCKET }], { key: 'other/a' })).toMatchObject({ ok: false, status: 403, code: 'AccessDenied' });
+  expect(check([{ bucket: 'another' }, ['starts-with', '$key', '']], { key: 'k' })).toMatchObject({ ok: false, code: 'AccessDenied' });
+});
