@@ -1,4 +1,4 @@
-// Messages: their shape, and one transaction per send (chat activity + message); history.ts reads them, edits.ts edits.
+// Messages: their shape, and a send (no transaction: the chat moves from the stream; docs/architecture.md); history.ts reads them, edits.ts edits.
 import { createHash } from 'node:crypto';
 import { config } from '../shared/config';
 import { consumeRate, type RateLimit } from './rate';
