@@ -83,27 +83,27 @@ export interface Upload {
   type: FileType;
 }
 
+/** A new file's record, under a new id (both ways of uploading). */
+export function newFileRecord(
+  userId: string,
+  botId: string,
+  f: { type: FileType; name: string; size: number; mime_type: string },
+  status: FileStatus,
+  now = Date.now(),
+): FileRecord {
+  const id = newUuid();
+  return { id, bot_id: botId, user_id: userId, s3_key: fileKey(botId, userId, id), ...f, status, created_at: new Date(now).toISOString() };
+}
+
 /** Stores the bytes first, then the record: a record never points at missing bytes. */
 export async function saveUpload(userId: string, botId: string, upload: Upload): Promise<FileRecord> {
-  const id = newUuid();
-  const record: FileRecord = {
-    id,
-    bot_id: botId,
-    user_id: userId,
-    s3_key: fileKey(botId, userId, id),
-    type: upload.type,
-    name: upload.name,
-    size: upload.bytes.length,
-    mime_type: upload.mime_type,
-    status: 'uploaded',
-    created_at: new Date().toISOString(),
-  };
+  const record = newFileRecord(userId, botId, { type: upload.type, name: upload.name, size: upload.bytes.length, mime_type: upload.mime_type }, 'uploaded');
   // Stored with the object too (a plain GET of it opens the same way); the header keeps the full name.
   const as = dispositionOf(upload);
   const stored = `${as.disposition.split(';')[0]}; filename*=UTF-8''${encodeURIComponent(upload.name)}`;
   await putObject(record.s3_key, upload.bytes, as.contentType, stored);
   await dynamo.send(
-    new PutCommand({ TableName: tableName(), Item: { ...keys.file(id), entity: 'file', ...record } }),
+    new PutCommand({ TableName: tableName(), Item: { ...keys.file(record.id), entity: 'file', ...record } }),
   );
   return record;
 }

@@ -7,8 +7,7 @@ import { dynamo, isConditionFailed, tableName } from '../aws/dynamo';
 import { deleteObject, objectHead, presignedPost } from '../aws/s3';
 import { config } from '../shared/config';
 import { InvalidInputError } from '../shared/errors';
-import { newUuid } from '../shared/ids';
-import { fileKey, type FileRecord } from './files';
+import { newFileRecord, type FileRecord } from './files';
 import { checkSignature, mimeAllowed } from './file-signatures';
 import { keys } from './keys';
 import type { FileType } from './limits';
@@ -44,23 +43,13 @@ export function checkUpload(input: NewUpload): void {
 export async function createUpload(userId: string, botId: string, input: NewUpload): Promise<UploadTicket> {
   checkUpload(input);
   const now = Date.now();
-  const id = newUuid();
   const record: FileRecord = {
-    id,
-    bot_id: botId,
-    user_id: userId,
-    s3_key: fileKey(botId, userId, id),
-    type: input.type,
-    name: input.name,
-    size: input.size,
-    mime_type: input.mime_type.toLowerCase(),
-    status: 'pending',
-    created_at: new Date(now).toISOString(),
+    ...newFileRecord(userId, botId, { type: input.type, name: input.name, size: input.size, mime_type: input.mime_type.toLowerCase() }, 'pending', now),
     ttl: Math.floor(now / 1000) + PENDING_TTL_SECONDS,
   };
   // The policy first: a refused presign leaves no record behind.
   const post = await presignedPost(record.s3_key, record.mime_type, record.size, UPLOAD_POLICY_SECONDS);
-  await dynamo.send(new PutCommand({ TableName: tableName(), Item: { ...keys.file(id), entity: 'file', ...record }, ConditionExpression: 'attribute_not_exists(pk)' }));
+  await dynamo.send(new PutCommand({ TableName: tableName(), Item: { ...keys.file(record.id), entity: 'file', ...record }, ConditionExpression: 'attribute_not_exists(pk)' }));
   return { record, upload: { url: post.url, fields: post.fields }, expires_at: new Date(now + UPLOAD_POLICY_SECONDS * 1000).toISOString() };
 }
 

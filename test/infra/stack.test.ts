@@ -10,6 +10,7 @@ import { ChatStack, DEFAULT_THROTTLE, type ChatStackProps } from '../../lib/stac
 import { configsFromContext, stackName } from '../../lib/stack-config';
 import { AWS_CALL_SECONDS, CORS, HANDLER_TIMEOUT_SECONDS, NOT_FOUND, ROUTES, WS_ROUTES, type FunctionDef } from '../../lib/routes';
 import { PUBLISHER, STREAM_DELIVERY, WEBHOOK_DELIVERER, WEBHOOK_DISPATCHER, WEBHOOK_QUEUE } from '../../lib/consumers';
+import { SHAPES } from '../support/shapes';
 
 // Bundling is skipped here (fast); test/infra/bundle.test.ts bundles every function for real once.
 const NO_BUNDLING = { 'aws:cdk:bundling-stacks': [] };
@@ -361,16 +362,8 @@ describe('settings (lib/stack-config.ts)', () => {
   });
 
   test('every setting reaches the resources it names', () => {
-    const tuned = build({
-      stage: 'staging',
-      corsOrigins: ['https://shop.example', 'http://localhost:8080'],
-      logRetentionDays: 7,
-      removalPolicy: 'destroy',
-      memorySize: 1024,
-      architecture: 'x86_64',
-      wsAccessLogs: true,
-      botCacheTtlMs: 0,
-    });
+    // The shape cfn-lint also checks (test/support/shapes.ts): every setting given.
+    const tuned = build(SHAPES.EverySetting);
     const t = tuned.template;
     t.hasResourceProperties('AWS::ApiGatewayV2::Api', {
       ProtocolType: 'HTTP',
