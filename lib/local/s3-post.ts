@@ -128,6 +128,8 @@ export async function startPostPolicyProxy(o: {
       let fileSize = 0;
       let tooLarge = false;
       const parser = busboy({ headers: req.headers, limits: { fileSize: maxBytes, fields: 100 } });
+      // Listened to at once: a malformed body must not become an uncaught error of the emulator's process.
+      const parsed = new Promise<void>((resolve, reject) => parser.once('finish', resolve).once('error', reject));
       parser.on('field', (name, value) => (fields[name] = value));
       parser.on('file', (_name, stream) => {
         stream.on('data', (chunk: Buffer) => (fileSize += chunk.length));
@@ -137,8 +139,7 @@ export async function startPostPolicyProxy(o: {
       // The raw bytes go to the file and through the parser at once.
       const tee = new PassThrough();
       tee.pipe(parser);
-      await pipeline(req, tee, createWriteStream(file));
-      await new Promise<void>((resolve, reject) => (parser.writableFinished ? resolve() : parser.once('finish', resolve).once('error', reject)));
+      await Promise.all([pipeline(req, tee, createWriteStream(file)), parsed]);
       if (tooLarge) return replyError(res, 400, 'EntityTooLarge', 'Your proposed upload exceeds the maximum allowed size');
       const verdict = verifyPostPolicy({ fields, fileSize, now: new Date(), bucket: o.bucket, credentials: o.credentials });
       if (!verdict.ok) return replyError(res, verdict.status, verdict.code, verdict.message);

@@ -107,3 +107,15 @@ test('conditions checked directly: starts-with and the bucket', () => {
   expect(check([['starts-with', '$key', 'bots/'], { bucket: BUCKET }], { key: 'other/a' })).toMatchObject({ ok: false, status: 403, code: 'AccessDenied' });
   expect(check([{ bucket: 'another' }, ['starts-with', '$key', '']], { key: 'k' })).toMatchObject({ ok: false, code: 'AccessDenied' });
 });
+
+test('a malformed multipart body is a 400, and the proxy keeps serving', async () => {
+  const res = await fetch(`http://127.0.0.1:${proxy.port}/${BUCKET}`, {
+    method: 'POST',
+    headers: { 'content-type': 'multipart/form-data; boundary=XYZ' },
+    body: '--XYZ\r\nContent-Disposition: form-data; name="key"\r\n\r\nk\r\n--XYZ\r\nbroken',
+  });
+  expect(res.status).toBe(400);
+  expect(await res.text()).toContain('<Code>MalformedPOSTRequest</Code>');
+  const p = await presign();
+  expect((await post(p, PNG)).status).toBe(204);
+});
