@@ -51,7 +51,7 @@ export const PUBLISHER: StreamConsumerDef = {
   // AWS_CALL_SECONDS = 280 s at worst, under the timeout.
   batchSize: 10,
   timeoutSeconds: 300,
-  // Chats' counters and activity follow from its records (domain/chats.ts countMessage): none may be skipped
+  // Chats' counters and activity follow from its records (domain/chat-activity.ts countMessage): none may be skipped
   // when the mapping is (re)created. Repeats are harmless: a message is counted once per sequence number, and
   // a client drops a publication whose id it has.
   startingPosition: 'TRIM_HORIZON',

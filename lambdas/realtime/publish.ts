@@ -5,7 +5,7 @@ import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { toMessage } from '../domain/messages';
-import { countMessage, type CountedMessage } from '../domain/chats';
+import { countMessage, type CountedMessage } from '../domain/chat-activity';
 import { publish } from '../centrifuge/hub';
 import { userChannel } from '../centrifuge/channels';
 import { log } from '../shared/log';

@@ -3,7 +3,7 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { call, userWithChat } from '../support/api';
 import { liveClient, until } from '../support/realtime';
-import { countMessage } from '../../lambdas/domain/chats';
+import { countMessage } from '../../lambdas/domain/chat-activity';
 import { dynamo, tableName } from '../../lambdas/aws/dynamo';
 import { keys } from '../../lambdas/domain/keys';
 
