@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import * as v from 'valibot';
 import { toJsonSchema, type ConversionConfig } from '@valibot/to-json-schema';
 import { parse, stringify } from 'yaml';
-import { BotSenderBody, ChatBody, EditBody, MessageBody, SessionBody } from '../lambdas/http/params';
+import { BotSenderBody, BotUploadBody, ChatBody, EditBody, MessageBody, SessionBody, UploadBody } from '../lambdas/http/params';
 import { LIMITS } from '../lambdas/domain/limits';
 
 const ROOT = join(__dirname, '..');
@@ -21,6 +21,7 @@ const UUID_PATTERN = '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{
  */
 const CUSTOM: Record<string, object> = {
   'must be a file id (UUID)': { type: 'string', pattern: UUID_PATTERN },
+  'must be a chat id (UUID)': { type: 'string', pattern: UUID_PATTERN },
   'must be a JSON object': {
     type: 'object',
     description:
@@ -102,6 +103,8 @@ export function requestSchemas(): Record<string, unknown> {
     ),
     EditMessageRequest: schema(EditBody, `An edit of a bot-side message ${generated}`),
     TypingRequest: schema(BotSenderBody, `Who is typing ${generated}; the body may be empty (bot)`),
+    DirectUploadRequest: schema(UploadBody, `The file a direct upload declares ${generated}; size at most MAX_UPLOAD_BYTES (100 MB by default), type defaults from mime_type`),
+    BotDirectUploadRequest: schema(BotUploadBody, `A direct upload of the bot side for one chat ${generated}`),
   };
 }
 

@@ -63,6 +63,8 @@ export const PUBLISHER: StreamConsumerDef = {
     { eventName: ['MODIFY'], dynamodb: { NewImage: { entity: { S: ['message'] }, is_edited: { BOOL: [true] } } } },
     // The bot side typing (written at most every 2 s per chat and sender; TTL removals are not published).
     { eventName: ['INSERT', 'MODIFY'], dynamodb: { NewImage: { entity: { S: ['typing'] } } } },
+    // A direct upload settled (uploaded, or rejected with its reason): the page waiting on it learns at once.
+    { eventName: ['MODIFY'], dynamodb: { NewImage: { entity: { S: ['file'] }, status: { S: ['uploaded', 'rejected'] } } } },
     // A chat marked read (mark-read sets last_event = "read"; a new message sets it to "message").
     { eventName: ['MODIFY'], dynamodb: { NewImage: { entity: { S: ['chat'] }, last_event: { S: ['read'] } } } },
   ],
@@ -112,3 +114,22 @@ export const WEBHOOK_QUEUE = {
   visibilityTimeoutSeconds: 60,
   maxReceiveCount: 5,
 };
+
+/**
+ * Direct uploads, step 2: S3 invokes it (asynchronously) when a browser's POST has put an object under
+ * bots/; it reads the object's size and first bytes and settles the file (uploaded, or rejected and deleted).
+ */
+export const UPLOAD_COMPLETER: FunctionDef & { events: { prefix: string; eventName: 'ObjectCreated:Post' } } = {
+  id: 'upload_completer',
+  entry: 'lambdas/storage/complete-upload.ts',
+  dynamodb: ['GetItem', 'UpdateItem'],
+  s3: ['s3:GetObject', 's3:DeleteObject'],
+  memorySize: 256,
+  // One object per event: a read, a ranged GET, maybe a delete, the update: 4 × AWS_CALL_SECONDS at worst.
+  timeoutSeconds: 30,
+  // Only browser POSTs: the small-file upload's own PutObject settles its file itself.
+  events: { prefix: 'bots/', eventName: 'ObjectCreated:Post' },
+};
+
+/** How S3 invokes the upload completer: Lambda's retries of an asynchronous event, then its dead-letter queue. */
+export const ASYNC_DELIVERY = { retryAttempts: 2, maxEventAgeSeconds: 6 * 3600 };

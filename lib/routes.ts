@@ -9,7 +9,7 @@ export type DynamoAction =
   | 'UpdateItem'
   | 'DeleteItem'
   | 'ConditionCheckItem';
-export type S3Action = 's3:GetObject' | 's3:PutObject';
+export type S3Action = 's3:GetObject' | 's3:PutObject' | 's3:DeleteObject';
 /** The SQS queues: webhook jobs, and jobs that failed every retry. */
 export type QueueName = 'webhooks' | 'webhooks_dlq';
 
@@ -129,6 +129,25 @@ export const ROUTES: RouteDef[] = [
     dynamodb: ['GetItem', 'PutItem', 'UpdateItem'],
     s3: ['s3:PutObject', 's3:GetObject'],
   },
+  {
+    // A direct upload: a pending file and a presigned POST (the bytes go from the browser straight to S3).
+    id: 'create_upload',
+    method: 'POST',
+    path: `${CLIENT}/files/uploads`,
+    entry: 'lambdas/client/create-upload.ts',
+    jwt: true,
+    dynamodb: ['GetItem', 'PutItem', 'UpdateItem'],
+    s3: ['s3:PutObject'],
+  },
+  {
+    id: 'get_file',
+    method: 'GET',
+    path: `${CLIENT}/files/{file_id}`,
+    entry: 'lambdas/client/get-file.ts',
+    jwt: true,
+    dynamodb: ['GetItem'],
+    s3: ['s3:GetObject'],
+  },
   // Bot API: server to server, `Authorization: Bearer <secret_key>`; no session tokens involved.
   {
     id: 'bot_list_chats',
@@ -185,6 +204,14 @@ export const ROUTES: RouteDef[] = [
     entry: 'lambdas/bot/upload-file.ts',
     dynamodb: ['GetItem', 'PutItem'],
     s3: ['s3:PutObject', 's3:GetObject'],
+  },
+  {
+    id: 'bot_create_upload',
+    method: 'POST',
+    path: `${BOT}/files/uploads`,
+    entry: 'lambdas/bot/create-upload.ts',
+    dynamodb: ['GetItem', 'PutItem'],
+    s3: ['s3:PutObject'],
   },
 ];
 

@@ -100,7 +100,12 @@ export function addAlarms(stack: ChatStack): sns.ITopic | undefined {
     label: 'HTTP API 5xx %',
   });
   alarm('ClientApi5xxRate', rate, 5, '5 % or more of HTTP API requests answered 5xx');
-  const dlqs = { WebhookDlq: stack.queues.webhooks_dlq, WebhookDispatcherDlq: stack.webhookDispatcherDlq, PublisherDlq: stack.publisherDlq };
+  const dlqs = {
+    WebhookDlq: stack.queues.webhooks_dlq,
+    WebhookDispatcherDlq: stack.webhookDispatcherDlq,
+    PublisherDlq: stack.publisherDlq,
+    UploadCompleterDlq: stack.uploadCompleterDlq,
+  };
   for (const [id, queue] of Object.entries(dlqs)) {
     if (!queue) continue;
     const depth = queue.metricApproximateNumberOfMessagesVisible({ period, statistic: 'Maximum' });

@@ -15,6 +15,8 @@ import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import * as s3n from 'aws-cdk-lib/aws-s3-notifications';
+import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
 import {
   CorsHttpMethod,
   HttpApi,
@@ -26,7 +28,7 @@ import {
 } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration, WebSocketLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import { CORS, NOT_FOUND, ROUTES, WS_ROUTES, type QueueName } from './routes';
-import { PUBLISHER, WEBHOOK_DELIVERER, WEBHOOK_DISPATCHER, WEBHOOK_QUEUE } from './consumers';
+import { ASYNC_DELIVERY, PUBLISHER, UPLOAD_COMPLETER, WEBHOOK_DELIVERER, WEBHOOK_DISPATCHER, WEBHOOK_QUEUE } from './consumers';
 import { makeFunction, streamConsumer } from './stack-functions';
 import { addAlarms } from './stack-alarms';
 import { HTTP_ACCESS_LOG, WS_ACCESS_LOG, logGroup } from './stack-logs';
@@ -54,6 +56,8 @@ export class ChatStack extends Stack {
   readonly publisherDlq?: sqs.Queue;
   readonly queues: Record<QueueName, sqs.Queue>;
   readonly webhookDispatcherDlq: sqs.Queue;
+  /** S3 events the upload completer failed on after Lambda's retries. */
+  readonly uploadCompleterDlq: sqs.Queue;
   readonly alarms: cloudwatch.Alarm[] = [];
   readonly alarmTopic?: sns.ITopic;
   /** Signs session tokens; functions with `jwt` read it. */
@@ -107,8 +111,9 @@ export class ChatStack extends Stack {
       ...privateBucket,
       serverAccessLogsBucket: this.accessLogsBucket,
       serverAccessLogsPrefix: 'files/',
-      // Browsers fetch presigned file URLs directly (image previews, downloads): the same origins as the API.
-      cors: [{ allowedMethods: [s3.HttpMethods.GET, s3.HttpMethods.HEAD], allowedOrigins: config.corsOrigins, maxAge: 3600 }],
+      // Browsers fetch presigned file URLs directly (image previews, downloads) and POST direct uploads (the
+      // policy is the authorization; a progress listener makes the browser ask first): the API's origins.
+      cors: [{ allowedMethods: [s3.HttpMethods.GET, s3.HttpMethods.HEAD, s3.HttpMethods.POST], allowedOrigins: config.corsOrigins, allowedHeaders: ['*'], maxAge: 3600 }],
     });
 
     this.jwtSecret = new secretsmanager.Secret(this, 'JwtSecret', {
@@ -176,6 +181,24 @@ export class ChatStack extends Stack {
     streamConsumer(this, WEBHOOK_DISPATCHER, this.webhookDispatcherDlq);
     makeFunction(this, WEBHOOK_DELIVERER).addEventSource(
       new SqsEventSource(this.queues.webhooks, { batchSize: WEBHOOK_QUEUE.batchSize, reportBatchItemFailures: true }),
+    );
+
+    // Direct uploads: a browser's POST under bots/ invokes the completer, which checks and settles the file.
+    this.uploadCompleterDlq = deadLetterQueue('UploadCompleterDlq');
+    const completer = makeFunction(this, UPLOAD_COMPLETER);
+    completer.configureAsyncInvoke({
+      retryAttempts: ASYNC_DELIVERY.retryAttempts,
+      maxEventAge: Duration.seconds(ASYNC_DELIVERY.maxEventAgeSeconds),
+      onFailure: new SqsDestination(this.uploadCompleterDlq),
+    });
+    acknowledge(this.uploadCompleterDlq, 'AwsSolutions-SQS3', 'This queue is itself a dead-letter queue: the on-failure destination of the upload completer.');
+    this.bucket.addEventNotification(s3.EventType.OBJECT_CREATED_POST, new s3n.LambdaDestination(completer), { prefix: UPLOAD_COMPLETER.events.prefix });
+    // CDK's own custom resource that writes the bucket's notification configuration, run only on deploys.
+    const notificationsHandler = this.node.children.find((c) => c.node.id.startsWith('BucketNotificationsHandler'));
+    acknowledge(
+      notificationsHandler!.node.findChild('Role'),
+      'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
+      "CDK's bucket-notifications handler (runs on deploy only, to set the bucket's notification configuration): its role is CDK's, with the basic execution policy.",
     );
 
     if (config.realtime) {

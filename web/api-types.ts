@@ -102,6 +102,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/client/files/uploads": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ask for a direct upload (up to 100 MB) and get the presigned POST that sends the bytes to S3
+         * @description The file starts `pending`. POST `multipart/form-data` to `upload.url` with every entry of `upload.fields`,
+         *     then the `file` part last, before `expires_at` (10 minutes). The policy pins the key, the exact
+         *     `Content-Type` (send `mime_type`) and 1 byte to `size`. When the object lands, its size and first bytes are
+         *     checked and the file becomes `uploaded` or `rejected` (with a `reason`); the user's channel gets a `file`
+         *     publication (`RealtimeFile`) and `GET /api/client/files/{file_id}` shows it. Attach it once uploaded.
+         */
+        post: operations["createUpload"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/client/files/{file_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A file id (UUID). Malformed → 400; unknown or another user's → 404. */
+                file_id: components["parameters"]["FileId"];
+            };
+            cookie?: never;
+        };
+        /** One of the user's files, with its status (and a presigned url once uploaded) */
+        get: operations["getFile"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/bot/chats": {
         parameters: {
             query?: never;
@@ -216,6 +260,23 @@ export interface paths {
         put?: never;
         /** Upload a file for a chat (attach it with files [id]) */
         post: operations["botUploadFile"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/bot/files/uploads": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Ask for a direct upload for a chat (as the Client API's), to attach to a reply */
+        post: operations["botCreateUpload"];
         delete?: never;
         options?: never;
         head?: never;
@@ -347,16 +408,34 @@ export interface components {
             size: number | null;
             mime_type: string | null;
         };
+        /** @description A file as its upload shows it; a direct upload is pending until its bytes land and pass the checks */
         UploadedFile: {
             id: components["schemas"]["Uuid"];
             type: components["schemas"]["FileType"];
-            url: string;
+            /** @description Presigned GET (1 h) once uploaded; null while pending or when rejected */
+            url: string | null;
             name: string;
             size: number;
             mime_type: string;
-            /** @constant */
-            status: "uploaded";
+            /** @enum {unknown} */
+            status: "pending" | "uploaded" | "rejected";
+            /** @description Why a direct upload was rejected: size or bytes not as declared; an executable, a script or a page */
+            reason?: string;
             created_at: components["schemas"]["Timestamp"];
+        };
+        UploadTicket: {
+            /** @description The file, status pending */
+            file: components["schemas"]["UploadedFile"];
+            upload: {
+                /** @description The bucket's URL: POST multipart/form-data to it */
+                url: string;
+                /** @description Every entry goes in the form, in any order, before the file part (key, Content-Type, Policy, X-Amz-*) */
+                fields: {
+                    [key: string]: string;
+                };
+            };
+            /** @description The POST is refused after this (10 minutes) */
+            expires_at: components["schemas"]["Timestamp"];
         };
         Message: {
             id: components["schemas"]["MessageId"];
@@ -413,8 +492,14 @@ export interface components {
                 sender: "bot" | "operator";
             };
         };
-        /** @description The data of every publication on a user's channel: a message, or an action (read, typing) */
-        RealtimePublication: components["schemas"]["RealtimeMessage"] | components["schemas"]["RealtimeRead"] | components["schemas"]["RealtimeTyping"];
+        /** @description A direct upload of the user settled (uploaded, or rejected with its reason) */
+        RealtimeFile: {
+            /** @constant */
+            type: "file";
+            data: components["schemas"]["UploadedFile"];
+        };
+        /** @description The data of every publication on a user's channel: a message, an action (read, typing), or a settled upload */
+        RealtimePublication: components["schemas"]["RealtimeFile"] | components["schemas"]["RealtimeMessage"] | components["schemas"]["RealtimeRead"] | components["schemas"]["RealtimeTyping"];
         WebhookMessageCreated: {
             /** @constant */
             event: "message.created";
@@ -490,6 +575,23 @@ export interface components {
         TypingRequest: {
             sender?: ("bot" | "operator") | null;
         };
+        /** @description The file a direct upload declares (generated from the valibot schema in lambdas/http/params.ts); size at most MAX_UPLOAD_BYTES (100 MB by default), type defaults from mime_type */
+        DirectUploadRequest: {
+            name: string;
+            size: number;
+            mime_type: string;
+            /** @enum {unknown} */
+            type?: "photo" | "video" | "audio" | "voice" | "document";
+        };
+        /** @description A direct upload of the bot side for one chat (generated from the valibot schema in lambdas/http/params.ts) */
+        BotDirectUploadRequest: {
+            name: string;
+            size: number;
+            mime_type: string;
+            /** @enum {unknown} */
+            type?: "photo" | "video" | "audio" | "voice" | "document";
+            chat_id: string;
+        };
     };
     responses: {
         /** @description Done */
@@ -517,6 +619,15 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["UploadedFile"];
+            };
+        };
+        /** @description The pending file and the presigned POST that uploads its bytes */
+        UploadTicket: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["UploadTicket"];
             };
         };
         /** @description The request is invalid (body, path or query parameter; an upload that is not multipart/form-data) */
@@ -555,7 +666,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Chats per user reached, an idempotency key reused for another message, or an edit's version not above the last one */
+        /** @description Chats per user reached, an idempotency key reused for another message, an edit's version not above the last one, or an attached file still uploading */
         Conflict: {
             headers: {
                 [name: string]: unknown;
@@ -615,6 +726,8 @@ export interface components {
     parameters: {
         /** @description A chat id (UUID). Malformed → 400, unknown → 404, another user's → 403. */
         ChatId: components["schemas"]["Uuid"];
+        /** @description A file id (UUID). Malformed → 400; unknown or another user's → 404. */
+        FileId: components["schemas"]["Uuid"];
         /** @description Messages per page */
         HistoryLimit: number;
         /** @description Page back from this message id (exclusive) */
@@ -850,6 +963,61 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    createUpload: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DirectUploadRequest"];
+            };
+        };
+        responses: {
+            201: components["responses"]["UploadTicket"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getFile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A file id (UUID). Malformed → 400; unknown or another user's → 404. */
+                file_id: components["parameters"]["FileId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UploadedFile"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     botListChats: {
         parameters: {
             query?: {
@@ -1062,6 +1230,30 @@ export interface operations {
         };
         responses: {
             201: components["responses"]["Uploaded"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    botCreateUpload: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BotDirectUploadRequest"];
+            };
+        };
+        responses: {
+            201: components["responses"]["UploadTicket"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];

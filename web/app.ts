@@ -2,6 +2,7 @@
 // integrators. Config: ?api=<base URL>&client_key=<cli_...> on the URL, else config.json beside the page.
 import { Centrifuge, type Subscription } from 'centrifuge';
 import type { components } from './api-types';
+import { fileSettled, uploadFile } from './upload';
 
 // The API's types, generated from docs/openapi.yaml into api-types.ts (`npm run openapi`): nothing hand-written.
 type Schemas = components['schemas'];
@@ -9,7 +10,6 @@ type Session = Schemas['Session'];
 type Widget = Schemas['Widget'];
 type Chat = Schemas['Chat'];
 type Message = Schemas['Message'];
-type UploadedFile = Schemas['UploadedFile'];
 type MessageRequest = Schemas['MessageRequest'];
 /** What arrives on the user's channel. */
 type Publication = Schemas['RealtimePublication'];
@@ -342,6 +342,10 @@ function connectRealtime(rt: Schemas['RealtimeBlock']): void {
       addMessages([message], true);
       return;
     }
+    if (event.type === 'file') {
+      fileSettled(event.data);
+      return;
+    }
     const action = event.data;
     if (action.action === 'typing') {
       startTyping(action.chat_id, action.sender);
@@ -385,10 +389,15 @@ async function send(content: string, extra: Pick<MessageRequest, 'content_type' 
 }
 
 async function attach(file: File): Promise<void> {
-  const form = new FormData();
-  form.append('file', file, file.name);
-  const uploaded = await api.request<UploadedFile>('POST', '/api/client/files', { form });
-  await send('', { content_type: uploaded.type === 'photo' ? 'photo' : 'document', files: [uploaded.id] });
+  const progress = $<HTMLProgressElement>('upload-progress');
+  progress.value = 0;
+  progress.hidden = false;
+  try {
+    const uploaded = await uploadFile(api, file, (fraction) => (progress.value = fraction));
+    await send('', { content_type: uploaded.type, files: [uploaded.id] });
+  } finally {
+    progress.hidden = true;
+  }
 }
 
 function wireUi(widget: Widget): void {

@@ -3,7 +3,7 @@
 import WebSocket from 'ws';
 import { installMeters } from './meters';
 import { NOT_FOUND, ROUTES, WS_ROUTES } from '../../lib/routes';
-import { PUBLISHER, WEBHOOK_DELIVERER, WEBHOOK_DISPATCHER } from '../../lib/consumers';
+import { PUBLISHER, UPLOAD_COMPLETER, WEBHOOK_DELIVERER, WEBHOOK_DISPATCHER } from '../../lib/consumers';
 import { options } from './options';
 import { median, round } from './stats';
 import { pollUntil, request } from './http';
@@ -85,6 +85,24 @@ export async function roundTrips(
     fd.append('chat_id', chat.id);
     return http('POST', '/api/bot/files', { bot: true, form: fd });
   }));
+  // Direct uploads: the ticket (client and bot), the browser's POST to S3 that runs the completer, the file's status.
+  const png = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(2048, 1)]);
+  const declared = { name: 'b.png', size: png.length, mime_type: 'image/png' };
+  record('create_upload', await measure(entry('create_upload'), () => http('POST', '/api/client/files/uploads', { token, json: declared })));
+  record('bot_create_upload', await measure(entry('bot_create_upload'), () => http('POST', '/api/bot/files/uploads', { bot: true, json: { ...declared, chat_id: chat.id } })));
+  let uploaded = '';
+  record('upload_completer_per_upload', await measure(UPLOAD_COMPLETER.entry, async () => {
+    const ticket = await http('POST', '/api/client/files/uploads', { token, json: declared });
+    const fd = new FormData();
+    for (const [k, v] of Object.entries(ticket.upload.fields as Record<string, string>)) fd.append(k, v);
+    fd.append('file', new Blob([png], { type: 'image/png' }), 'b.png');
+    seen.length = 0;
+    const res = await fetch(ticket.upload.url, { method: 'POST', body: fd });
+    if (!res.ok) throw new Error(`the upload POST was refused: ${res.status} ${await res.text()}`);
+    await pollUntil(() => seen.some((x) => x.entry === UPLOAD_COMPLETER.entry));
+    uploaded = ticket.file.id;
+  }));
+  record('get_file', await measure(entry('get_file'), () => http('GET', `/api/client/files/${uploaded}`, { token })));
 
   // Realtime: $connect (no token in the URL), then $default with connect + subscribe in one frame.
   const rt = s.realtime as { url: string; token: string; channel: string };

@@ -4,6 +4,14 @@
 // open them.
 import type { FileType } from './limits';
 
+/** The type a MIME type names when an upload declares none. */
+export function guessFileType(mime: string): FileType {
+  if (mime.startsWith('image/')) return 'photo';
+  if (mime.startsWith('video/')) return 'video';
+  if (mime.startsWith('audio/')) return 'audio';
+  return 'document';
+}
+
 /** MIME types allowed for each declared type (lower case). No SVG or HTML anywhere: they can run scripts. */
 export const ALLOWED_MIME: Record<FileType, readonly string[]> = {
   photo: ['image/jpeg', 'image/png', 'image/gif', 'image/webp', 'image/heic', 'image/heif', 'image/avif'],

@@ -52,13 +52,6 @@ export interface FileJson {
   mime_type: string | null;
 }
 
-export function guessFileType(mime: string): FileType {
-  if (mime.startsWith('image/')) return 'photo';
-  if (mime.startsWith('video/')) return 'video';
-  if (mime.startsWith('audio/')) return 'audio';
-  return 'document';
-}
-
 /** Media a browser may show inline; anything else (HTML, SVG, scripts...) downloads as an attachment. */
 const INLINE_MIME = /^(image\/(png|jpeg|gif|webp|avif|bmp|heic|heif)|video\/[\w.+-]+|audio\/[\w.+-]+)$/;
 

@@ -7,7 +7,7 @@ import { dynamo, isConditionFailed, tableName } from '../aws/dynamo';
 import { deleteObject, objectHead, presignedPost } from '../aws/s3';
 import { config } from '../shared/config';
 import { InvalidInputError } from '../shared/errors';
-import { newFileRecord, type FileRecord } from './files';
+import { newFileRecord, toUploadJson, type FileRecord, type UploadJson } from './files';
 import { checkSignature, mimeAllowed } from './file-signatures';
 import { keys } from './keys';
 import type { FileType } from './limits';
@@ -35,7 +35,7 @@ export interface UploadTicket {
 /** Refuses what no upload may be (checked before anything is written, the rate counter included). */
 export function checkUpload(input: NewUpload): void {
   const max = config().maxUploadBytes;
-  if (input.size > max) throw new InvalidInputError(`size: a file may have at most ${max} bytes`);
+  if (input.size > max) throw new InvalidInputError(`size: a file may have at most ${max} bytes (${Math.floor(max / 1024 ** 2)} MB)`);
   if (!mimeAllowed(input.type, input.mime_type)) throw new InvalidInputError(`mime_type: ${input.mime_type} is not allowed for a ${input.type}`);
 }
 
@@ -53,32 +53,41 @@ export async function createUpload(userId: string, botId: string, input: NewUplo
   return { record, upload: { url: post.url, fields: post.fields }, expires_at: new Date(now + UPLOAD_POLICY_SECONDS * 1000).toISOString() };
 }
 
+/** The 201 body of POST /files/uploads. */
+export async function toTicketJson(ticket: UploadTicket): Promise<{ file: UploadJson; upload: UploadTicket['upload']; expires_at: string }> {
+  return { file: await toUploadJson(ticket.record), upload: ticket.upload, expires_at: ticket.expires_at };
+}
+
 /** The file of an object key (`bots/<bot>/users/<user>/files/<id>`), or undefined for any other key. */
 export const fileIdOfKey = (key: string): string | undefined => /^bots\/[^/]+\/users\/[^/]+\/files\/([0-9a-f-]{36})$/.exec(key)?.[1];
 
 /**
  * The completion of a direct upload, once its object exists: the size must be the declared one and the bytes
  * the declared type (and never an executable, a script or a page). Idempotent: a file no longer pending (an
- * event delivered twice, a small upload's own PutObject) is left as it is. Returns the settled record.
+ * event delivered twice) is left as it is, a rejected one's object deleted again. Returns the settled record.
  */
 export async function completeUpload(s3Key: string): Promise<FileRecord | undefined> {
   const id = fileIdOfKey(s3Key);
   if (!id) return undefined;
-  const out = await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.file(id), ConsistentRead: true }));
-  const record = out.Item as FileRecord | undefined;
-  if (!record || record.status !== 'pending' || record.s3_key !== s3Key) {
-    // An object with no pending file (expired, or never asked for) is not kept.
-    if (!record) await deleteObject(s3Key);
+  const record = await readFileRecord(id);
+  // An object with no file (its pending upload expired, or never asked for) is not kept; nor a rejected one's
+  // (a replay finishes a deletion an earlier delivery did not get to).
+  if (!record || (record.status === 'rejected' && record.s3_key === s3Key)) {
+    await deleteObject(s3Key);
     return record;
   }
+  if (record.status !== 'pending' || record.s3_key !== s3Key) return record;
   const object = await objectHead(s3Key, HEAD_BYTES);
-  if (!object) return record; // deleted meanwhile: the record expires while pending
+  // Gone meanwhile: a delivery of the same event running beside this one has rejected it.
+  if (!object) return readFileRecord(id);
   const verdict =
     object.size !== record.size
       ? { ok: false as const, reason: `the file has ${object.size} bytes, not the ${record.size} declared` }
       : checkSignature(object.head, record.mime_type);
-  if (!verdict.ok) await deleteObject(s3Key);
-  return settle(record, verdict.ok ? { status: 'uploaded' } : { status: 'rejected', reason: verdict.reason });
+  // The status first, then the deletion: whoever finds the object gone finds the file already rejected.
+  const settled = await settle(record, verdict.ok ? { status: 'uploaded' } : { status: 'rejected', reason: verdict.reason });
+  if (settled.status === 'rejected') await deleteObject(s3Key);
+  return settled;
 }
 
 async function settle(record: FileRecord, to: { status: 'uploaded' } | { status: 'rejected'; reason: string }): Promise<FileRecord> {
@@ -98,13 +107,15 @@ async function settle(record: FileRecord, to: { status: 'uploaded' } | { status:
     return out.Attributes as FileRecord;
   } catch (err) {
     if (!isConditionFailed(err)) throw err;
-    return record; // settled by an earlier delivery of the event
+    return (await readFileRecord(record.id)) ?? record; // settled by another delivery of the event
   }
 }
 
+const readFileRecord = async (id: string): Promise<FileRecord | undefined> =>
+  (await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.file(id), ConsistentRead: true }))).Item as FileRecord | undefined;
+
 /** A user's file, as GET /files/{id} shows it; another user's (or none) is undefined. */
 export async function getUserFile(userId: string, fileId: string): Promise<FileRecord | undefined> {
-  const out = await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.file(fileId), ConsistentRead: true }));
-  const record = out.Item as FileRecord | undefined;
+  const record = await readFileRecord(fileId);
   return record && record.user_id === userId ? record : undefined;
 }

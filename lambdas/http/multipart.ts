@@ -3,17 +3,9 @@
 import busboy from 'busboy';
 import { InvalidInputError, TooLargeError } from '../shared/errors';
 import { FILE_TYPES, LIMITS, type FileType } from '../domain/limits';
-import { guessFileType, type Upload } from '../domain/files';
-import { truncateChars } from './validate';
-
-const MIME_RE = /^[a-z0-9][\w.+-]*\/[\w.+-]+$/i;
-
-function cleanFileName(raw: string | undefined): string {
-  const base = (raw ?? '').split(/[\\/]/).pop() ?? '';
-  // eslint-disable-next-line no-control-regex
-  const name = base.replace(/[\u0000-\u001f\u007f]/g, '').trim();
-  return truncateChars(name, LIMITS.fileNameLength) || 'file';
-}
+import type { Upload } from '../domain/files';
+import { guessFileType } from '../domain/file-signatures';
+import { cleanFileName, MIME_RE } from './validate';
 
 export interface ParsedUpload extends Upload {
   /** The other text fields we accept (`chat_id` on the Bot API). */

@@ -4,7 +4,9 @@ import type { HttpRequest } from './http';
 import { InvalidInputError } from '../shared/errors';
 import { isMessageId, isUuid } from '../shared/ids';
 import { CONTENT_TYPES, FILE_TYPES, LIMITS } from '../domain/limits';
-import { httpUrl, jsonObject, maxChars, nonBlankText, parse, text, unicodeString } from './validate';
+import { cleanFileName, httpUrl, jsonObject, maxChars, MIME_RE, nonBlankText, parse, text, unicodeString } from './validate';
+import { guessFileType } from '../domain/file-signatures';
+import type { NewUpload } from '../domain/uploads';
 import type { MessageInput } from '../domain/messages';
 import type { HistoryPage } from '../domain/history';
 import type { Edit } from '../domain/edits';
@@ -148,4 +150,37 @@ export function editBody(req: HttpRequest): Edit {
 export function typingSender(req: HttpRequest): 'bot' | 'operator' {
   if (req.rawBody().length === 0) return 'bot';
   return botSender(req);
+}
+
+/** POST /api/client/files/uploads: the file a direct upload declares. */
+export const UploadBody = v.object({
+  name: nonBlankText(LIMITS.fileNameLength),
+  size: v.pipe(v.number('must be a number of bytes'), v.integer('must be an integer number of bytes'), v.minValue(1, 'must be at least 1 byte')),
+  mime_type: v.pipe(v.string('must be a string'), v.maxLength(255, 'must be at most 255 characters'), v.regex(MIME_RE, 'must be a MIME type such as image/jpeg')),
+  type: v.optional(v.picklist(FILE_TYPES, `must be one of ${fileTypeList}`)),
+});
+
+/** POST /api/bot/files/uploads: the same, for one chat. */
+export const BotUploadBody = v.object({ ...UploadBody.entries, chat_id: v.custom<string>(isUuid, 'must be a chat id (UUID)') });
+
+/** A declared file as stored: its name cleaned as a multipart one is, its MIME type in lower case, a type. */
+function declaredUpload(body: v.InferOutput<typeof UploadBody>): NewUpload {
+  const mime = body.mime_type.toLowerCase();
+  return { name: cleanFileName(body.name), size: body.size, mime_type: mime, type: body.type ?? guessFileType(mime) };
+}
+
+/** A direct upload's body; the type defaults to the one its MIME type names (image/* a photo...). */
+export const uploadBody = (req: HttpRequest): NewUpload => declaredUpload(parse(UploadBody, req.json()));
+
+/** The Bot API's direct upload: the chat, and the file it declares. */
+export function botUploadBody(req: HttpRequest): { chatId: string; upload: NewUpload } {
+  const body = parse(BotUploadBody, req.json());
+  return { chatId: body.chat_id, upload: declaredUpload(body) };
+}
+
+/** The `file_id` path parameter. */
+export function fileIdParam(req: HttpRequest): string {
+  const fileId = req.pathParam('file_id');
+  if (!isUuid(fileId)) throw new InvalidInputError('Invalid file_id: expected a UUID');
+  return fileId;
 }

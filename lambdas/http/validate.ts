@@ -93,3 +93,14 @@ export const text = (min: number, max: number) =>
 
 /** A string of 1..max characters that is not only whitespace (a chat's name, an edited message's content). */
 export const nonBlankText = (max: number) => v.pipe(text(1, max), v.check((s) => s.trim() !== '', 'must not be blank'));
+
+/** A MIME type as a file declares it (`type/subtype`, no parameters). */
+export const MIME_RE = /^[A-Za-z0-9][\w.+-]*\/[\w.+-]+$/;
+
+/** A file's name as stored: its last path segment, without control characters, at most the limit ('file' if none). */
+export function cleanFileName(raw: string | undefined): string {
+  const base = (raw ?? '').split(/[\\/]/).pop() ?? '';
+  // eslint-disable-next-line no-control-regex
+  const name = base.replace(/[\u0000-\u001f\u007f]/g, '').trim();
+  return truncateChars(name, LIMITS.fileNameLength) || 'file';
+}

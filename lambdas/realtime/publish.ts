@@ -1,10 +1,12 @@
-// DynamoDB stream → every new or edited message, every read action and every typing indicator, published to
-// the chat owner's channel; a new message first moves its chat's activity and unread counter.
+// DynamoDB stream → every new or edited message, every read action, every typing indicator and every settled
+// direct upload, published to the owner's channel; a new message first moves its chat's activity and unread
+// counter.
 // Records of one channel go out in order; a failure is reported per record so only the rest is retried.
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { toMessage } from '../domain/messages';
+import { toUploadJson, type FileRecord } from '../domain/files';
 import { countMessage, type CountedMessage } from '../domain/chat-activity';
 import { publish } from '../centrifuge/hub';
 import { userChannel } from '../centrifuge/channels';
@@ -29,6 +31,10 @@ export async function publicationOf(record: DynamoDBRecord): Promise<Publication
   }
   if (item.entity === 'typing' && (record.eventName === 'INSERT' || record.eventName === 'MODIFY')) {
     return { channel: userChannel(item.user_id), data: { type: 'action', data: { action: 'typing', chat_id: item.chat_id, sender: item.sender } } };
+  }
+  // Only a direct upload's record is modified, once, when its checks settle it.
+  if (record.eventName === 'MODIFY' && item.entity === 'file' && (item.status === 'uploaded' || item.status === 'rejected')) {
+    return { channel: userChannel(item.user_id), data: { type: 'file', data: await toUploadJson(item as FileRecord) } };
   }
   if (record.eventName === 'MODIFY' && item.entity === 'chat' && item.last_event === 'read') {
     return { channel: userChannel(item.user_id), data: { type: 'action', data: { action: 'read', chat_id: item.id } } };

@@ -81,9 +81,11 @@ export interface PostPolicyProxy {
   close(): Promise<void>;
 }
 
-function replyError(res: ServerResponse, status: number, code: string, message: string): void {
+function replyError(res: ServerResponse, status: number, code: string, message: string, origin?: string): void {
   if (res.headersSent) return void res.destroy();
-  res.writeHead(status, { 'content-type': 'application/xml' }).end(s3ErrorXml(code, message));
+  // As S3 does for an origin its CORS rules allow (the emulator's allow any): the page can read why.
+  const cors = origin ? { 'access-control-allow-origin': origin, vary: 'Origin' } : {};
+  res.writeHead(status, { 'content-type': 'application/xml', ...cors }).end(s3ErrorXml(code, message));
 }
 
 /** Where the emulator listens: a TCP port on 127.0.0.1, or a Unix socket (no port to race for). */
@@ -123,6 +125,7 @@ export async function startPostPolicyProxy(o: {
   async function checkUpload(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const dir = mkdtempSync(join(tmpdir(), 's3-post-'));
     const file = join(dir, 'body');
+    const origin = req.headers.origin;
     try {
       const fields: Record<string, string> = {};
       let fileSize = 0;
@@ -140,9 +143,9 @@ export async function startPostPolicyProxy(o: {
       const tee = new PassThrough();
       tee.pipe(parser);
       await Promise.all([pipeline(req, tee, createWriteStream(file)), parsed]);
-      if (tooLarge) return replyError(res, 400, 'EntityTooLarge', 'Your proposed upload exceeds the maximum allowed size');
+      if (tooLarge) return replyError(res, 400, 'EntityTooLarge', 'Your proposed upload exceeds the maximum allowed size', origin);
       const verdict = verifyPostPolicy({ fields, fileSize, now: new Date(), bucket: o.bucket, credentials: o.credentials });
-      if (!verdict.ok) return replyError(res, verdict.status, verdict.code, verdict.message);
+      if (!verdict.ok) return replyError(res, verdict.status, verdict.code, verdict.message, origin);
       const headers = { ...req.headers, 'content-length': String(statSync(file).size) };
       delete headers['transfer-encoding'];
       await new Promise<void>((resolve) => {
@@ -150,7 +153,7 @@ export async function startPostPolicyProxy(o: {
         forward(o.target, req, res, createReadStream(file), headers);
       });
     } catch (err) {
-      replyError(res, 400, 'MalformedPOSTRequest', `The body of your POST request is not well-formed multipart/form-data: ${(err as Error).message}`);
+      replyError(res, 400, 'MalformedPOSTRequest', `The body of your POST request is not well-formed multipart/form-data: ${(err as Error).message}`, origin);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

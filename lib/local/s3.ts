@@ -6,7 +6,14 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import S3rver from '@20minutes/s3rver';
 import { LocalStackError, stopChild } from './dynamodb';
+import type { S3Event } from 'aws-lambda';
 import { startPostPolicyProxy } from './s3-post';
+
+/** The bucket's CORS rules, as the stack's: pages read files and POST uploads from another origin. */
+const CORS_XML = `<CORSConfiguration><CORSRule><AllowedOrigin>*</AllowedOrigin><AllowedMethod>GET</AllowedMethod><AllowedMethod>HEAD</AllowedMethod><AllowedMethod>POST</AllowedMethod><AllowedHeader>*</AllowedHeader><MaxAgeSeconds>3600</MaxAgeSeconds></CORSRule></CORSConfiguration>`;
+
+/** How the child hands an object event of the emulator to the stack: one line on its stdout. */
+const EVENT_LINE = 's3 event ';
 
 export interface LocalS3 {
   endpoint: string;
@@ -18,11 +25,13 @@ export interface LocalS3 {
 async function serve(host: string, port: number, directory: string, bucket: string): Promise<void> {
   mkdirSync(directory, { recursive: true });
   // run() would listen on TCP; its two steps, typed here (the package's types leave them out).
-  const server = new S3rver({ directory, silent: true, configureBuckets: [{ name: bucket, configs: [] }] }) as unknown as {
+  const server = new S3rver({ directory, silent: true, configureBuckets: [{ name: bucket, configs: [CORS_XML] }] }) as unknown as {
     configureBuckets(): Promise<void>;
     listen(path: string): Promise<unknown>;
+    on(name: 'event', listener: (event: S3Event) => void): void;
   };
   await server.configureBuckets();
+  server.on('event', (event) => process.stdout.write(EVENT_LINE + JSON.stringify(event) + '\n'));
   // On a Unix socket in its folder: a TCP port taken here could be one the stack chose for another service.
   const socketPath = join(directory, 'emulator.sock');
   rmSync(socketPath, { force: true });
@@ -32,25 +41,37 @@ async function serve(host: string, port: number, directory: string, bucket: stri
   process.stdout.write('s3 ready\n');
 }
 
-export async function startS3(root: string, host: string, port: number, directory: string, bucket: string): Promise<LocalS3> {
+/** Starts the emulator; `onEvent` gets its object events (S3's event notifications). */
+export async function startS3(root: string, host: string, port: number, directory: string, bucket: string, onEvent: (event: S3Event) => void = () => {}): Promise<LocalS3> {
   const child = spawn(process.execPath, ['--import', 'tsx', join(__dirname, 's3.ts'), host, String(port), directory, bucket], {
     cwd: root,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
+  let started = false;
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL'); // the caller has no handle on it to stop it with
       reject(new LocalStackError(`the S3 emulator did not start:\n${output}`));
     }, 20_000);
+    let partial = '';
     child.stdout!.on('data', (d: Buffer) => {
-      output += d.toString();
-      if (output.includes('s3 ready')) {
-        clearTimeout(timer);
-        resolve();
+      if (!started) {
+        output += d.toString();
+        started = output.includes('s3 ready');
+        if (started) {
+          clearTimeout(timer);
+          resolve();
+        }
+        return;
       }
+      const lines = (partial + d.toString()).split('\n');
+      partial = lines.pop() ?? '';
+      for (const line of lines) if (line.startsWith(EVENT_LINE)) onEvent(JSON.parse(line.slice(EVENT_LINE.length)) as S3Event);
     });
-    child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+    child.stderr!.on('data', (d: Buffer) => {
+      if (!started) output += d.toString();
+    });
     child.once('exit', (code) => {
       clearTimeout(timer);
       reject(new LocalStackError(`the S3 emulator exited (${code}):\n${output}`));

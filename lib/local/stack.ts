@@ -12,7 +12,8 @@ import { webFallback } from './web';
 import { startWsGateway } from './ws-gateway';
 import { startStreamPoller } from './stream-poller';
 import { startLocalQueues } from './sqs';
-import { PUBLISHER, WEBHOOK_DELIVERER, WEBHOOK_DISPATCHER } from '../consumers';
+import { PUBLISHER, UPLOAD_COMPLETER, WEBHOOK_DELIVERER, WEBHOOK_DISPATCHER } from '../consumers';
+import { s3Notifications } from './s3-events';
 import { startEchoBot } from '../../examples/echo-bot';
 import { applyLocalEnv, jwtSecretFile, type LocalSettings } from './settings';
 
@@ -134,15 +135,17 @@ export async function startLocalStack(s: LocalSettings, log: (line: string) => v
     log(`table ${s.tableName}: ${await ensureTable(ddb, s.tableName)}`);
     ddb.destroy();
 
-    s3 = await startS3(s.root, s.host, s.s3Port, resolve(s.dataDir, 's3'), s.bucketName);
+    const deadLetterDir = resolve(s.dataDir, 'dead-letter');
+    // The bucket's notification: a browser's POST under bots/ invokes the upload completer.
+    const notifications = s3Notifications({ root: s.root, def: UPLOAD_COMPLETER, deadLetterDir, log });
+    s3 = await startS3(s.root, s.host, s.s3Port, resolve(s.dataDir, 's3'), s.bucketName, notifications.deliver);
     writePids(s.dataDir, { stack: process.pid, dynamodb: dynamo.process.pid, s3: s3.process.pid });
-    stops.push(s3.stop);
+    stops.push(s3.stop, notifications.idle);
     log(`S3 emulator on ${s3.endpoint} (bucket ${s.bucketName})`);
 
     const apiUrl = `http://localhost:${s.port}`;
     const echoUrl = s.echoBot ? `http://localhost:${s.echoBotPort}/webhook` : undefined;
     const demoBot = await ensureDemoBot(s.dataDir, echoUrl);
-    const deadLetterDir = resolve(s.dataDir, 'dead-letter');
 
     const queues = await startLocalQueues({
       host: s.host,

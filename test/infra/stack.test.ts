@@ -9,7 +9,7 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import { ChatStack, DEFAULT_THROTTLE, type ChatStackProps } from '../../lib/stack';
 import { configsFromContext, stackName } from '../../lib/stack-config';
 import { AWS_CALL_SECONDS, CORS, HANDLER_TIMEOUT_SECONDS, NOT_FOUND, ROUTES, WS_ROUTES, type FunctionDef } from '../../lib/routes';
-import { PUBLISHER, STREAM_DELIVERY, WEBHOOK_DELIVERER, WEBHOOK_DISPATCHER, WEBHOOK_QUEUE } from '../../lib/consumers';
+import { ASYNC_DELIVERY, PUBLISHER, STREAM_DELIVERY, UPLOAD_COMPLETER, WEBHOOK_DELIVERER, WEBHOOK_DISPATCHER, WEBHOOK_QUEUE } from '../../lib/consumers';
 import { SHAPES } from '../support/shapes';
 
 // Bundling is skipped here (fast); test/infra/bundle.test.ts bundles every function for real once.
@@ -24,7 +24,7 @@ const { stack, template, resources } = build();
 const logicalIdIn = (s: ChatStack) => (construct: { node: { defaultChild?: unknown } }) =>
   s.getLogicalId((construct.node.defaultChild ?? construct) as never);
 const logicalId = logicalIdIn(stack);
-const ALL_DEFS: FunctionDef[] = [...ROUTES, ...WS_ROUTES, PUBLISHER, WEBHOOK_DISPATCHER, WEBHOOK_DELIVERER, NOT_FOUND];
+const ALL_DEFS: FunctionDef[] = [...ROUTES, ...WS_ROUTES, PUBLISHER, WEBHOOK_DISPATCHER, WEBHOOK_DELIVERER, UPLOAD_COMPLETER, NOT_FOUND];
 
 const LOG_ACTIONS = ['logs:CreateLogStream', 'logs:PutLogEvents'];
 const SECRET_ACTIONS = ['secretsmanager:GetSecretValue'];
@@ -80,6 +80,8 @@ function expectedGrants(s: ChatStack, res: Record<string, any>, def: FunctionDef
     ...('filters' in def
       ? [...pairs(STREAM_READ_ACTIONS, `<${id(s.table)}.StreamArn>`), 'dynamodb:ListStreams on *', ...pairs(DESTINATION_ACTIONS, `<${id(streamDlq)}.Arn>`)]
       : []),
+    // S3 invokes the upload completer asynchronously; Lambda sends what failed every retry to its queue.
+    ...(def === UPLOAD_COMPLETER ? pairs(DESTINATION_ACTIONS, `<${id(s.uploadCompleterDlq)}.Arn>`) : []),
     // ...or consume the queue, with the function's role.
     ...(def === WEBHOOK_DELIVERER ? pairs(SQS_CONSUMER_ACTIONS, `<${id(s.queues.webhooks)}.Arn>`) : []),
     ...(tracing ? pairs(XRAY_ACTIONS, '*') : []), // X-Ray has no resource-level permissions
@@ -104,13 +106,13 @@ test('the table: on-demand, PITR, stream with old and new images, TTL, gsi1, ret
   });
 });
 
-test('the files bucket: private, encrypted, SSL only, CORS for GET, retained', () => {
+test('the files bucket: private, encrypted, SSL only, CORS for GET and POST uploads, retained; browser POSTs under bots/ invoke the upload completer', () => {
   template.hasResource('AWS::S3::Bucket', {
     DeletionPolicy: 'Retain',
     Properties: Match.objectLike({
       PublicAccessBlockConfiguration: { BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true },
       BucketEncryption: { ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }] },
-      CorsConfiguration: { CorsRules: [Match.objectLike({ AllowedMethods: ['GET', 'HEAD'], AllowedOrigins: ['*'] })] },
+      CorsConfiguration: { CorsRules: [Match.objectLike({ AllowedMethods: ['GET', 'HEAD', 'POST'], AllowedOrigins: ['*'] })] },
     }),
   });
   template.hasResourceProperties('AWS::S3::BucketPolicy', {
@@ -120,9 +122,28 @@ test('the files bucket: private, encrypted, SSL only, CORS for GET, retained', (
       ]),
     },
   });
+  const completer = logicalId(stack.functions[UPLOAD_COMPLETER.id]);
+  template.hasResourceProperties('Custom::S3BucketNotifications', {
+    NotificationConfiguration: {
+      LambdaFunctionConfigurations: [
+        {
+          Events: ['s3:ObjectCreated:Post'],
+          Filter: { Key: { FilterRules: [{ Name: 'prefix', Value: 'bots/' }] } },
+          LambdaFunctionArn: { 'Fn::GetAtt': [completer, 'Arn'] },
+        },
+      ],
+    },
+  });
+  // S3 invokes it asynchronously: Lambda's retries, then the event to a dead-letter queue with an alarm.
+  template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
+    FunctionName: { Ref: completer },
+    MaximumRetryAttempts: ASYNC_DELIVERY.retryAttempts,
+    MaximumEventAgeInSeconds: ASYNC_DELIVERY.maxEventAgeSeconds,
+    DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [Match.stringLikeRegexp('^UploadCompleterDlq'), 'Arn'] } } },
+  });
 });
 
-test('HTTP API: CORS for any origin with every header a handler reads; one route per table entry (seven client routes)', () => {
+test('HTTP API: CORS for any origin with every header a handler reads; one route per table entry (nine client routes)', () => {
   template.hasResourceProperties('AWS::ApiGatewayV2::Api', {
     ProtocolType: 'HTTP',
     CorsConfiguration: Match.objectLike({
@@ -144,7 +165,7 @@ test('HTTP API: CORS for any origin with every header a handler reads; one route
     .map((r) => r.Properties.RouteKey)
     .sort();
   expect(routeKeys).toEqual(ROUTES.map((r) => `${r.method} ${r.path}`).sort());
-  expect(routeKeys.filter((k) => k.includes('/api/client/'))).toHaveLength(7);
+  expect(routeKeys.filter((k) => k.includes('/api/client/'))).toHaveLength(9);
 });
 
 test('each route has its own function: Node 22 on arm64, with the table, bucket and secret configured', () => {
@@ -243,8 +264,9 @@ describe('realtime', () => {
     off.resourceCountIs('AWS::ApiGatewayV2::Api', 1);
     // Only the webhook pipeline stays: its stream dispatcher and its SQS deliverer.
     off.resourceCountIs('AWS::Lambda::EventSourceMapping', 2);
-    off.resourceCountIs('AWS::SQS::Queue', 3);
-    off.resourceCountIs('AWS::Lambda::Function', ROUTES.length + 3); // + webhook dispatcher, deliverer, not-found
+    off.resourceCountIs('AWS::SQS::Queue', 4);
+    // + webhook dispatcher, deliverer, upload completer, not-found, and S3's notification handler (CDK's own)
+    off.resourceCountIs('AWS::Lambda::Function', ROUTES.length + 5);
     off.resourceCountIs('AWS::ApiGatewayV2::Route', ROUTES.length + 1); // + $default
     expect(JSON.stringify(off.toJSON())).not.toContain('REALTIME_URL');
     expect(Object.keys(off.toJSON().Outputs)).not.toContain('RealtimeUrl');
@@ -340,8 +362,8 @@ describe('settings (lib/stack-config.ts)', () => {
     for (const lg of logGroups) expect(lg.Properties.RetentionInDays).toBe(30);
     for (const def of ALL_DEFS) {
       const props = resources[logicalId(stack.functions[def.id])].Properties;
-      // Per function: 512 MB for requests, 256 for the stream and queue consumers (mostly waiting on I/O).
-      expect([def.id, props.MemorySize, props.Architectures]).toEqual([def.id, 'filters' in def || def === WEBHOOK_DELIVERER ? 256 : 512, ['arm64']]);
+      // Per function: 512 MB for requests, 256 for the stream, queue and S3 event consumers (mostly waiting on I/O).
+      expect([def.id, props.MemorySize, props.Architectures]).toEqual([def.id, 'filters' in def || def === WEBHOOK_DELIVERER || def === UPLOAD_COMPLETER ? 256 : 512, ['arm64']]);
       // JSON lines; Lambda's START/END/REPORT lines off (LAMBDA_LOGGING).
       expect([def.id, props.LoggingConfig]).toEqual([def.id, { LogFormat: 'JSON', SystemLogLevel: 'WARN', ApplicationLogLevel: 'INFO', LogGroup: expect.anything() }]);
     }
@@ -378,7 +400,7 @@ describe('settings (lib/stack-config.ts)', () => {
     // A throwaway stage: table and buckets go with the stack, the buckets emptied first.
     t.hasResource('AWS::DynamoDB::Table', { DeletionPolicy: 'Delete', Properties: Match.objectLike({ DeletionProtectionEnabled: false }) });
     const s = tuned.stack;
-    for (const q of [s.queues.webhooks_dlq, s.webhookDispatcherDlq, s.publisherDlq!]) expect(tuned.resources[logicalIdIn(s)(q)].DeletionPolicy).toBe('Delete');
+    for (const q of [s.queues.webhooks_dlq, s.webhookDispatcherDlq, s.publisherDlq!, s.uploadCompleterDlq]) expect(tuned.resources[logicalIdIn(s)(q)].DeletionPolicy).toBe('Delete');
     t.hasResource('AWS::SecretsManager::Secret', { DeletionPolicy: 'Delete' });
     expect(Object.values(t.findResources('AWS::S3::Bucket')).map((b) => b.DeletionPolicy)).toEqual(['Delete', 'Delete']);
     t.resourceCountIs('Custom::S3AutoDeleteObjects', 2);
@@ -409,7 +431,7 @@ describe('alarms', () => {
     expect(fnRefs(byMetric('IteratorAge'))).toEqual([logicalId(stack.functions.publisher), logicalId(stack.functions.webhook_dispatcher)].sort());
     for (const [, a] of byMetric('IteratorAge')) expect(a.Properties).toMatchObject({ Statistic: 'Maximum', Threshold: 60_000 });
     const dlqs = byMetric('ApproximateNumberOfMessagesVisible').map(([, a]) => a.Properties.Dimensions[0].Value['Fn::GetAtt'][0]).sort();
-    expect(dlqs).toEqual([stack.queues.webhooks_dlq, stack.webhookDispatcherDlq, stack.publisherDlq!].map(logicalId).sort());
+    expect(dlqs).toEqual([stack.queues.webhooks_dlq, stack.webhookDispatcherDlq, stack.publisherDlq!, stack.uploadCompleterDlq].map(logicalId).sort());
     const rate = alarms.filter(([, a]) => a.Properties.Metrics?.some((m: any) => m.MetricStat?.Metric.Namespace === 'AWS/ApiGateway'));
     expect(rate).toHaveLength(1);
     expect(rate[0][1].Properties).toMatchObject({ Threshold: 5, ComparisonOperator: 'GreaterThanOrEqualToThreshold' });
@@ -455,7 +477,7 @@ describe('alarms', () => {
       expect([name, ops.sort()]).toEqual([name, ['BatchGetItem', 'DeleteItem', 'GetItem', 'PutItem', 'Query', 'TransactWriteItems', 'UpdateItem']]);
       expect(a.Properties.Threshold).toBe(1);
     }
-    expect(alarms).toHaveLength(3 * ALL_DEFS.length + 2 * 2 + 1 + 3 + 1 + 1 + 2);
+    expect(alarms).toHaveLength(3 * ALL_DEFS.length + 2 * 2 + 1 + 4 + 1 + 1 + 2);
     for (const [, a] of alarms) {
       expect(a.Properties.TreatMissingData).toBe('notBreaching');
       expect(a.Properties.AlarmActions).toBeUndefined();
@@ -480,7 +502,7 @@ describe('alarms', () => {
     const alarms = alarmsOf(t);
     for (const [, a] of alarms) expect(a.Properties.AlarmActions).toEqual([arn]);
     expect(alarms.filter(([, a]) => a.Properties.MetricName === 'IteratorAge')).toHaveLength(1);
-    expect(alarms.filter(([, a]) => a.Properties.MetricName === 'ApproximateNumberOfMessagesVisible')).toHaveLength(2);
+    expect(alarms.filter(([, a]) => a.Properties.MetricName === 'ApproximateNumberOfMessagesVisible')).toHaveLength(3);
     expect(alarms.filter(([, a]) => a.Properties.MetricName === 'ExecutionError')).toHaveLength(0);
     expect(alarms.filter(([, a]) => a.Properties.MetricName === 'PublisherBatchItemFailures')).toHaveLength(0);
   });

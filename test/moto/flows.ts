@@ -5,6 +5,7 @@ import { createHmac, randomUUID } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { NOT_FOUND, ROUTES, type RouteDef } from '../../lib/routes';
 import { PUBLISHER, WEBHOOK_DISPATCHER } from '../../lib/consumers';
 import { bodyOf, httpEvent, json, multipart, sqsEvent, wsEvent, type Handle, type Harness, type HttpRequestSpec, type HttpResult } from './harness';
@@ -130,6 +131,65 @@ export class Flows {
   async upload_file(): Promise<void> {
     const file = await this.upload('upload_file', this.auth(this.ctx.user.token));
     this.ctx.file ??= file;
+  }
+
+  /** A direct upload: the ticket from `fnId`, then the browser's POST of the bytes (to moto, through the recorder). */
+  private async directUpload(fnId: 'create_upload' | 'bot_create_upload', headers: Record<string, string>, body: object, bytes: Buffer, mime: string): Promise<Any> {
+    const ticket = this.expectStatus(await this.http(fnId, { ...json(body), headers }), 201, fnId);
+    const form = new FormData();
+    for (const [k, v] of Object.entries(ticket.upload.fields as Record<string, string>)) form.append(k, v);
+    form.append('file', new Blob([bytes], { type: mime }), 'upload.bin');
+    const res = await fetch(ticket.upload.url, { method: 'POST', body: form });
+    if (res.status !== 204) throw new Error(`${fnId}: the POST upload answered ${res.status} ${await res.text()}`);
+    return { ...ticket, bytes };
+  }
+
+  private photoUpload(): Promise<Any> {
+    const bytes = Buffer.concat([PNG, Buffer.from(randomUUID())]);
+    return this.directUpload('create_upload', this.auth(this.ctx.user.token), { name: 'big.png', size: bytes.length, mime_type: 'image/png' }, bytes, 'image/png');
+  }
+
+  async create_upload(): Promise<void> {
+    await this.photoUpload();
+  }
+
+  async bot_create_upload(): Promise<void> {
+    const pdf = Buffer.from(`%PDF-1.7\n${randomUUID()}`);
+    await this.directUpload('bot_create_upload', this.botAuth, { chat_id: this.ctx.chat.id, name: 'r.pdf', size: pdf.length, mime_type: 'application/pdf' }, pdf, 'application/pdf');
+  }
+
+  /** S3's event for a POSTed object: the completer settles a photo uploaded, and an HTML page rejected and deleted. */
+  async upload_completer(): Promise<void> {
+    const complete = async (ticket: Any) => {
+      const key = ticket.upload.fields.key as string;
+      const event = { Records: [{ eventSource: 'aws:s3', eventName: 'ObjectCreated:Post', s3: { bucket: { name: this.hx.stack.bucket }, object: { key, size: ticket.bytes.length } } }] };
+      await this.hx.invoke(this.fn('upload_completer'), event);
+      return this.item(`FILE#${ticket.file.id}`, 'FILE');
+    };
+    const photo = await this.photoUpload();
+    const done = await complete(photo);
+    if (done?.status !== 'uploaded') throw new Error(`the photo ended ${done?.status} ${done?.reason ?? ''}`);
+    this.ctx.uploaded ??= photo;
+    const page = Buffer.from('<!doctype html><script>alert(1)</script>');
+    const html = await this.directUpload('create_upload', this.auth(this.ctx.user.token), { name: 'cat.png', size: page.length, mime_type: 'image/png' }, page, 'image/png');
+    const rejected = await complete(html);
+    if (rejected?.status !== 'rejected') throw new Error(`the HTML page ended ${rejected?.status}`);
+    // Straight to moto (not through the recorder, which would count the 404 as a refused call).
+    const s3 = new S3Client({ endpoint: this.hx.moto.endpoint, region: REGION, forcePathStyle: true, credentials: this.hx.keys.admin });
+    try {
+      await s3.send(new GetObjectCommand({ Bucket: this.hx.stack.bucket, Key: html.upload.fields.key }));
+      throw new Error('the rejected object was kept');
+    } catch (err) {
+      if ((err as Error).name !== 'NoSuchKey') throw err;
+    } finally {
+      s3.destroy();
+    }
+  }
+
+  async get_file(): Promise<void> {
+    const file = this.expectStatus(await this.http('get_file', { params: { file_id: this.ctx.uploaded.file.id }, headers: this.auth(this.ctx.user.token) }), 200, 'get file');
+    if (file.status !== 'uploaded') throw new Error(`get file: ${file.status}`);
+    await this.download(file.url, this.ctx.uploaded.bytes, 'get_file url');
   }
 
   async create_message(): Promise<void> {
@@ -406,11 +466,15 @@ export const FLOW_ORDER = [
   'create_chat',
   'list_chats',
   'upload_file',
+  'create_upload',
+  'upload_completer',
+  'get_file',
   'create_message',
   'list_messages',
   'mark_read',
   'bot_list_chats',
   'bot_upload_file',
+  'bot_create_upload',
   'bot_create_message',
   'bot_list_messages',
   'bot_edit_message',

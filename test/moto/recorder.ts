@@ -11,12 +11,14 @@
 //   with the signer's secret key), its expiry checked, and the signer's policy asked for s3:GetObject on
 //   arn:aws:s3:::<bucket>/<key> with IAM's wildcard matching; only then are the bytes fetched from moto
 //   (with the admin's header-signed request) and returned.
+// - Browser POST uploads (a presigned POST): moto does not authorize them; post-upload.ts does, as S3 does.
 // - GoneException: moto's @connections API accepts a post to any id; a connection the test marks gone is
 //   answered 410 after moto has authorized the post.
 import { createHash, createHmac } from 'node:crypto';
 import { createServer, request, type IncomingHttpHeaders, type Server } from 'node:http';
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { freePort } from '../../lib/local/ports';
+import { isPostUpload, policyAllows, postUpload } from './post-upload';
 
 export interface Call {
   /** The function (or 'admin') whose access key signed the call. */
@@ -52,6 +54,9 @@ export interface Recorder {
   stop(): Promise<void>;
 }
 
+/** S3 REST methods → the operation (and IAM action) they are, for the objects the functions touch. */
+const S3_OPERATIONS: Record<string, string> = { PUT: 'PutObject', GET: 'GetObject', DELETE: 'DeleteObject' };
+
 const ITEM_ACTIONS: Record<string, string> = { Put: 'PutItem', Update: 'UpdateItem', Delete: 'DeleteItem', ConditionCheck: 'ConditionCheckItem' };
 
 function credentialOf(headers: IncomingHttpHeaders, url: URL): string[] | undefined {
@@ -77,8 +82,6 @@ function errorOf(status: number, headers: IncomingHttpHeaders, body: string): { 
 
 const rfc3986 = (s: string) => encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 const hmac = (key: Buffer | string, data: string) => createHmac('sha256', key).update(data).digest();
-const wildcard = (pattern: string, value: string) =>
-  new RegExp(`^${pattern.split('*').map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`).test(value);
 
 /** Why a presigned GET is refused, or undefined when its signature, expiry and the signer's policy allow it. */
 export function presignedRefusal(
@@ -109,10 +112,7 @@ export function presignedRefusal(
   const signedAt = Date.UTC(+amzDate.slice(0, 4), +amzDate.slice(4, 6) - 1, +amzDate.slice(6, 8), +amzDate.slice(9, 11), +amzDate.slice(11, 13), +amzDate.slice(13, 15));
   if (Date.now() > signedAt + Number(q.get('X-Amz-Expires')) * 1000) return { code: 'AccessDenied', message: 'Request has expired' };
   const resource = `arn:aws:s3:::${decodeURIComponent(rawPath.slice(1))}`;
-  const list = (x: string | string[]) => (Array.isArray(x) ? x : [x]);
-  const allowed = (policy?.Statement ?? []).some(
-    (s) => s.Effect === 'Allow' && list(s.Action).some((a) => wildcard(a, 's3:GetObject')) && list(s.Resource).some((r) => wildcard(r, resource)),
-  );
+  const allowed = policyAllows(policy, 's3:GetObject', resource);
   return allowed ? undefined : { code: 'AccessDenied', message: `not authorized to perform: s3:GetObject on ${resource}` };
 }
 
@@ -142,10 +142,31 @@ export async function startRecorder(motoEndpoint: string, adminKeys: () => { acc
       : connection
         ? `${req.method === 'POST' ? 'PostToConnection' : req.method === 'DELETE' ? 'DeleteConnection' : 'GetConnection'}`
         : service === 's3'
-          ? `${req.method === 'PUT' ? 'PutObject' : req.method === 'GET' ? 'GetObject' : req.method} ${url.pathname}`
+          ? `${S3_OPERATIONS[req.method ?? ''] ?? req.method} ${url.pathname}`
           : 'unknown';
     const call: Call = { caller, service, operation, status: 0 };
     calls.push(call);
+
+    if (isPostUpload(req.method, req.headers)) {
+      const out = await postUpload({
+        bucket: url.pathname.split('/')[1],
+        headers: req.headers,
+        body,
+        secretOf: (keyId) => secrets.get(keyId),
+        policyOf: (keyId) => policies.get(owners.get(keyId) ?? ''),
+        motoEndpoint,
+        admin: adminKeys(),
+      }).catch((err) => ({ keyId: '', status: 500, code: 'InternalError', message: String(err), deniedAction: undefined }));
+      Object.assign(call, { caller: owners.get(out.keyId) ?? caller, service: 's3', operation: `PutObject POST ${url.pathname}`, status: out.status });
+      if (out.status >= 300) {
+        Object.assign(call, { errorType: out.code, message: out.message, deniedAction: out.deniedAction });
+        const xml = `<?xml version="1.0" encoding="UTF-8"?><Error><Code>${out.code}</Code><Message>${out.message}</Message></Error>`;
+        res.writeHead(out.status, { 'content-type': 'application/xml', 'content-length': String(Buffer.byteLength(xml)) }).end(xml);
+      } else {
+        res.writeHead(204).end();
+      }
+      return;
+    }
 
     if (service === 's3' && url.searchParams.has('X-Amz-Signature') && !req.headers.authorization) {
       const rawPath = (req.url ?? '/').split('?')[0];

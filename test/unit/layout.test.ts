@@ -5,7 +5,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 
 const LAMBDAS = join(__dirname, '..', '..', 'lambdas');
-const RANK: Record<string, number> = { client: 4, bot: 4, realtime: 4, http: 3, centrifuge: 3, domain: 2, aws: 1, shared: 0 };
+const RANK: Record<string, number> = { client: 4, bot: 4, realtime: 4, storage: 4, http: 3, centrifuge: 3, domain: 2, aws: 1, shared: 0 };
 
 function sources(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>

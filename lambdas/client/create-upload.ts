@@ -1,0 +1,17 @@
+// POST /api/client/files/uploads: a direct upload (up to MAX_UPLOAD_BYTES) → 201 with the pending file, the
+// presigned POST the browser sends its bytes with, and when that POST expires.
+import { httpHandler } from '../http/http';
+import { authenticate } from '../http/auth';
+import { uploadBody } from '../http/params';
+import { checkUpload, createUpload, toTicketJson } from '../domain/uploads';
+import { consumeRate } from '../domain/rate';
+import { config } from '../shared/config';
+
+export const handler = httpHandler(async (req) => {
+  const { userId, botId } = await authenticate(req);
+  const input = uploadBody(req);
+  // A refused declaration costs no upload of the minute's allowance.
+  checkUpload(input);
+  await consumeRate({ name: 'uploads', subject: userId, perMinute: config().limits.uploadsPerMinute });
+  return { status: 201, body: await toTicketJson(await createUpload(userId, botId, input)) };
+});
