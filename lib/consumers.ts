@@ -70,26 +70,35 @@ export const PUBLISHER: StreamConsumerDef = {
   ],
 };
 
-/** Webhooks, step 1: every new user message of a bot with a webhook becomes a job on the webhook queue. */
+/**
+ * The bot side's stream consumer. Webhooks, step 1: every new user message of a bot with a webhook becomes a
+ * job on the webhook queue. And a file's object lives as long as its record: a removed file record (a direct
+ * upload that never completed, expired by TTL after 24 h) has its object deleted.
+ */
 export const WEBHOOK_DISPATCHER: StreamConsumerDef = {
   id: 'webhook_dispatcher',
   entry: 'lambdas/bot/webhook-dispatch.ts',
   dynamodb: ['GetItem'],
+  s3: ['s3:DeleteObject'],
   queues: ['webhooks'],
   memorySize: 256,
-  // Per record a bot read (cached), per 10 jobs one SendMessageBatch: 20 + 2 calls × AWS_CALL_SECONDS = 154 s.
+  // Per record a bot read (cached) or an object deletion, per 10 jobs one SendMessageBatch: 20 + 2 calls ×
+  // AWS_CALL_SECONDS = 154 s.
   batchSize: 20,
   timeoutSeconds: 180,
   // A replayed record queues its job again: the event keeps its id (X-Webhook-Id, the message id), and
-  // receivers dedupe by it (docs/bot-api.md "Webhooks"). Nothing written while the mapping is (re)created is lost.
+  // receivers dedupe by it (docs/bot-api.md "Webhooks"); deleting an object twice is harmless. Nothing
+  // written while the mapping is (re)created is lost.
   startingPosition: 'TRIM_HORIZON',
-  failureLog: 'could not queue webhooks; the batch will be retried',
-  // Incoming messages of bots with a webhook (create-message marks them from the bot's settings).
+  failureLog: 'a stream record failed; the batch will be retried from it',
   filters: [
+    // Incoming messages of bots with a webhook (create-message marks them from the bot's settings).
     {
       eventName: ['INSERT'],
       dynamodb: { NewImage: { entity: { S: ['message'] }, sender_type: { S: ['incoming'] }, webhook: { BOOL: [true] } } },
     },
+    // A file record removed (TTL, or deleted): its object goes too.
+    { eventName: ['REMOVE'], dynamodb: { OldImage: { entity: { S: ['file'] } } } },
   ],
 };
 

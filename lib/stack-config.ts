@@ -9,7 +9,10 @@ export const LIMIT_VARIABLES = [
   'RATE_CHATS_PER_MINUTE',
   'RATE_SESSIONS_PER_IP_PER_MINUTE',
   'MAX_CHATS_PER_USER',
+  'MAX_UPLOAD_BYTES',
 ] as const;
+/** S3's largest object in one POST (or PUT): 5 GiB. */
+export const MAX_UPLOAD_CEILING = 5 * 1024 ** 3;
 export type LimitVariable = (typeof LIMIT_VARIABLES)[number];
 
 export interface StackConfig {
@@ -184,6 +187,11 @@ export function resolveConfig(given: Partial<StackConfig>): StackConfig {
   for (const [name, value] of Object.entries(c.limits)) {
     if (!(LIMIT_VARIABLES as readonly string[]).includes(name)) fail(`limits: unknown limit ${name}; known: ${LIMIT_VARIABLES.join(', ')}`);
     if (!(Number.isInteger(value) && (value as number) >= 0)) fail(`limits: ${name} must be a whole number, 0 (off) or more: ${value}`);
+  }
+  // The largest direct upload cannot be off, nor more than S3's largest single POST.
+  const maxUpload = c.limits.MAX_UPLOAD_BYTES;
+  if (maxUpload !== undefined && !(maxUpload >= 1 && maxUpload <= MAX_UPLOAD_CEILING)) {
+    fail(`limits: MAX_UPLOAD_BYTES must be from 1 to ${MAX_UPLOAD_CEILING} (S3's 5 GB for one POST): ${maxUpload}`);
   }
   return c;
 }

@@ -1,32 +1,49 @@
-// DynamoDB stream → for each new user message of a bot with a webhook, one job on the webhook queue.
+// DynamoDB stream → for each new user message of a bot with a webhook, one job on the webhook queue; for each
+// removed file record, its object deleted (lib/consumers.ts WEBHOOK_DISPATCHER).
 // It only queues (never calls a receiver), so a slow or failing webhook cannot hold back the stream.
-import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
+import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { getBot } from '../domain/bots';
+import { forgetFileObject } from '../domain/files';
 import { config, requireEnv } from '../shared/config';
 import { sendBatchToQueue } from '../aws/sqs';
 import type { MessageItem } from '../domain/messages';
 import type { WebhookJob } from '../domain/webhooks';
 import { log } from '../shared/log';
 
+const FAILURE_LOG = 'a stream record failed; the batch will be retried from it';
+const image = (i: unknown) => unmarshall(i as Record<string, AttributeValue>);
+
 export async function handler(event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> {
   const jobs: WebhookJob[] = [];
+  let failed: DynamoDBRecord | undefined;
   for (const record of event.Records) {
-    const image = record.dynamodb?.NewImage;
-    if (record.eventName !== 'INSERT' || !image) continue;
-    const { pk: _pk, sk: _sk, entity, ...message } = unmarshall(image as Record<string, AttributeValue>);
-    if (entity !== 'message' || message.sender_type !== 'incoming') continue;
-    const bot = await getBot(message.bot_id);
-    if (bot?.webhook_url) jobs.push({ bot_id: bot.id, message: message as MessageItem, attempt: 0 });
+    try {
+      if (record.eventName === 'REMOVE' && record.dynamodb?.OldImage) {
+        const old = image(record.dynamodb.OldImage);
+        if (old.entity === 'file') await forgetFileObject(old);
+        continue;
+      }
+      const newImage = record.dynamodb?.NewImage;
+      if (record.eventName !== 'INSERT' || !newImage) continue;
+      const { pk: _pk, sk: _sk, entity, ...message } = image(newImage);
+      if (entity !== 'message' || message.sender_type !== 'incoming') continue;
+      const bot = await getBot(message.bot_id);
+      if (bot?.webhook_url) jobs.push({ bot_id: bot.id, message: message as MessageItem, attempt: 0 });
+    } catch (err) {
+      log('error', FAILURE_LOG, { sequence_number: record.dynamodb?.SequenceNumber }, err);
+      failed = record;
+      break;
+    }
   }
-  if (jobs.length === 0) return { batchItemFailures: [] };
   try {
-    await sendBatchToQueue(config().webhookQueueUrl ?? requireEnv('WEBHOOK_QUEUE_URL'), jobs);
-    return { batchItemFailures: [] };
+    // The jobs of the records before a failed one: the retry starts at the failed record.
+    if (jobs.length) await sendBatchToQueue(config().webhookQueueUrl ?? requireEnv('WEBHOOK_QUEUE_URL'), jobs);
   } catch (err) {
-    log('error', 'could not queue webhooks; the batch will be retried', {}, err);
+    log('error', FAILURE_LOG, {}, err);
     // Queueing is all or nothing here: retry from the first record (receivers dedupe by X-Webhook-Id).
-    return { batchItemFailures: [{ itemIdentifier: event.Records[0].dynamodb?.SequenceNumber ?? '' }] };
+    failed = event.Records[0];
   }
+  return { batchItemFailures: failed ? [{ itemIdentifier: failed.dynamodb?.SequenceNumber ?? '' }] : [] };
 }

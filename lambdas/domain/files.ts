@@ -1,7 +1,7 @@
 // Files: bytes in S3 under a key naming bot and user, a record in the table, URLs presigned at read time.
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { batchGet, dynamo, tableName } from '../aws/dynamo';
-import { presignedGetUrl, putObject, type Disposition } from '../aws/s3';
+import { deleteObject, presignedGetUrl, putObject, type Disposition } from '../aws/s3';
 import { config } from '../shared/config';
 import { ConflictError, InvalidInputError, ForbiddenError } from '../shared/errors';
 import { keys } from './keys';
@@ -111,13 +111,21 @@ export async function getOwnedFiles(userId: string, ids: string[]): Promise<File
   const byId = new Map(items.map((item) => [item.id as string, item as unknown as FileRecord]));
   return ids.map((id, i) => {
     const file = byId.get(id);
-    if (!file) throw new InvalidInputError(`files.${i}: no uploaded file has id ${id}`);
+    if (!file || isExpired(file)) throw new InvalidInputError(`files.${i}: no uploaded file has id ${id}`);
     if (file.user_id !== userId) throw new ForbiddenError(`files.${i}: file ${id} was not uploaded by this user`);
     if (file.status === 'pending') throw new ConflictError(`files.${i}: file ${id} is still uploading; send it once its status is uploaded`);
     if (file.status === 'rejected') throw new InvalidInputError(`files.${i}: file ${id} was rejected: ${file.reason ?? 'it failed the checks'}`);
     return file;
   });
 }
+
+/** A file record removed (its pending upload expired, or erased): its object is deleted too. Idempotent. */
+export async function forgetFileObject(record: { s3_key?: unknown }): Promise<void> {
+  if (typeof record.s3_key === 'string') await deleteObject(record.s3_key);
+}
+
+/** A direct upload still pending after its TTL has expired: DynamoDB deletes it within days; reads treat it as gone. */
+export const isExpired = (f: { ttl?: number }, nowMs = Date.now()): boolean => f.ttl !== undefined && f.ttl * 1000 <= nowMs;
 
 export const toStoredFile = (f: FileRecord): StoredFile => ({
   id: f.id,

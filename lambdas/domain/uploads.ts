@@ -7,7 +7,7 @@ import { dynamo, isConditionFailed, tableName } from '../aws/dynamo';
 import { deleteObject, objectHead, presignedPost } from '../aws/s3';
 import { config } from '../shared/config';
 import { InvalidInputError } from '../shared/errors';
-import { newFileRecord, toUploadJson, type FileRecord, type UploadJson } from './files';
+import { isExpired, newFileRecord, toUploadJson, type FileRecord, type UploadJson } from './files';
 import { checkSignature, mimeAllowed } from './file-signatures';
 import { keys } from './keys';
 import type { FileType } from './limits';
@@ -117,5 +117,5 @@ const readFileRecord = async (id: string): Promise<FileRecord | undefined> =>
 /** A user's file, as GET /files/{id} shows it; another user's (or none) is undefined. */
 export async function getUserFile(userId: string, fileId: string): Promise<FileRecord | undefined> {
   const record = await readFileRecord(fileId);
-  return record && record.user_id === userId ? record : undefined;
+  return record && record.user_id === userId && !isExpired(record) ? record : undefined;
 }

@@ -1,5 +1,6 @@
 // The contract's typical flow, end to end over real HTTP against the local gateway, every field checked.
 import { call, newBot, newSession, ISO_UTC, UUID } from '../support/api';
+import { until } from '../support/realtime';
 
 test('session → list chats (empty) → create chat → history → send → history sorted by created_at', async () => {
   const { bot } = await newBot({ widget: { primary_color: '#112233', multiple_chats: true, attachments: false } });
@@ -84,10 +85,13 @@ test('session → list chats (empty) → create chat → history → send → hi
   const sorted = [...history.body].sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id));
   expect(sorted).toEqual(sent);
 
-  // The chat moved: updated_at is the last message's time.
-  const chats = await call('GET', '/api/client/chats', { token });
-  expect(chats.body).toHaveLength(1);
-  expect(chats.body[0].updated_at).toBe(sent[2].created_at);
+  // The chat moved: updated_at is the last message's time, once the stream has counted it (a moment after
+  // the send; docs/api.md).
+  let chats: any[] = [];
+  const moved = async () => (chats = (await call('GET', '/api/client/chats', { token })).body)[0]?.updated_at === sent[2].created_at;
+  await until(moved, 5000, "the chat's activity to follow its last message");
+  expect(chats).toHaveLength(1);
+  expect(chats[0].updated_at).toBe(sent[2].created_at);
 });
 
 test('returning visitor: same external_id → same user and history; names update only when given', async () => {

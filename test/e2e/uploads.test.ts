@@ -5,6 +5,11 @@ import { call, userWithChat } from '../support/api';
 import { checkUpload, completeUpload, createUpload, getUserFile, type NewUpload } from '../../lambdas/domain/uploads';
 import { sendMessage } from '../../lambdas/domain/messages';
 import { getOwnedFiles, toUploadJson } from '../../lambdas/domain/files';
+import { objectHead, putObject } from '../../lambdas/aws/s3';
+import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo, tableName } from '../../lambdas/aws/dynamo';
+import { keys } from '../../lambdas/domain/keys';
+import { until } from '../support/realtime';
 
 const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(2000, 7)]);
 const HTML = Buffer.from('<!DOCTYPE html><html><body><script>alert(document.cookie)</script></body></html>');
@@ -55,8 +60,10 @@ test('a photo: pending with a presigned POST of at most 10 minutes; its object l
 
 test('an HTML page declared as a PNG, or as a text document, is rejected with a reason and its object deleted', async () => {
   const o = await owner();
+  const keysSent: string[] = [];
   for (const declared of [upload({ name: 'cat.png', size: HTML.length }), upload({ name: 'notes.txt', size: HTML.length, mime_type: 'text/plain', type: 'document' })]) {
     const ticket = await createUpload(o.userId, o.botId, declared);
+    keysSent.push(ticket.record.s3_key);
     expect((await postUpload(ticket, HTML, declared.mime_type)).status).toBeLessThan(300);
     const done = await completeUpload(ticket.record.s3_key);
     expect(done).toMatchObject({ status: 'rejected', reason: expect.stringMatching(/HTML/) });
@@ -65,7 +72,8 @@ test('an HTML page declared as a PNG, or as a text document, is rejected with a 
     // Sending it is a 400 naming the reason; nothing is sent.
     await expect(getOwnedFiles(o.userId, [ticket.record.id])).rejects.toMatchObject({ kind: 'invalid_input', message: expect.stringMatching(/rejected: .*HTML/) });
   }
-  // The objects are gone from S3: the bucket answers 404 for the keys.
+  // The objects are gone from S3.
+  for (const key of keysSent) expect(await objectHead(key, 1)).toBeUndefined();
   const history = await call('GET', `/api/client/chats/${o.chatId}/messages`, { token: o.token });
   expect(history.body).toEqual([]);
 });
@@ -109,4 +117,20 @@ test('every file URL of a small upload opens as its kind says: media inline, any
   expect(page.headers.get('content-type')).toBe('application/octet-stream');
   const photo = await small('p.png', 'image/png', PNG);
   expect(photo.headers.get('content-disposition')).toMatch(/^inline/);
+});
+
+test('a pending upload that never completes: expired, it is gone for reads and sends; its record removed (TTL), its object goes too', async () => {
+  const o = await owner();
+  const ticket = await createUpload(o.userId, o.botId, upload());
+  // Its bytes landed but no completion ran (every delivery of S3's event failed): pending, with an object.
+  await putObject(ticket.record.s3_key, PNG, 'image/png', 'inline');
+  expect(await objectHead(ticket.record.s3_key, 1)).toBeDefined();
+  // 24 hours later: expired, though DynamoDB's TTL may take days to delete it.
+  const key = keys.file(ticket.record.id);
+  await dynamo.send(new UpdateCommand({ TableName: tableName(), Key: key, UpdateExpression: 'SET #ttl = :past', ExpressionAttributeNames: { '#ttl': 'ttl' }, ExpressionAttributeValues: { ':past': Math.floor(Date.now() / 1000) - 1 } }));
+  expect(await getUserFile(o.userId, ticket.record.id)).toBeUndefined();
+  await expect(getOwnedFiles(o.userId, [ticket.record.id])).rejects.toMatchObject({ kind: 'invalid_input', message: expect.stringMatching(/no uploaded file/) });
+  // TTL deletes the record: the stream's REMOVE deletes the object.
+  await dynamo.send(new DeleteCommand({ TableName: tableName(), Key: key }));
+  await until(async () => (await objectHead(ticket.record.s3_key, 1)) === undefined, 10_000, 'the expired upload\'s object to be deleted');
 });

@@ -37,7 +37,7 @@ test('every key, as the CLI passes them (strings)', () => {
     wsAccessLogs: 'true',
     alarmEmail: 'ops@shop.example',
     botCacheTtlMs: '0',
-    limits: 'RATE_MESSAGES_PER_MINUTE=30,MAX_CHATS_PER_USER=0',
+    limits: 'RATE_MESSAGES_PER_MINUTE=30,MAX_CHATS_PER_USER=0,MAX_UPLOAD_BYTES=209715200',
   };
   expect(Object.keys(context).filter((k) => !k.includes(':')).sort()).toEqual(CONTEXT_KEYS.filter((k) => k !== 'alarmTopicArn').sort());
   expect(configsFromContext(context)).toEqual([
@@ -54,7 +54,7 @@ test('every key, as the CLI passes them (strings)', () => {
       wsAccessLogs: true,
       alarmEmail: 'ops@shop.example',
       botCacheTtlMs: 0,
-      limits: { RATE_MESSAGES_PER_MINUTE: 30, MAX_CHATS_PER_USER: 0 },
+      limits: { RATE_MESSAGES_PER_MINUTE: 30, MAX_CHATS_PER_USER: 0, MAX_UPLOAD_BYTES: 200 * 1024 * 1024 },
     },
   ]);
 });
@@ -93,6 +93,8 @@ test.each([
   [{ botCacheTtlMs: '-1' }, /context botCacheTtlMs must be a whole number/],
   [{ limits: 'RATE_MESSAGES_PER_MINUTE' }, /limits must be NAME=number pairs/],
   [{ limits: 'RATE_EVERYTHING=5' }, /unknown limit RATE_EVERYTHING; known: RATE_MESSAGES_PER_MINUTE/],
+  [{ limits: 'MAX_UPLOAD_BYTES=0' }, /MAX_UPLOAD_BYTES must be from 1 to 5368709120 \(S3's 5 GB for one POST\): 0/],
+  [{ limits: 'MAX_UPLOAD_BYTES=5368709121' }, /MAX_UPLOAD_BYTES must be from 1 to 5368709120/],
 ])('%o is refused: %s', (context, message) => {
   expect(() => configsFromContext(context)).toThrow(message);
 });

@@ -5,7 +5,7 @@ import { createHmac, randomUUID } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { NOT_FOUND, ROUTES, type RouteDef } from '../../lib/routes';
 import { PUBLISHER, WEBHOOK_DISPATCHER } from '../../lib/consumers';
 import { bodyOf, httpEvent, json, multipart, sqsEvent, wsEvent, type Handle, type Harness, type HttpRequestSpec, type HttpResult } from './harness';
@@ -174,13 +174,24 @@ export class Flows {
     const html = await this.directUpload('create_upload', this.auth(this.ctx.user.token), { name: 'cat.png', size: page.length, mime_type: 'image/png' }, page, 'image/png');
     const rejected = await complete(html);
     if (rejected?.status !== 'rejected') throw new Error(`the HTML page ended ${rejected?.status}`);
-    // Straight to moto (not through the recorder, which would count the 404 as a refused call).
+    await this.expectNoObject(html.upload.fields.key, 'the rejected object was kept');
+  }
+
+  /** Straight to moto (not through the recorder, which would count the 404 as a refused call). */
+  private async expectNoObject(key: string, failure: string): Promise<void> {
+    const found = await this.withAdminS3((s3) =>
+      s3.send(new GetObjectCommand({ Bucket: this.hx.stack.bucket, Key: key })).then(
+        () => true,
+        (err: Error) => (err.name === 'NoSuchKey' ? false : Promise.reject(err)),
+      ),
+    );
+    if (found) throw new Error(failure);
+  }
+
+  private async withAdminS3<T>(use: (s3: S3Client) => Promise<T>): Promise<T> {
     const s3 = new S3Client({ endpoint: this.hx.moto.endpoint, region: REGION, forcePathStyle: true, credentials: this.hx.keys.admin });
     try {
-      await s3.send(new GetObjectCommand({ Bucket: this.hx.stack.bucket, Key: html.upload.fields.key }));
-      throw new Error('the rejected object was kept');
-    } catch (err) {
-      if ((err as Error).name !== 'NoSuchKey') throw err;
+      return await use(s3);
     } finally {
       s3.destroy();
     }
@@ -397,14 +408,25 @@ export class Flows {
   }
 
   async webhook_dispatcher(): Promise<void> {
+    // A direct upload whose bytes landed but never completed, its record then removed (as TTL does). Made
+    // directly (the upload route's per-user rate would refuse the flow's repeats).
+    const id = randomUUID();
+    const stale = { id, key: `bots/${this.ctx.botA.id}/users/${this.ctx.user.userId}/files/${id}` };
+    await this.withAdminS3((s3) => s3.send(new PutObjectCommand({ Bucket: this.hx.stack.bucket, Key: stale.key, Body: PNG, ContentType: 'image/png' })));
+    await this.admin.send(new PutCommand({ TableName: this.hx.stack.tableName, Item: { ...keys.file(stale.id), entity: 'file', id: stale.id, s3_key: stale.key, status: 'pending' } }));
+    await this.admin.send(new DeleteCommand({ TableName: this.hx.stack.tableName, Key: keys.file(stale.id) }));
     await this.hx.readStream();
     const event = this.hx.streamEvent(WEBHOOK_DISPATCHER, this.hx.records);
-    if (!event.Records.length) throw new Error('no user message for the dispatcher');
+    const messages = event.Records.filter((r) => r.eventName === 'INSERT').length;
+    if (!messages) throw new Error('no user message for the dispatcher');
+    if (!event.Records.some((r) => r.eventName === 'REMOVE')) throw new Error('no removed file for the dispatcher');
     const out = await this.hx.invoke<Any>(this.fn('webhook_dispatcher'), event);
-    if (out.batchItemFailures.length) throw new Error('the dispatcher failed the batch');
+    // Taken off the queue first, even from a failed batch: a job left there would reach the deliverer's flow.
     const jobs = await this.receive('webhooks');
-    if (jobs.length < event.Records.length) throw new Error(`${jobs.length} jobs queued for ${event.Records.length} messages`);
+    if (out.batchItemFailures.length) throw new Error('the dispatcher failed the batch');
+    if (jobs.length < messages) throw new Error(`${jobs.length} jobs queued for ${messages} messages`);
     this.ctx.jobs = jobs;
+    await this.expectNoObject(stale.key, "a removed file's object was kept");
   }
 
   private async receive(queue: 'webhooks' | 'webhooks_dlq'): Promise<Any[]> {
