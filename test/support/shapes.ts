@@ -1,13 +1,15 @@
 // The stack shapes the CDK suites check (defaults, realtime off, alarms both ways, every setting, a pinned
 // region, two stages from context), synthesized ONCE per test run by one child process
-// (test/support/synth-shapes.ts, started by the global set-up) and read as JSON by cfn-lint, the logical-ID
-// and access-log tests and the IAM tier. Loading aws-cdk-lib under jest costs seconds per file; this module
-// never loads it.
+// (test/support/synth-shapes.ts, started by the global set-up) and read as JSON by the stack tests, cfn-lint,
+// the logical-ID and access-log tests and the IAM tier; beside each template, what the template cannot say
+// (the constructs' logical IDs, cdk-nag's report). Loading aws-cdk-lib under jest costs seconds per file; this
+// module never loads it.
 import { spawnSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ChatStackProps } from '../../lib/stack';
+import type { QueueName } from '../../lib/routes';
 
 /** Stack id → props. Stage stacks come from context instead (STAGE_CONTEXT), as bin/app.ts makes them. */
 export const SHAPES: Record<string, ChatStackProps> = {
@@ -25,9 +27,15 @@ export const SHAPES: Record<string, ChatStackProps> = {
     wsAccessLogs: true,
     botCacheTtlMs: 0,
     throttle: { rateLimit: 10, burstLimit: 20 },
-    limits: { RATE_MESSAGES_PER_MINUTE: 30, MAX_CHATS_PER_USER: 5 },
+    limits: { RATE_MESSAGES_PER_MINUTE: 30, MAX_CHATS_PER_USER: 5, MAX_UPLOAD_BYTES: 1024 ** 3 },
   },
   InfiniteLogs: { logRetentionDays: 9999 },
+};
+
+/** Props the stack must refuse (it checks its own, as the context's keys are checked): the synth tries each. */
+export const REFUSED_PROPS: Record<string, ChatStackProps> = {
+  memorySize: { memorySize: 64 },
+  corsOrigins: { corsOrigins: ['shop.example'] },
 };
 
 /** Two stages side by side, from context as `cdk deploy -c stage=staging,prod` gives it. */
@@ -73,6 +81,65 @@ export async function templateFiles(): Promise<Record<string, string>> {
 /** One synthesized stack's template. */
 export async function template(stack: keyof typeof SHAPES): Promise<Template> {
   return JSON.parse(readFileSync((await templateFiles())[stack], 'utf8')) as Template;
+}
+
+/** The logical ID of each construct a test looks up, as `stack.getLogicalId` gives it. */
+export interface StackIds {
+  /** Function id (lib/routes.ts, lib/consumers.ts) → its function's; logGroups: → its log group's. */
+  functions: Record<string, string>;
+  logGroups: Record<string, string>;
+  table: string;
+  bucket: string;
+  accessLogsBucket: string;
+  jwtSecret: string;
+  api: string;
+  wsApi?: string;
+  queues: Record<QueueName, string>;
+  webhookDispatcherDlq: string;
+  publisherDlq?: string;
+  uploadCompleterDlq: string;
+  /** Only with alarmEmail (a topic of our own). */
+  alarmTopic?: string;
+}
+
+export interface Violation {
+  ruleName: string;
+  severity?: string;
+  /** Construct paths of the resources it is about. */
+  paths: string[];
+}
+export interface Ack {
+  path: string;
+  id: string;
+  reason: string;
+}
+/** cdk-nag AwsSolutions on one shape's stack. */
+export interface NagReport {
+  /** What is left once the acknowledgements apply. */
+  violations: Violation[];
+  /** Everything found, acknowledgements ignored. */
+  findings: Violation[];
+  /** Every acknowledgement the stack made. */
+  acks: Ack[];
+  /** CDK's warnings and errors on the stack (Annotations.findWarning / findError). */
+  annotations: string[];
+}
+
+/** What the synth wrote beside one stack's template: `<stack>.ids.json`, `<stack>.nag.json`. */
+async function beside<T>(file: string): Promise<T> {
+  await templateFiles();
+  return JSON.parse(readFileSync(join(process.env.SHAPES_DIR!, file), 'utf8')) as T;
+}
+export const logicalIds = (stack: string): Promise<StackIds> => beside(`${stack}.ids.json`);
+export const nagReport = (stack: keyof typeof SHAPES): Promise<NagReport> => beside(`${stack}.nag.json`);
+/** REFUSED_PROPS name → the message `new ChatStack` threw (null: it did not). */
+export const refusals = (): Promise<Record<string, string | null>> => beside('refused.json');
+
+/** The two stages' synth (STAGE_CONTEXT): its template files, and what its cdk-nag plugin checked and found. */
+export async function stagedSynth(): Promise<{ templates: string[]; nag: { templates: string[]; violations: string[] } }> {
+  await templateFiles();
+  const templates = readdirSync(join(process.env.SHAPES_DIR!, 'staged')).filter((f) => f.endsWith('.template.json'));
+  return { templates, nag: await beside('staged.nag.json') };
 }
 
 /** A real synth with every function bundled into `outdir`, in a child process: esbuild's lines stay there. */

@@ -1,0 +1,105 @@
+// CDK assertions on least privilege: each function's role gets exactly what its definition lists, on exactly its resources, X-Ray on or off.
+import { logicalIds, SHAPES, template, type StackIds } from '../support/shapes';
+import { NOT_FOUND, ROUTES, WS_ROUTES, type FunctionDef } from '../../lib/routes';
+import { PUBLISHER, UPLOAD_COMPLETER, WEBHOOK_DELIVERER, WEBHOOK_DISPATCHER } from '../../lib/consumers';
+
+const ALL_DEFS: FunctionDef[] = [...ROUTES, ...WS_ROUTES, PUBLISHER, WEBHOOK_DISPATCHER, WEBHOOK_DELIVERER, UPLOAD_COMPLETER, NOT_FOUND];
+
+const LOG_ACTIONS = ['logs:CreateLogStream', 'logs:PutLogEvents'];
+const SECRET_ACTIONS = ['secretsmanager:GetSecretValue'];
+const SEND_ACTIONS = ['sqs:SendMessage'];
+/** What CDK grants a stream consumer's on-failure destination (Lambda itself sends the failed records there). */
+const DESTINATION_ACTIONS = ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'];
+/** What an event source mapping itself needs, granted to the function's role by CDK. */
+const STREAM_READ_ACTIONS = ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator'];
+const SQS_CONSUMER_ACTIONS = ['sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:ReceiveMessage'];
+const XRAY_ACTIONS = ['xray:PutTelemetryRecords', 'xray:PutTraceSegments'];
+
+/** A CloudFormation value as a readable string: <Table.Arn>/index/gsi1, <AWS::Region>, *. */
+const flat = (v: any): string =>
+  typeof v === 'string'
+    ? v
+    : 'Fn::GetAtt' in v
+      ? `<${v['Fn::GetAtt'].join('.')}>`
+      : 'Ref' in v
+        ? `<${v.Ref}>`
+        : 'Fn::Join' in v
+          ? v['Fn::Join'][1].map(flat).join(v['Fn::Join'][0])
+          : JSON.stringify(v);
+const pairs = (actions: string[], ...on: string[]) => actions.flatMap((a) => on.map((r) => `${a} on ${r}`));
+const sortedSet = (xs: string[]) => [...new Set(xs)].sort();
+
+/** One synthesized shape: its resources and its constructs' logical IDs. */
+interface Shape {
+  res: Record<string, any>;
+  ids: StackIds;
+}
+const load = async (name: keyof typeof SHAPES): Promise<Shape> => ({ res: (await template(name)).Resources, ids: await logicalIds(name) });
+
+/** Every "action on resource" a function's role is granted, across its policies (all Allow). */
+function grantsOf({ res, ids }: Shape, fnId: string): string[] {
+  const roleId = res[ids.functions[fnId]].Properties.Role['Fn::GetAtt'][0];
+  expect(res[roleId].Properties.ManagedPolicyArns).toBeUndefined(); // no AWS managed policy (e.g. AWSLambdaBasicExecutionRole)
+  const statements = Object.values(res)
+    .filter((r) => r.Type === 'AWS::IAM::Policy' && r.Properties.Roles.some((x: any) => x.Ref === roleId))
+    .flatMap((r) => r.Properties.PolicyDocument.Statement);
+  expect(statements.every((st: any) => st.Effect === 'Allow' && !st.Condition)).toBe(true);
+  return sortedSet(statements.flatMap((st: any) => [st.Action].flat().flatMap((a: string) => [st.Resource].flat().map((r: any) => `${a} on ${flat(r)}`))));
+}
+
+/** What a definition says its function may do, on exactly which resources. */
+function expectedGrants({ res, ids }: Shape, def: FunctionDef, tracing: boolean): string[] {
+  const table = `<${ids.table}.Arn>`;
+  const secret = `<${Object.keys(res).find((k) => res[k].Type === 'AWS::SecretsManager::Secret')}>`;
+  const streamDlq = def === PUBLISHER ? ids.publisherDlq! : ids.webhookDispatcherDlq;
+  return sortedSet([
+    ...pairs(LOG_ACTIONS, `<${ids.logGroups[def.id]}.Arn>`), // its own log group only
+    ...pairs(def.dynamodb.map((a) => `dynamodb:${a}`), table, ...(def.index ? [`${table}/index/gsi1`] : [])),
+    ...pairs(def.s3 ?? [], `<${ids.bucket}.Arn>/bots/*`),
+    ...(def.jwt ? pairs(SECRET_ACTIONS, secret) : []),
+    ...(def.manageConnections
+      ? pairs(['execute-api:ManageConnections'], `arn:<AWS::Partition>:execute-api:<AWS::Region>:<AWS::AccountId>:<${ids.wsApi!}>/live/POST/@connections/*`)
+      : []),
+    ...(def.queues ?? []).flatMap((q) => pairs(SEND_ACTIONS, `<${ids.queues[q]}.Arn>`)),
+    // Event source mappings read the stream (ListStreams cannot be scoped) and send failures to the DLQ...
+    ...('filters' in def
+      ? [...pairs(STREAM_READ_ACTIONS, `<${ids.table}.StreamArn>`), 'dynamodb:ListStreams on *', ...pairs(DESTINATION_ACTIONS, `<${streamDlq}.Arn>`)]
+      : []),
+    // S3 invokes the upload completer asynchronously; Lambda sends what failed every retry to its queue.
+    ...(def === UPLOAD_COMPLETER ? pairs(DESTINATION_ACTIONS, `<${ids.uploadCompleterDlq}.Arn>`) : []),
+    // ...or consume the queue, with the function's role.
+    ...(def === WEBHOOK_DELIVERER ? pairs(SQS_CONSUMER_ACTIONS, `<${ids.queues.webhooks}.Arn>`) : []),
+    ...(tracing ? pairs(XRAY_ACTIONS, '*') : []), // X-Ray has no resource-level permissions
+  ]);
+}
+
+describe('least privilege', () => {
+  test('each function gets exactly the actions its definition lists, on exactly its resources', async () => {
+    const shape = await load('Defaults');
+    for (const def of ALL_DEFS) {
+      expect({ fn: def.id, grants: grantsOf(shape, def.id) }).toEqual({ fn: def.id, grants: expectedGrants(shape, def, false) });
+    }
+    // Only the publisher posts to sockets; list_chats writes nothing.
+    for (const def of ALL_DEFS.filter((d) => d !== PUBLISHER)) {
+      expect(grantsOf(shape, def.id).join('\n')).not.toContain('execute-api:');
+    }
+    for (const write of ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 's3:PutObject']) {
+      expect(grantsOf(shape, 'list_chats').join('\n')).not.toContain(write);
+    }
+    for (const def of ALL_DEFS) expect(shape.res[shape.ids.functions[def.id]].Properties.TracingConfig).toBeUndefined();
+  });
+
+  test('X-Ray on: every function traces, and gains only xray:Put* (on *, X-Ray has no resources)', async () => {
+    // The shape with every option on (test/support/shapes.ts) traces; its other options grant nothing more.
+    expect(SHAPES.AlarmEmailEveryOption.tracing).toBe(true);
+    const traced = await load('AlarmEmailEveryOption');
+    for (const def of ALL_DEFS) {
+      const fn = traced.res[traced.ids.functions[def.id]];
+      expect({ fn: def.id, tracing: fn.Properties.TracingConfig }).toEqual({ fn: def.id, tracing: { Mode: 'Active' } });
+      expect({ fn: def.id, grants: grantsOf(traced, def.id) }).toEqual({
+        fn: def.id,
+        grants: expectedGrants(traced, def, true),
+      });
+    }
+  });
+});

@@ -1,0 +1,111 @@
+// CDK assertions on the settings of lib/stack-config.ts: throttles and limits, the defaults, every setting given, bad props refused.
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { logicalIds, REFUSED_PROPS, refusals, template as shape, type StackIds } from '../support/shapes';
+import { DEFAULT_THROTTLE } from '../../lib/stack-config';
+import { NOT_FOUND, ROUTES, WS_ROUTES, type FunctionDef } from '../../lib/routes';
+import { PUBLISHER, UPLOAD_COMPLETER, WEBHOOK_DELIVERER, WEBHOOK_DISPATCHER } from '../../lib/consumers';
+
+const ALL_DEFS: FunctionDef[] = [...ROUTES, ...WS_ROUTES, PUBLISHER, WEBHOOK_DISPATCHER, WEBHOOK_DELIVERER, UPLOAD_COMPLETER, NOT_FOUND];
+
+let template: Template;
+let resources: Record<string, any>;
+let ids: StackIds;
+beforeAll(async () => {
+  template = Template.fromJSON(await shape('Defaults'));
+  resources = template.toJSON().Resources;
+  ids = await logicalIds('Defaults');
+});
+
+describe('abuse limits in the stack', () => {
+  test('both APIs are throttled at the stage; limits given as props reach every function', async () => {
+    template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+      StageName: '$default',
+      DefaultRouteSettings: { ThrottlingRateLimit: DEFAULT_THROTTLE.rateLimit, ThrottlingBurstLimit: DEFAULT_THROTTLE.burstLimit },
+    });
+    template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+      StageName: 'live',
+      DefaultRouteSettings: { ThrottlingRateLimit: DEFAULT_THROTTLE.rateLimit, ThrottlingBurstLimit: DEFAULT_THROTTLE.burstLimit },
+    });
+    // The every-setting shape (test/support/shapes.ts): throttle 10/20, three limits.
+    const tuned = Template.fromJSON(await shape('EverySetting'));
+    tuned.hasResourceProperties('AWS::ApiGatewayV2::Stage', { DefaultRouteSettings: { ThrottlingRateLimit: 10, ThrottlingBurstLimit: 20 } });
+    tuned.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: { Variables: Match.objectLike({ RATE_MESSAGES_PER_MINUTE: '30', MAX_CHATS_PER_USER: '5', MAX_UPLOAD_BYTES: '1073741824' }) },
+    });
+  });
+});
+
+describe('settings (lib/stack-config.ts)', () => {
+  test('defaults: retained data, 30-day logs, arm64 at 512 MB, HTTP access logs on, WebSocket access logs off', () => {
+    template.hasResource('AWS::DynamoDB::Table', { DeletionPolicy: 'Retain', UpdateReplacePolicy: 'Retain' });
+    expect(Object.values(template.findResources('AWS::S3::Bucket')).map((b) => b.DeletionPolicy)).toEqual(['Retain', 'Retain']);
+    // What holds data stays with the table: the dead letters (not the live webhook queue) and the JWT key.
+    const policyOf = (id: string) => resources[id].DeletionPolicy;
+    const dlqs = [ids.queues.webhooks_dlq, ids.webhookDispatcherDlq, ids.publisherDlq!, ids.uploadCompleterDlq];
+    expect(dlqs.map(policyOf)).toEqual(['Retain', 'Retain', 'Retain', 'Retain']);
+    expect(policyOf(ids.queues.webhooks)).toBe('Delete');
+    template.hasResource('AWS::SecretsManager::Secret', { DeletionPolicy: 'Retain', UpdateReplacePolicy: 'Retain' });
+    template.resourceCountIs('Custom::S3AutoDeleteObjects', 0);
+    const logGroups = Object.values(template.findResources('AWS::Logs::LogGroup'));
+    expect(logGroups.length).toBe(ALL_DEFS.length + 1); // one per function + the HTTP API's access logs
+    for (const lg of logGroups) expect(lg.Properties.RetentionInDays).toBe(30);
+    for (const def of ALL_DEFS) {
+      const props = resources[ids.functions[def.id]].Properties;
+      // Per function: 512 MB for requests, 256 for the stream, queue and S3 event consumers (mostly waiting on I/O).
+      expect([def.id, props.MemorySize, props.Architectures]).toEqual([def.id, 'filters' in def || def === WEBHOOK_DELIVERER || def === UPLOAD_COMPLETER ? 256 : 512, ['arm64']]);
+      // JSON lines; Lambda's START/END/REPORT lines off (LAMBDA_LOGGING).
+      expect([def.id, props.LoggingConfig]).toEqual([def.id, { LogFormat: 'JSON', SystemLogLevel: 'WARN', ApplicationLogLevel: 'INFO', LogGroup: expect.anything() }]);
+    }
+    const httpStage = template.findResources('AWS::ApiGatewayV2::Stage', { Properties: { StageName: '$default' } });
+    const { AccessLogSettings } = Object.values(httpStage)[0].Properties;
+    expect(JSON.parse(AccessLogSettings.Format)).toMatchObject({ requestId: '$context.requestId', routeKey: '$context.routeKey', status: '$context.status' });
+    template.hasResourceProperties('AWS::ApiGatewayV2::Stage', { StageName: 'live', AccessLogSettings: Match.absent() });
+    // The files bucket logs its accesses to the log bucket, which S3 may write to under a bucket policy (no ACLs).
+    template.hasResourceProperties('AWS::S3::Bucket', { LoggingConfiguration: { DestinationBucketName: { Ref: ids.accessLogsBucket }, LogFilePrefix: 'files/' } });
+    template.hasResourceProperties('AWS::S3::BucketPolicy', {
+      Bucket: { Ref: ids.accessLogsBucket },
+      PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Principal: { Service: 'logging.s3.amazonaws.com' }, Action: 's3:PutObject' })]) },
+    });
+    template.hasResourceProperties('AWS::S3::Bucket', {
+      Tags: Match.arrayWith([{ Key: 'stage', Value: 'dev' }]),
+      LifecycleConfiguration: { Rules: [{ ExpirationInDays: 30, Status: 'Enabled' }] },
+    });
+  });
+
+  test('every setting reaches the resources it names', async () => {
+    // The shape cfn-lint also checks (test/support/shapes.ts): every setting given.
+    const t = Template.fromJSON(await shape('EverySetting'));
+    const tuned = { resources: t.toJSON().Resources as Record<string, any>, ids: await logicalIds('EverySetting') };
+    t.hasResourceProperties('AWS::ApiGatewayV2::Api', {
+      ProtocolType: 'HTTP',
+      CorsConfiguration: Match.objectLike({ AllowOrigins: ['https://shop.example', 'http://localhost:8080'] }),
+    });
+    t.hasResourceProperties('AWS::S3::Bucket', {
+      CorsConfiguration: { CorsRules: [Match.objectLike({ AllowedOrigins: ['https://shop.example', 'http://localhost:8080'] })] },
+    });
+    for (const lg of Object.values(t.findResources('AWS::Logs::LogGroup'))) expect(lg.Properties.RetentionInDays).toBe(7);
+    t.resourceCountIs('AWS::Logs::LogGroup', ALL_DEFS.length + 2); // + both APIs' access logs
+    t.hasResourceProperties('AWS::ApiGatewayV2::Stage', { StageName: 'live', AccessLogSettings: Match.objectLike({ Format: Match.stringLikeRegexp('connectionId') }) });
+    // A throwaway stage: table and buckets go with the stack, the buckets emptied first.
+    t.hasResource('AWS::DynamoDB::Table', { DeletionPolicy: 'Delete', Properties: Match.objectLike({ DeletionProtectionEnabled: false }) });
+    const s = tuned.ids;
+    for (const q of [s.queues.webhooks_dlq, s.webhookDispatcherDlq, s.publisherDlq!, s.uploadCompleterDlq]) expect(tuned.resources[q].DeletionPolicy).toBe('Delete');
+    t.hasResource('AWS::SecretsManager::Secret', { DeletionPolicy: 'Delete' });
+    expect(Object.values(t.findResources('AWS::S3::Bucket')).map((b) => b.DeletionPolicy)).toEqual(['Delete', 'Delete']);
+    t.resourceCountIs('Custom::S3AutoDeleteObjects', 2);
+    for (const def of ALL_DEFS) {
+      const props = tuned.resources[tuned.ids.functions[def.id]].Properties;
+      expect([def.id, props.MemorySize, props.Architectures]).toEqual([def.id, 1024, ['x86_64']]);
+      if (def !== NOT_FOUND) expect(props.Environment.Variables.BOT_CACHE_TTL_MS).toBe('0');
+    }
+    t.hasResourceProperties('AWS::S3::Bucket', { Tags: Match.arrayWith([{ Key: 'stage', Value: 'staging' }]) });
+  });
+
+  test('bad props fail with the same messages as bad context keys', async () => {
+    // `new ChatStack` with each of these props, tried in the run's synth (test/support/synth-shapes.ts).
+    expect(REFUSED_PROPS).toEqual({ memorySize: { memorySize: 64 }, corsOrigins: { corsOrigins: ['shop.example'] } });
+    const refused = await refusals();
+    expect(refused.memorySize).toMatch(/memorySize must be a whole number of MB from 128 to 10240: 64/);
+    expect(refused.corsOrigins).toMatch(/corsOrigins: "shop.example" is not \* or an origin/);
+  });
+});
