@@ -55,6 +55,9 @@ export interface FileJson {
 /** Media a browser may show inline; anything else (HTML, SVG, scripts...) downloads as an attachment. */
 const INLINE_MIME = /^(image\/(png|jpeg|gif|webp|avif|bmp|heic|heif)|video\/[\w.+-]+|audio\/[\w.+-]+)$/;
 
+/** Types a browser would render as a page or run (HTML, XHTML, SVG, XML, scripts): served as bytes, never as themselves. */
+const PAGE_MIME = /html|svg|(^|\/|\+)xml$|^text\/xml|javascript|ecmascript/;
+
 /**
  * How a file's presigned GET answers, whichever way it was uploaded: media inline with its type; anything
  * else as a download (an HTML or SVG page never runs on the bucket's origin).
@@ -66,7 +69,7 @@ export function dispositionOf(f: { name: string | null; mime_type: string | null
   // than S3 (`*`, quotes and runs of spaces break their signature check).
   const safe = f.name?.replace(/[^A-Za-z0-9._ -]/g, '_').replace(/ +/g, ' ').trim();
   const name = safe ? `; filename="${safe}"` : '';
-  return { contentType: inline ? mime : mime && !/html|svg|xml|javascript/.test(mime) ? mime : 'application/octet-stream', disposition: `${inline ? 'inline' : 'attachment'}${name}` };
+  return { contentType: inline || (mime && !PAGE_MIME.test(mime)) ? mime : 'application/octet-stream', disposition: `${inline ? 'inline' : 'attachment'}${name}` };
 }
 
 export interface Upload {

@@ -62,9 +62,9 @@ export async function toTicketJson(ticket: UploadTicket): Promise<{ file: Upload
 export const fileIdOfKey = (key: string): string | undefined => /^bots\/[^/]+\/users\/[^/]+\/files\/([0-9a-f-]{36})$/.exec(key)?.[1];
 
 /**
- * The completion of a direct upload, once its object exists: the size must be the declared one and the bytes
- * the declared type (and never an executable, a script or a page). Idempotent: a file no longer pending (an
- * event delivered twice) is left as it is, a rejected one's object deleted again. Returns the settled record.
+ * The completion of a direct upload, each time its object is written: the size must be the declared one and
+ * the bytes the declared type (and never an executable, a script or a page). Idempotent: an event delivered
+ * twice finds an uploaded file still valid, a rejected one's object deleted again. Returns the settled record.
  */
 export async function completeUpload(s3Key: string): Promise<FileRecord | undefined> {
   const id = fileIdOfKey(s3Key);
@@ -76,7 +76,9 @@ export async function completeUpload(s3Key: string): Promise<FileRecord | undefi
     await deleteObject(s3Key);
     return record;
   }
-  if (record.status !== 'pending' || record.s3_key !== s3Key) return record;
+  if (record.s3_key !== s3Key) return record;
+  // Pending: its first check. Uploaded: the same presigned POST sent again within its 10 minutes has replaced
+  // the bytes, which are checked again (a valid photo first, then a page, must not pass).
   const object = await objectHead(s3Key, HEAD_BYTES);
   // Gone meanwhile: a delivery of the same event running beside this one has rejected it.
   if (!object) return readFileRecord(id);
@@ -84,6 +86,7 @@ export async function completeUpload(s3Key: string): Promise<FileRecord | undefi
     object.size !== record.size
       ? { ok: false as const, reason: `the file has ${object.size} bytes, not the ${record.size} declared` }
       : checkSignature(object.head, record.mime_type);
+  if (verdict.ok && record.status === 'uploaded') return record;
   // The status first, then the deletion: whoever finds the object gone finds the file already rejected.
   const settled = await settle(record, verdict.ok ? { status: 'uploaded' } : { status: 'rejected', reason: verdict.reason });
   if (settled.status === 'rejected') await deleteObject(s3Key);
@@ -96,11 +99,15 @@ async function settle(record: FileRecord, to: { status: 'uploaded' } | { status:
       new UpdateCommand({
         TableName: tableName(),
         Key: keys.file(record.id),
-        // Uploaded: kept (no TTL). Rejected: kept until the pending TTL, so the page can show why.
-        UpdateExpression: to.status === 'uploaded' ? 'SET #status = :status REMOVE #ttl' : 'SET #status = :status, reason = :reason',
-        ConditionExpression: '#status = :pending',
-        ExpressionAttributeNames: { '#status': 'status', ...(to.status === 'uploaded' && { '#ttl': 'ttl' }) },
-        ExpressionAttributeValues: { ':status': to.status, ':pending': 'pending', ...(to.status === 'rejected' && { ':reason': to.reason }) },
+        // Uploaded: kept (no TTL). Rejected: kept 24 hours more, so the page can show why.
+        UpdateExpression: to.status === 'uploaded' ? 'SET #status = :status REMOVE #ttl' : 'SET #status = :status, reason = :reason, #ttl = :ttl',
+        ConditionExpression: '#status = :from',
+        ExpressionAttributeNames: { '#status': 'status', '#ttl': 'ttl' },
+        ExpressionAttributeValues: {
+          ':status': to.status,
+          ':from': record.status,
+          ...(to.status === 'rejected' && { ':reason': to.reason, ':ttl': Math.floor(Date.now() / 1000) + PENDING_TTL_SECONDS }),
+        },
         ReturnValues: 'ALL_NEW',
       }),
     );

@@ -4,7 +4,7 @@
 import { call, userWithChat } from '../support/api';
 import { checkUpload, completeUpload, createUpload, getUserFile, type NewUpload } from '../../lambdas/domain/uploads';
 import { sendMessage } from '../../lambdas/domain/messages';
-import { getOwnedFiles, toUploadJson } from '../../lambdas/domain/files';
+import { dispositionOf, getOwnedFiles, toUploadJson } from '../../lambdas/domain/files';
 import { objectHead, putObject } from '../../lambdas/aws/s3';
 import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, tableName } from '../../lambdas/aws/dynamo';
@@ -133,4 +133,30 @@ test('a pending upload that never completes: expired, it is gone for reads and s
   // TTL deletes the record: the stream's REMOVE deletes the object.
   await dynamo.send(new DeleteCommand({ TableName: tableName(), Key: key }));
   await until(async () => (await objectHead(ticket.record.s3_key, 1)) === undefined, 10_000, 'the expired upload\'s object to be deleted');
+});
+
+test('how a type opens: media inline; pages, XML and scripts as bytes; every other type downloaded as itself', () => {
+  const opens = (mime: string) => dispositionOf({ name: 'f', mime_type: mime });
+  expect(opens('image/png')).toEqual({ contentType: 'image/png', disposition: 'inline; filename="f"' });
+  expect(opens('video/mp4').disposition).toMatch(/^inline/);
+  for (const page of ['text/html', 'application/xhtml+xml', 'image/svg+xml', 'application/xml', 'text/xml', 'text/javascript', 'application/rss+xml']) {
+    expect([page, opens(page)]).toEqual([page, { contentType: 'application/octet-stream', disposition: 'attachment; filename="f"' }]);
+  }
+  const docx = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
+  for (const doc of [docx, 'application/pdf', 'text/plain']) expect([doc, opens(doc)]).toEqual([doc, { contentType: doc, disposition: 'attachment; filename="f"' }]);
+});
+
+test('the same presigned POST sent again after the file was uploaded: the new bytes are checked too (a page is rejected and deleted)', async () => {
+  const o = await owner();
+  const ticket = await createUpload(o.userId, o.botId, upload());
+  expect((await postUpload(ticket, PNG, 'image/png')).status).toBeLessThan(300);
+  expect(await completeUpload(ticket.record.s3_key)).toMatchObject({ status: 'uploaded' });
+  // Within its 10 minutes the policy still takes a body of up to the declared size: a page, under the PNG's name.
+  const page = Buffer.concat([HTML, Buffer.alloc(PNG.length - HTML.length, 0x20)]);
+  expect((await postUpload(ticket, page, 'image/png')).status).toBeLessThan(300);
+  const settled = await completeUpload(ticket.record.s3_key);
+  expect(settled).toMatchObject({ status: 'rejected', reason: expect.stringMatching(/HTML/) });
+  expect(settled?.ttl).toBeGreaterThan(Date.now() / 1000);
+  expect(await objectHead(ticket.record.s3_key, 1)).toBeUndefined();
+  await expect(getOwnedFiles(o.userId, [ticket.record.id])).rejects.toMatchObject({ kind: 'invalid_input', message: expect.stringMatching(/rejected/) });
 });
