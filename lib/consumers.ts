@@ -1,6 +1,6 @@
 // The functions no route calls: the stream consumers (publisher, webhook dispatcher) and the webhook queue's
 // deliverer, with how their events reach them. CDK and the local stream poller and SQS read the same entries.
-import type { FunctionDef } from './routes';
+import { NOT_FOUND, ROUTES, WS_ROUTES, type FunctionDef } from './routes';
 
 /**
  * Stream consumers and the events they take. The filter is the Lambda event-source filter pattern on AWS,
@@ -69,6 +69,13 @@ export const PUBLISHER: StreamConsumerDef = {
     { eventName: ['MODIFY'], dynamodb: { NewImage: { entity: { S: ['chat'] }, last_event: { S: ['read'] } } } },
   ],
 };
+
+/**
+ * The publisher of a stack with realtime off: no sockets to publish to, but chats' activity and unread counters
+ * still follow from new messages (countMessage), so it takes only those records and calls only UpdateItem.
+ */
+export const publisherFor = (realtime: boolean): StreamConsumerDef =>
+  realtime ? PUBLISHER : { ...PUBLISHER, dynamodb: ['UpdateItem'], s3: [], manageConnections: false, filters: [PUBLISHER.filters[0]] };
 
 /**
  * The bot side's stream consumer. Webhooks, step 1: every new user message of a bot with a webhook becomes a
@@ -142,3 +149,6 @@ export const UPLOAD_COMPLETER: FunctionDef & { events: { prefix: string; eventNa
 
 /** How S3 invokes the upload completer: Lambda's retries of an asynchronous event, then its dead-letter queue. */
 export const ASYNC_DELIVERY = { retryAttempts: 2, maxEventAgeSeconds: 6 * 3600 };
+
+/** Every function the stack deploys (CDK's own custom-resource handlers aside), in the order of the tables. */
+export const ALL_FUNCTIONS: FunctionDef[] = [...ROUTES, ...WS_ROUTES, PUBLISHER, WEBHOOK_DISPATCHER, WEBHOOK_DELIVERER, UPLOAD_COMPLETER, NOT_FOUND];

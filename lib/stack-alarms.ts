@@ -45,7 +45,7 @@ export function addAlarms(stack: ChatStack): sns.ITopic | undefined {
     const timeoutMs = fn.timeout!.toMilliseconds();
     alarm(`${pascal(id)}NearTimeout`, fn.metricDuration({ period, statistic: 'Maximum' }), 0.8 * timeoutMs, `${id} ran 80 % or more of its ${timeoutMs / 1000} s timeout`);
   }
-  const streamConsumers = [WEBHOOK_DISPATCHER, ...(config.realtime ? [PUBLISHER] : [])];
+  const streamConsumers = [WEBHOOK_DISPATCHER, PUBLISHER];
   for (const def of streamConsumers) {
     const fn = stack.functions[def.id];
     const age = fn.metric('IteratorAge', { period, statistic: 'Maximum' });

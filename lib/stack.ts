@@ -28,7 +28,7 @@ import {
 } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration, WebSocketLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import { CORS, NOT_FOUND, ROUTES, WS_ROUTES, type QueueName } from './routes';
-import { ASYNC_DELIVERY, PUBLISHER, UPLOAD_COMPLETER, WEBHOOK_DELIVERER, WEBHOOK_DISPATCHER, WEBHOOK_QUEUE } from './consumers';
+import { ASYNC_DELIVERY, publisherFor, UPLOAD_COMPLETER, WEBHOOK_DELIVERER, WEBHOOK_DISPATCHER, WEBHOOK_QUEUE } from './consumers';
 import { makeFunction, streamConsumer } from './stack-functions';
 import { addAlarms } from './stack-alarms';
 import { HTTP_ACCESS_LOG, WS_ACCESS_LOG, logGroup } from './stack-logs';
@@ -53,7 +53,7 @@ export class ChatStack extends Stack {
   readonly functions: Record<string, NodejsFunction> = {};
   readonly wsApi?: WebSocketApi;
   readonly wsStage?: WebSocketStage;
-  readonly publisherDlq?: sqs.Queue;
+  readonly publisherDlq: sqs.Queue;
   readonly queues: Record<QueueName, sqs.Queue>;
   readonly webhookDispatcherDlq: sqs.Queue;
   /** S3 events the upload completer failed on after Lambda's retries. */
@@ -232,10 +232,12 @@ export class ChatStack extends Stack {
           returnResponse: route.returnResponse,
         });
       }
-      this.publisherDlq = deadLetterQueue('PublisherDlq');
-      streamConsumer(this, PUBLISHER, this.publisherDlq);
       new CfnOutput(this, 'RealtimeUrl', { value: this.wsStage.url, description: 'WebSocket URL (also in every session response)' });
     }
+
+    // After the realtime API (it hands the function its @connections endpoint); with realtime off it only counts.
+    this.publisherDlq = deadLetterQueue('PublisherDlq');
+    streamConsumer(this, publisherFor(config.realtime), this.publisherDlq);
 
     for (const route of ROUTES) {
       const fn = makeFunction(this, route);

@@ -1,8 +1,8 @@
 // The benchmark's command line (`node:util` parseArgs), read once: what every phase is told, never changed.
 import { parseArgs } from 'node:util';
 import { join } from 'node:path';
-import { NOT_FOUND, ROUTES, WS_ROUTES, type FunctionDef } from '../../lib/routes';
-import { PUBLISHER, UPLOAD_COMPLETER, WEBHOOK_DELIVERER, WEBHOOK_DISPATCHER } from '../../lib/consumers';
+import { type FunctionDef } from '../../lib/routes';
+import { ALL_FUNCTIONS } from '../../lib/consumers';
 
 const { values } = parseArgs({
   options: {
@@ -26,4 +26,4 @@ export const options = { quick: values.quick!, json: values.json!, before: value
 export const ROOT = join(__dirname, '..', '..');
 
 /** Every function CDK deploys, in the order of the tables. */
-export const FUNCTIONS: FunctionDef[] = [...ROUTES, ...WS_ROUTES, PUBLISHER, WEBHOOK_DISPATCHER, WEBHOOK_DELIVERER, UPLOAD_COMPLETER, NOT_FOUND];
+export const FUNCTIONS: FunctionDef[] = ALL_FUNCTIONS;

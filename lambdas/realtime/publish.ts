@@ -11,6 +11,7 @@ import { countMessage, type CountedMessage } from '../domain/chat-activity';
 import { publish } from '../centrifuge/hub';
 import { userChannel } from '../centrifuge/channels';
 import { log } from '../shared/log';
+import { config } from '../shared/config';
 
 interface Publication {
   channel: string;
@@ -43,6 +44,8 @@ export async function publicationOf(record: DynamoDBRecord): Promise<Publication
 }
 
 export async function handler(event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> {
+  // Realtime off (no @connections endpoint): the chats are moved, nothing is published (lib/consumers.ts publisherFor).
+  const realtime = config().wsManagementEndpoint !== undefined;
   // Group by channel, keeping stream order within each; channels go out in parallel.
   const byChannel = new Map<string, { record: DynamoDBRecord; pub: Publication }[]>();
   const failures: string[] = [];
@@ -66,7 +69,7 @@ export async function handler(event: DynamoDBStreamEvent): Promise<DynamoDBBatch
         try {
           // The chat first: a client that refreshes on the publication sees the message's effect.
           if (pub.counts) await countMessage(pub.counts, record.dynamodb?.SequenceNumber ?? '');
-          await publish(pub.channel, pub.data);
+          if (realtime) await publish(pub.channel, pub.data);
         } catch (err) {
           logFailure(record, err);
           failures.push(record.dynamodb?.SequenceNumber ?? '');

@@ -12,7 +12,7 @@ import { webFallback } from './web';
 import { startWsGateway } from './ws-gateway';
 import { startStreamPoller } from './stream-poller';
 import { startLocalQueues } from './sqs';
-import { PUBLISHER, UPLOAD_COMPLETER, WEBHOOK_DELIVERER, WEBHOOK_DISPATCHER } from '../consumers';
+import { publisherFor, UPLOAD_COMPLETER, WEBHOOK_DELIVERER, WEBHOOK_DISPATCHER } from '../consumers';
 import { s3Notifications } from './s3-events';
 import { startEchoBot } from '../../examples/echo-bot';
 import { applyLocalEnv, jwtSecretFile, type LocalSettings } from './settings';
@@ -166,14 +166,14 @@ export async function startLocalStack(s: LocalSettings, log: (line: string) => v
       realtimeUrl = process.env.REALTIME_URL;
       log(`WebSocket gateway on ${realtimeUrl} (@connections API at ${process.env.WS_MANAGEMENT_ENDPOINT})`);
     } else {
-      log('realtime is off (REALTIME=off): no WebSocket gateway, no publisher');
+      log('realtime is off (REALTIME=off): no WebSocket gateway; the publisher only moves chats');
     }
     const poller = await startStreamPoller({
       endpoint: dynamo.endpoint,
       region: process.env.AWS_REGION as string,
       tableName: s.tableName,
       root: s.root,
-      consumers: s.realtime ? [PUBLISHER, WEBHOOK_DISPATCHER] : [WEBHOOK_DISPATCHER],
+      consumers: [publisherFor(s.realtime), WEBHOOK_DISPATCHER],
       deadLetterDir,
       log,
     });

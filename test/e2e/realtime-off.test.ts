@@ -1,8 +1,9 @@
-// REALTIME=off: no realtime block, no WebSocket gateway, and the whole HTTP flow still works.
+// REALTIME=off: no realtime block, no WebSocket gateway, and the whole HTTP flow still works (a reply counted).
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { processesOf, stackEnv, startLocalProcess } from '../support/local-process';
+import { until } from '../support/realtime';
 
 test('with realtime off the session has no realtime block and HTTP works end to end', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'chat-rt-off-'));
@@ -23,10 +24,23 @@ test('with realtime off the session has no realtime block and HTTP works end to 
     const chat = await post('/chats', { name: 'http only' }, s.body.session_token);
     const msg = await post(`/chats/${chat.body.id}/messages`, { content: 'hi' }, s.body.session_token);
     expect(msg.status).toBe(201);
+    // The bot's reply counts for the user and moves the chat, as with realtime (the publisher only counts).
+    const { secret_key } = JSON.parse(readFileSync(join(dir, 'demo-bot.json'), 'utf8'));
+    const reply = await fetch(`${stack.apiUrl}/api/bot/chats/${chat.body.id}/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${secret_key}` },
+      body: JSON.stringify({ content: 'hello, no socket' }),
+    });
+    const replied = (await reply.json()) as any;
+    expect(reply.status).toBe(201);
+    const chats = async () => (await (await fetch(`${api}/chats`, { headers: { authorization: `Bearer ${s.body.session_token}` } })).json()) as any[];
+    await until(async () => (await chats())[0].unread_msg_by_user === 1, 10_000, 'the reply to be counted');
+    expect((await chats())[0]).toMatchObject({ unread_msg_by_user: 1, updated_at: replied.created_at });
     const read = await post(`/chats/${chat.body.id}/read`, {}, s.body.session_token);
     expect(read.body).toEqual({ status: 'ok' });
+    expect((await chats())[0].unread_msg_by_user).toBe(0);
     const history = await (await fetch(`${api}/chats/${chat.body.id}/messages`, { headers: { authorization: `Bearer ${s.body.session_token}` } })).json();
-    expect((history as any[]).map((m) => m.id)).toEqual([msg.body.id]);
+    expect((history as any[]).map((m) => m.id)).toEqual([msg.body.id, replied.id]);
   } finally {
     await stack.stop();
     rmSync(dir, { recursive: true, force: true });

@@ -2,20 +2,16 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Match, Template } from 'aws-cdk-lib/assertions';
+import { loadShape } from '../support/cdk-template';
 import { logicalIds, SHAPES, template as shape, type StackIds } from '../support/shapes';
-import { NOT_FOUND, ROUTES, WS_ROUTES, type FunctionDef } from '../../lib/routes';
-import { PUBLISHER, UPLOAD_COMPLETER, WEBHOOK_DELIVERER, WEBHOOK_DISPATCHER } from '../../lib/consumers';
+import { ALL_FUNCTIONS, PUBLISHER, WEBHOOK_DISPATCHER } from '../../lib/consumers';
 
-const ALL_DEFS: FunctionDef[] = [...ROUTES, ...WS_ROUTES, PUBLISHER, WEBHOOK_DISPATCHER, WEBHOOK_DELIVERER, UPLOAD_COMPLETER, NOT_FOUND];
+const ALL_DEFS = ALL_FUNCTIONS;
 
 let template: Template;
 let resources: Record<string, any>;
 let ids: StackIds;
-beforeAll(async () => {
-  template = Template.fromJSON(await shape('Defaults'));
-  resources = template.toJSON().Resources;
-  ids = await logicalIds('Defaults');
-});
+beforeAll(async () => ({ template, resources, ids } = await loadShape('Defaults')));
 
 describe('alarms', () => {
   const alarmsOf = (t: Template) => Object.entries(t.findResources('AWS::CloudWatch::Alarm'));
@@ -95,17 +91,17 @@ describe('alarms', () => {
     for (const [, a] of alarmsOf(t)) expect(a.Properties).toMatchObject({ AlarmActions: [topic], OKActions: [topic] });
   });
 
-  test('alarmTopicArn: an existing topic; realtime off: no publisher alarms', async () => {
+  test('alarmTopicArn: an existing topic; realtime off: no WebSocket alarms, the publisher (counting only) watched as with realtime', async () => {
     const arn = 'arn:aws:sns:eu-west-1:123456789012:ops';
     expect(SHAPES.AlarmTopicRealtimeOff).toMatchObject({ alarmTopicArn: arn, realtime: false });
     const t = Template.fromJSON(await shape('AlarmTopicRealtimeOff'));
     t.resourceCountIs('AWS::SNS::Topic', 0);
     const alarms = alarmsOf(t);
     for (const [, a] of alarms) expect(a.Properties.AlarmActions).toEqual([arn]);
-    expect(alarms.filter(([, a]) => a.Properties.MetricName === 'IteratorAge')).toHaveLength(1);
-    expect(alarms.filter(([, a]) => a.Properties.MetricName === 'ApproximateNumberOfMessagesVisible')).toHaveLength(3);
+    expect(alarms.filter(([, a]) => a.Properties.MetricName === 'IteratorAge')).toHaveLength(2);
+    expect(alarms.filter(([, a]) => a.Properties.MetricName === 'ApproximateNumberOfMessagesVisible')).toHaveLength(4);
     expect(alarms.filter(([, a]) => a.Properties.MetricName === 'ExecutionError')).toHaveLength(0);
-    expect(alarms.filter(([, a]) => a.Properties.MetricName === 'PublisherBatchItemFailures')).toHaveLength(0);
+    expect(alarms.filter(([, a]) => a.Properties.MetricName === 'PublisherBatchItemFailures')).toHaveLength(1);
   });
 
   test('docs/deploy.md "What it costs" states the alarm count and their monthly cost (CloudWatch bills each metric an alarm reads)', async () => {

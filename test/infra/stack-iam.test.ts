@@ -1,9 +1,9 @@
 // CDK assertions on least privilege: each function's role gets exactly what its definition lists, on exactly its resources, X-Ray on or off.
 import { logicalIds, SHAPES, template, type StackIds } from '../support/shapes';
-import { NOT_FOUND, ROUTES, WS_ROUTES, type FunctionDef } from '../../lib/routes';
-import { PUBLISHER, UPLOAD_COMPLETER, WEBHOOK_DELIVERER, WEBHOOK_DISPATCHER } from '../../lib/consumers';
+import { type FunctionDef } from '../../lib/routes';
+import { ALL_FUNCTIONS, PUBLISHER, UPLOAD_COMPLETER, WEBHOOK_DELIVERER } from '../../lib/consumers';
 
-const ALL_DEFS: FunctionDef[] = [...ROUTES, ...WS_ROUTES, PUBLISHER, WEBHOOK_DISPATCHER, WEBHOOK_DELIVERER, UPLOAD_COMPLETER, NOT_FOUND];
+const ALL_DEFS = ALL_FUNCTIONS;
 
 const LOG_ACTIONS = ['logs:CreateLogStream', 'logs:PutLogEvents'];
 const SECRET_ACTIONS = ['secretsmanager:GetSecretValue'];

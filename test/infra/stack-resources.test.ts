@@ -3,18 +3,15 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 // Template.fromJSON costs ~0.1 s in a worker (it loads only the assertions); the stacks come from the run's one synth.
 import { Match, Template } from 'aws-cdk-lib/assertions';
-import { logicalIds, template as shape, type StackIds } from '../support/shapes';
+import { loadShape } from '../support/cdk-template';
+import { template as shape, type StackIds } from '../support/shapes';
 import { AWS_CALL_SECONDS, CORS, HANDLER_TIMEOUT_SECONDS, NOT_FOUND, ROUTES, WS_ROUTES } from '../../lib/routes';
 import { ASYNC_DELIVERY, PUBLISHER, STREAM_DELIVERY, UPLOAD_COMPLETER, WEBHOOK_DELIVERER, WEBHOOK_DISPATCHER, WEBHOOK_QUEUE } from '../../lib/consumers';
 
 let template: Template;
 let resources: Record<string, any>;
 let ids: StackIds;
-beforeAll(async () => {
-  template = Template.fromJSON(await shape('Defaults'));
-  resources = template.toJSON().Resources;
-  ids = await logicalIds('Defaults');
-});
+beforeAll(async () => ({ template, resources, ids } = await loadShape('Defaults')));
 const sortedSet = (xs: string[]) => [...new Set(xs)].sort();
 
 test('the table: on-demand, PITR, stream with old and new images, TTL, gsi1, retained and protected from deletion', () => {
@@ -159,14 +156,22 @@ describe('realtime', () => {
     expect(env.JWT_SECRET_ARN).toBeUndefined();
   });
 
-  test('realtime off: no WebSocket API, no publisher, no realtime URL; the HTTP API is whole', async () => {
+  test('realtime off: no WebSocket API, no realtime URL; the publisher only moves chats; the HTTP API is whole', async () => {
     const off = Template.fromJSON(await shape('RealtimeOff'));
     off.resourceCountIs('AWS::ApiGatewayV2::Api', 1);
-    // Only the webhook pipeline stays: its stream dispatcher and its SQS deliverer.
-    off.resourceCountIs('AWS::Lambda::EventSourceMapping', 2);
-    off.resourceCountIs('AWS::SQS::Queue', 4);
-    // + webhook dispatcher, deliverer, upload completer, not-found, and S3's notification handler (CDK's own)
-    off.resourceCountIs('AWS::Lambda::Function', ROUTES.length + 5);
+    // The webhook pipeline (its stream dispatcher and SQS deliverer) and the publisher, on new messages only.
+    off.resourceCountIs('AWS::Lambda::EventSourceMapping', 3);
+    off.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      FunctionName: { Ref: Match.stringLikeRegexp('^PublisherFn') },
+      FilterCriteria: { Filters: [{ Pattern: JSON.stringify(PUBLISHER.filters[0]) }] },
+    });
+    off.resourceCountIs('AWS::SQS::Queue', 5);
+    // + publisher, webhook dispatcher, deliverer, upload completer, not-found, and S3's notification handler (CDK's own)
+    off.resourceCountIs('AWS::Lambda::Function', ROUTES.length + 6);
+    // It calls nothing but the chat update: no socket to post to, no file to sign for.
+    const policies = Object.values(off.findResources('AWS::IAM::Policy')).filter((p) => JSON.stringify(p.Properties.Roles).includes('PublisherRole'));
+    expect(JSON.stringify(policies)).not.toMatch(/execute-api|s3:|dynamodb:Query|dynamodb:DeleteItem/);
+    expect(JSON.stringify(policies)).toContain('dynamodb:UpdateItem');
     off.resourceCountIs('AWS::ApiGatewayV2::Route', ROUTES.length + 1); // + $default
     expect(JSON.stringify(off.toJSON())).not.toContain('REALTIME_URL');
     expect(Object.keys(off.toJSON().Outputs)).not.toContain('RealtimeUrl');

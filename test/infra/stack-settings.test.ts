@@ -1,20 +1,17 @@
 // CDK assertions on the settings of lib/stack-config.ts: throttles and limits, the defaults, every setting given, bad props refused.
 import { Match, Template } from 'aws-cdk-lib/assertions';
+import { loadShape } from '../support/cdk-template';
 import { logicalIds, REFUSED_PROPS, refusals, template as shape, type StackIds } from '../support/shapes';
 import { DEFAULT_THROTTLE } from '../../lib/stack-config';
-import { NOT_FOUND, ROUTES, WS_ROUTES, type FunctionDef } from '../../lib/routes';
-import { PUBLISHER, UPLOAD_COMPLETER, WEBHOOK_DELIVERER, WEBHOOK_DISPATCHER } from '../../lib/consumers';
+import { NOT_FOUND } from '../../lib/routes';
+import { ALL_FUNCTIONS, UPLOAD_COMPLETER, WEBHOOK_DELIVERER } from '../../lib/consumers';
 
-const ALL_DEFS: FunctionDef[] = [...ROUTES, ...WS_ROUTES, PUBLISHER, WEBHOOK_DISPATCHER, WEBHOOK_DELIVERER, UPLOAD_COMPLETER, NOT_FOUND];
+const ALL_DEFS = ALL_FUNCTIONS;
 
 let template: Template;
 let resources: Record<string, any>;
 let ids: StackIds;
-beforeAll(async () => {
-  template = Template.fromJSON(await shape('Defaults'));
-  resources = template.toJSON().Resources;
-  ids = await logicalIds('Defaults');
-});
+beforeAll(async () => ({ template, resources, ids } = await loadShape('Defaults')));
 
 describe('abuse limits in the stack', () => {
   test('both APIs are throttled at the stage; limits given as props reach every function', async () => {

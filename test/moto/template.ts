@@ -6,12 +6,12 @@ import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { template } from '../support/shapes';
-import { NOT_FOUND, ROUTES, WS_ROUTES, type FunctionDef, type QueueName } from '../../lib/routes';
-import { PUBLISHER, WEBHOOK_DELIVERER, WEBHOOK_DISPATCHER, UPLOAD_COMPLETER } from '../../lib/consumers';
+import { type FunctionDef, type QueueName } from '../../lib/routes';
+import { ALL_FUNCTIONS } from '../../lib/consumers';
 
 export const REGION = 'us-east-1';
 export const ACCOUNT = '123456789012';
-export const ALL_DEFS: FunctionDef[] = [...ROUTES, NOT_FOUND, ...WS_ROUTES, PUBLISHER, WEBHOOK_DISPATCHER, WEBHOOK_DELIVERER, UPLOAD_COMPLETER];
+export const ALL_DEFS: FunctionDef[] = ALL_FUNCTIONS;
 /** The logical id prefix of each queue routes.ts names. */
 const QUEUE_IDS: Record<QueueName, string> = { webhooks: 'WebhookQueue', webhooks_dlq: 'WebhookDlq' };
 const pascal = (id: string) => id.replace(/(^|_)(\w)/g, (_m, _s, c: string) => c.toUpperCase());
