@@ -5,11 +5,13 @@ import { applyLocalEnv, dynamoEndpoint, localSettings } from '../lib/local/setti
 const USAGE = `Usage:
   npm run bot -- create --name <name> [--allowed-origin <origin>]... [--primary-color <#hex>]
                         [--multiple-chats true|false] [--attachments true|false] [--json] [--aws]
+                        [--unread-reminder <seconds>|off]
   npm run bot -- update <bot_id> [--name <name>] [--enabled true|false] [--client-api true|false]
                         [--allowed-origin <origin>]... [--clear-allowed-origins] [--primary-color <#hex>]
                         [--multiple-chats true|false] [--attachments true|false] [--json] [--aws]
                         [--webhook-url <url>] [--clear-webhook]
                         [--identity-verification on|off] [--require-identity true|false]
+                        [--unread-reminder <seconds>|off]
   npm run bot -- rotate-secret <bot_id> [--json] [--aws]
   npm run bot -- rotate-webhook-secret <bot_id> [--json] [--aws]
   npm run bot -- list [--json] [--aws]
@@ -39,6 +41,7 @@ const { values: flags, positionals } = (() => {
         'clear-webhook': { type: 'boolean' },
         'identity-verification': { type: 'string' },
         'require-identity': { type: 'string' },
+        'unread-reminder': { type: 'string' },
         json: { type: 'boolean' },
         aws: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
@@ -93,6 +96,10 @@ function settingsFromFlags() {
   const hook = flags['webhook-url'];
   if (hook !== undefined && flags['clear-webhook']) throw new UsageError('--webhook-url cannot be combined with --clear-webhook');
   if (hook !== undefined && !/^https?:\/\/[^\s]+$/.test(hook)) throw new UsageError('--webhook-url must be an http(s) URL');
+  const reminder = flags['unread-reminder'];
+  if (reminder !== undefined && reminder !== 'off' && !(/^\d+$/.test(reminder) && Number(reminder) >= 1 && Number(reminder) <= 900)) {
+    throw new UsageError(`--unread-reminder must be a whole number of seconds from 1 to 900, or off: "${reminder}"`);
+  }
   if (flags.name !== undefined && (flags.name.trim() === '' || flags.name.length > 200)) {
     throw new UsageError('--name must be 1 to 200 characters');
   }
@@ -105,6 +112,7 @@ function settingsFromFlags() {
     webhook_url: flags['clear-webhook'] ? null : hook,
     identity_verification: identity,
     require_identity: bool('require-identity'),
+    unread_reminder_seconds: reminder === undefined ? undefined : reminder === 'off' ? null : Number(reminder),
   };
 }
 
@@ -119,6 +127,7 @@ function view(bot: import('../lambdas/domain/bots').Bot, secretKey?: string, sho
     ...(showWebhookSecret && bot.webhook_secret && { webhook_secret: bot.webhook_secret }),
     identity_verification: Boolean(bot.identity_secret),
     require_identity: Boolean(bot.require_identity),
+    unread_reminder_seconds: bot.unread_reminder_seconds ?? null,
     ...(showIdentitySecret && bot.identity_secret && { identity_secret: bot.identity_secret }),
     name: bot.name,
     enabled: bot.enabled,

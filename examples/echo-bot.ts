@@ -1,4 +1,5 @@
-// An example bot that uses only the public surface: it receives signed webhooks for user messages and
+// An example bot that uses only the public surface: it receives signed webhooks for user messages (and logs
+// what it would e-mail for an unread reminder) and
 // answers through the Bot API the way a bot backed by a language model does: it shows it is typing, then
 // posts the start of its answer and streams the rest in by editing that message. `npm start` runs it for the demo bot; run it alone against any stack with
 //   API_URL=https://... BOT_SECRET_KEY=sk_... WEBHOOK_SECRET=whsec_... PORT=3002 npx tsx examples/echo-bot.ts
@@ -35,6 +36,22 @@ interface WebhookEvent {
   event: string;
   chat: { id: string };
   message: { id: string; content: string; files: { type: string; name: string | null; size: number | null }[] | null };
+}
+
+/** chat.unread_reminder: replies the user has left unread (the bot's setting unread_reminder_seconds). */
+interface ReminderEvent {
+  event: 'chat.unread_reminder';
+  chat: { id: string };
+  user: { id: string; external_id: string | null; first_name: string; last_name: string };
+  messages: { id: string; content: string }[];
+  unread_count: number;
+}
+
+/** What a site does with a reminder: e-mail or push the user (here, a line saying so). */
+export function reminderLine(e: ReminderEvent): string {
+  const who = [e.user.first_name, e.user.last_name].filter(Boolean).join(' ') || e.user.external_id || e.user.id;
+  const first = e.messages[0]?.content ?? '';
+  return `would e-mail ${who}: ${e.unread_count} unread ${e.unread_count === 1 ? 'reply' : 'replies'} in chat ${e.chat.id}, the first: "${first.slice(0, 80)}"`;
 }
 
 /** The reply: an echo of the text, or a word about the file. */
@@ -95,12 +112,14 @@ export async function startEchoBot(o: EchoBotOptions): Promise<Server> {
     // Acknowledge at once; reply afterwards (the service gives a webhook a few seconds at most).
     res.writeHead(204);
     res.end();
-    const event = JSON.parse(raw) as WebhookEvent;
-    const id = String(req.headers['x-webhook-id'] ?? event.message.id);
-    if (event.event !== 'message.created' || seen.has(id)) return;
+    const event = JSON.parse(raw) as WebhookEvent | ReminderEvent;
+    const id = String(req.headers['x-webhook-id'] ?? '');
+    if (!id || seen.has(id)) return;
     seen.add(id);
     if (seen.size > 10_000) seen.delete(seen.values().next().value as string);
-    answer(event).catch((err) => log(`reply failed: ${(err as Error).message}`));
+    if (event.event === 'chat.unread_reminder') return log(reminderLine(event as ReminderEvent));
+    if (event.event !== 'message.created') return;
+    answer(event as WebhookEvent).catch((err) => log(`reply failed: ${(err as Error).message}`));
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

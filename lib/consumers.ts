@@ -85,14 +85,16 @@ export const publisherFor = (realtime: boolean): StreamConsumerDef =>
 export const WEBHOOK_DISPATCHER: StreamConsumerDef = {
   id: 'webhook_dispatcher',
   entry: 'lambdas/bot/webhook-dispatch.ts',
-  dynamodb: ['GetItem'],
+  // GetItem: the bot (cached) and, for a reminder, the chat; PutItem: the chat's reminder item.
+  dynamodb: ['GetItem', 'PutItem'],
   s3: ['s3:DeleteObject'],
   queues: ['webhooks'],
   memorySize: 256,
-  // Per record a bot read (cached) or an object deletion, per 10 jobs one SendMessageBatch: 20 + 2 calls ×
-  // AWS_CALL_SECONDS = 154 s.
+  // Per record at worst a reminder's three calls (the chat read, the reminder's put, its delayed job), or a bot
+  // read (cached), or an object deletion; per 10 jobs one SendMessageBatch: 20 × 3 + 2 calls × AWS_CALL_SECONDS
+  // = 434 s.
   batchSize: 20,
-  timeoutSeconds: 180,
+  timeoutSeconds: 450,
   // A replayed record queues its job again: the event keeps its id (X-Webhook-Id, the message id), and
   // receivers dedupe by it (docs/bot-api.md "Webhooks"); deleting an object twice is harmless. Nothing
   // written while the mapping is (re)created is lost.
@@ -104,6 +106,11 @@ export const WEBHOOK_DISPATCHER: StreamConsumerDef = {
       eventName: ['INSERT'],
       dynamodb: { NewImage: { entity: { S: ['message'] }, sender_type: { S: ['incoming'] }, webhook: { BOOL: [true] } } },
     },
+    // Replies of bots with a webhook and unread reminders (bot create-message marks them): their reminders.
+    {
+      eventName: ['INSERT'],
+      dynamodb: { NewImage: { entity: { S: ['message'] }, sender_type: { S: ['outcoming'] }, webhook: { BOOL: [true] } } },
+    },
     // A file record removed (TTL, or deleted): its object goes too.
     { eventName: ['REMOVE'], dynamodb: { OldImage: { entity: { S: ['file'] } } } },
   ],
@@ -113,7 +120,8 @@ export const WEBHOOK_DISPATCHER: StreamConsumerDef = {
 export const WEBHOOK_DELIVERER: FunctionDef = {
   id: 'webhook_deliverer',
   entry: 'lambdas/bot/webhook-deliver.ts',
-  dynamodb: ['GetItem', 'BatchGetItem'],
+  // A reminder: its claim (UpdateItem) and the chat's unread replies (Query) besides the reads of an event.
+  dynamodb: ['GetItem', 'BatchGetItem', 'UpdateItem', 'Query'],
   s3: ['s3:GetObject'],
   queues: ['webhooks', 'webhooks_dlq'],
   // Waits on the bot's server most of its time: billed per GB-second of that wait.

@@ -308,6 +308,31 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "chat.unread_reminder": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replies of the bot side left unread, POSTed to the bot's webhook URL (bot setting unread_reminder_seconds)
+         * @description With the bot setting `unread_reminder_seconds` (1 to 900; off by default), a reply of the bot side (bot or
+         *     operator) that the user has not read that long after it was sent gives one reminder per burst: the replies
+         *     sent before the reminder fires are one burst, a read (`POST /api/client/chats/{chat_id}/read`) before it
+         *     fires cancels it, and the next reply after a read (or after a reminder) starts a new burst. Whether the
+         *     user has read is checked when it fires. Signed, retried and dead-lettered exactly like `message.created`;
+         *     dedupe by `X-Webhook-Id`. Turn it into an e-mail or a push to the user.
+         */
+        post: operations["chatUnreadReminderWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -500,6 +525,22 @@ export interface components {
         };
         /** @description The data of every publication on a user's channel: a message, an action (read, typing), or a settled upload */
         RealtimePublication: components["schemas"]["RealtimeFile"] | components["schemas"]["RealtimeMessage"] | components["schemas"]["RealtimeRead"] | components["schemas"]["RealtimeTyping"];
+        WebhookUnreadReminder: {
+            /** @constant */
+            event: "chat.unread_reminder";
+            bot_id: components["schemas"]["Uuid"];
+            chat: components["schemas"]["Chat"];
+            user: components["schemas"]["ChatUser"];
+            /** @description Up to 10 unread replies of the bot side, oldest first */
+            messages: components["schemas"]["Message"][];
+            /** @description How many replies are unread (messages holds the first 10) */
+            unread_count: number;
+            /**
+             * Format: date-time
+             * @description When the oldest unread reply was sent
+             */
+            first_unread_at: string;
+        };
         WebhookMessageCreated: {
             /** @constant */
             event: "message.created";
@@ -1281,6 +1322,35 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["WebhookMessageCreated"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the event */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    chatUnreadReminderWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description `reminder:<chat_id>:<id of the first unread message>`, the same on every retry */
+                "X-Webhook-Id": string;
+                /** @description Unix seconds when this attempt was signed */
+                "X-Webhook-Timestamp": string;
+                /** @description Hex HMAC-SHA256 of `<timestamp>.<raw body>` with the webhook secret (`whsec_…`) */
+                "X-Webhook-Signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookUnreadReminder"];
             };
         };
         responses: {

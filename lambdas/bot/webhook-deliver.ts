@@ -1,4 +1,4 @@
-// Webhook queue (SQS) → one signed POST per job. A failure is queued again with a growing delay; after the
+// Webhook queue (SQS) → one signed POST per job (a user message's event, or a due unread reminder). A failure is queued again with a growing delay; after the
 // last retry the job goes to the dead-letter queue and is logged. Jobs run in parallel, so one bot's
 // failing receiver never delays another bot's events.
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
@@ -8,22 +8,40 @@ import { config, requireEnv } from '../shared/config';
 import { sendToQueue } from '../aws/sqs';
 import { buildWebhookEvent, deliver, type WebhookJob } from '../domain/webhooks';
 import { log } from '../shared/log';
+import { fireReminder, reminderId, type ReminderJob } from '../domain/reminders';
 
-const jobFields = (job: WebhookJob) => ({ bot_id: job.bot_id, message_id: job.message.id, attempt: job.attempt });
+type Job = WebhookJob | ReminderJob;
 
-async function handle(job: WebhookJob): Promise<void> {
+const jobFields = (job: Job) =>
+  job.kind === 'reminder' ? { bot_id: job.bot_id, chat_id: job.chat_id, reminder_burst: job.burst, attempt: job.attempt } : { bot_id: job.bot_id, message_id: job.message.id, attempt: job.attempt };
+
+/** The event of a job and its X-Webhook-Id; a reminder is built once (at its first attempt), or not at all. */
+async function eventOf(job: Job, token: string): Promise<{ id: string; event: { event: string }; retry: Job } | undefined> {
+  if (job.kind !== 'reminder') return { id: job.message.id, event: await buildWebhookEvent(job), retry: job };
+  const event = job.event ?? (await fireReminder(job, token));
+  if (!event) {
+    log('info', 'reminder not sent: already sent for this burst, or every reply read', jobFields(job));
+    return undefined;
+  }
+  return { id: reminderId(event), event, retry: { ...job, event } };
+}
+
+/** `token`: the queue message's id, the same on SQS's redeliveries of it (a reminder claimed by it can fire again). */
+async function handle(job: Job, token: string): Promise<void> {
   const bot = await getBot(job.bot_id);
   if (!bot?.webhook_url || !bot.webhook_secret) return; // the webhook was removed meanwhile
-  const result = await deliver(bot.webhook_url, bot.webhook_secret, job.message.id, await buildWebhookEvent(job));
+  const built = await eventOf(job, token);
+  if (!built) return;
+  const result = await deliver(bot.webhook_url, bot.webhook_secret, built.id, built.event);
   if (result.ok) return;
   const delays = config().webhookRetryDelays;
   if (job.attempt < delays.length) {
     log('info', 'webhook failed; retrying later', { ...jobFields(job), reason: result.reason, retry_in_s: delays[job.attempt] });
-    await sendToQueue(config().webhookQueueUrl ?? requireEnv('WEBHOOK_QUEUE_URL'), { ...job, attempt: job.attempt + 1 }, delays[job.attempt]);
+    await sendToQueue(config().webhookQueueUrl ?? requireEnv('WEBHOOK_QUEUE_URL'), { ...built.retry, attempt: job.attempt + 1 }, delays[job.attempt]);
     return;
   }
   log('error', 'webhook failed after every retry; sent to the dead-letter queue', { ...jobFields(job), reason: result.reason });
-  await sendToQueue(config().webhookDlqUrl ?? requireEnv('WEBHOOK_DLQ_URL'), { ...job, reason: result.reason, url: bot.webhook_url });
+  await sendToQueue(config().webhookDlqUrl ?? requireEnv('WEBHOOK_DLQ_URL'), { ...built.retry, reason: result.reason, url: bot.webhook_url });
 }
 
 const processor = new BatchProcessor(EventType.SQS);
@@ -31,7 +49,7 @@ const processor = new BatchProcessor(EventType.SQS);
 /** One record; a throw is our own failure (a read or a queue write): logged, and SQS redelivers that record. */
 async function record(r: SQSRecord): Promise<void> {
   try {
-    await handle(JSON.parse(r.body) as WebhookJob);
+    await handle(JSON.parse(r.body) as Job, r.messageId);
   } catch (err) {
     log('error', 'webhook job failed; SQS will redeliver it', { sqs_message_id: r.messageId }, err);
     throw err;

@@ -1,5 +1,6 @@
-// DynamoDB stream → for each new user message of a bot with a webhook, one job on the webhook queue; for each
-// removed file record, its object deleted (lib/consumers.ts WEBHOOK_DISPATCHER).
+// DynamoDB stream → for each new user message of a bot with a webhook, one job on the webhook queue; for the
+// first reply of a burst, with unread reminders on, the reminder's job, delayed until due; for each removed
+// file record, its object deleted (lib/consumers.ts WEBHOOK_DISPATCHER).
 // It only queues (never calls a receiver), so a slow or failing webhook cannot hold back the stream.
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
@@ -7,11 +8,13 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { getBot } from '../domain/bots';
 import { forgetFileObject } from '../domain/files';
 import { config, requireEnv } from '../shared/config';
-import { sendBatchToQueue } from '../aws/sqs';
+import { sendBatchToQueue, sendToQueue } from '../aws/sqs';
+import { scheduleReminder } from '../domain/reminders';
 import type { MessageItem } from '../domain/messages';
 import type { WebhookJob } from '../domain/webhooks';
 import { log } from '../shared/log';
 
+const queueUrl = () => config().webhookQueueUrl ?? requireEnv('WEBHOOK_QUEUE_URL');
 const FAILURE_LOG = 'a stream record failed; the batch will be retried from it';
 const image = (i: unknown) => unmarshall(i as Record<string, AttributeValue>);
 
@@ -28,9 +31,16 @@ export async function handler(event: DynamoDBStreamEvent): Promise<DynamoDBBatch
       const newImage = record.dynamodb?.NewImage;
       if (record.eventName !== 'INSERT' || !newImage) continue;
       const { pk: _pk, sk: _sk, entity, ...message } = image(newImage);
-      if (entity !== 'message' || message.sender_type !== 'incoming') continue;
+      if (entity !== 'message') continue;
       const bot = await getBot(message.bot_id);
-      if (bot?.webhook_url) jobs.push({ bot_id: bot.id, message: message as MessageItem, attempt: 0 });
+      if (!bot?.webhook_url) continue;
+      if (message.sender_type === 'incoming') {
+        jobs.push({ bot_id: bot.id, message: message as MessageItem, attempt: 0 });
+      } else if (bot.unread_reminder_seconds) {
+        // A reply of the bot side: its burst's reminder, queued once with the delay left.
+        const due = await scheduleReminder(message as MessageItem, bot.unread_reminder_seconds);
+        if (due) await sendToQueue(queueUrl(), due.job, due.delaySeconds);
+      }
     } catch (err) {
       log('error', FAILURE_LOG, { sequence_number: record.dynamodb?.SequenceNumber }, err);
       failed = record;
@@ -39,7 +49,7 @@ export async function handler(event: DynamoDBStreamEvent): Promise<DynamoDBBatch
   }
   try {
     // The jobs of the records before a failed one: the retry starts at the failed record.
-    if (jobs.length) await sendBatchToQueue(config().webhookQueueUrl ?? requireEnv('WEBHOOK_QUEUE_URL'), jobs);
+    if (jobs.length) await sendBatchToQueue(queueUrl(), jobs);
   } catch (err) {
     log('error', FAILURE_LOG, {}, err);
     // Queueing is all or nothing here: retry from the first record (receivers dedupe by X-Webhook-Id).

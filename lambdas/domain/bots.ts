@@ -3,7 +3,7 @@ import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypt
 import { GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, queryAll, tableName } from '../aws/dynamo';
 import { config } from '../shared/config';
-import { ForbiddenError, NotFoundError, UnauthenticatedError } from '../shared/errors';
+import { ForbiddenError, InvalidInputError, NotFoundError, UnauthenticatedError } from '../shared/errors';
 import { keys } from './keys';
 import { TtlCache } from '../shared/cache';
 import { newUuid } from '../shared/ids';
@@ -31,6 +31,8 @@ export interface Bot {
   identity_secret?: string;
   /** With identity verification: refuse anonymous visitors (sessions without an external_id) too. */
   require_identity?: boolean;
+  /** Replies left unread this long (1-900 s) give the webhook one chat.unread_reminder per burst; absent: off. */
+  unread_reminder_seconds?: number;
   created_at: string;
   updated_at: string;
 }
@@ -140,13 +142,26 @@ export interface BotSettings {
   /** Turns identity verification on (makes an identity secret when there is none) or off (drops it). */
   identity_verification?: boolean;
   require_identity?: boolean;
+  /** Seconds (1-900) before an unread reply gives a reminder; null turns reminders off. */
+  unread_reminder_seconds?: number | null;
+}
+
+/** The longest a reminder can wait: SQS's longest delay (15 minutes). */
+export const MAX_REMINDER_SECONDS = 900;
+
+function checkReminder(seconds: number | null | undefined): void {
+  if (seconds === undefined || seconds === null) return;
+  if (!(Number.isInteger(seconds) && seconds >= 1 && seconds <= MAX_REMINDER_SECONDS)) {
+    throw new InvalidInputError(`unread_reminder_seconds must be a whole number of seconds from 1 to ${MAX_REMINDER_SECONDS}, or off: ${seconds}`);
+  }
 }
 
 /** What a new bot can be made with; switches, webhooks and identity verification are set by updateBot. */
-export type NewBotSettings = Pick<BotSettings, 'allowed_origins' | 'widget'> & { name: string };
+export type NewBotSettings = Pick<BotSettings, 'allowed_origins' | 'widget' | 'unread_reminder_seconds'> & { name: string };
 
 /** Creates a bot with a fresh client key and secret key; the secret key is returned once and stored hashed. */
 export async function createBot(settings: NewBotSettings): Promise<{ bot: Bot; secretKey: string }> {
+  checkReminder(settings.unread_reminder_seconds);
   const now = new Date().toISOString();
   const id = newUuid();
   const secretKey = newSecretKey(id);
@@ -159,6 +174,7 @@ export async function createBot(settings: NewBotSettings): Promise<{ bot: Bot; s
     client_api_enabled: true,
     allowed_origins: settings.allowed_origins ?? [],
     widget: { ...DEFAULT_WIDGET, ...settings.widget },
+    ...(settings.unread_reminder_seconds && { unread_reminder_seconds: settings.unread_reminder_seconds }),
     created_at: now,
     updated_at: now,
   };
@@ -201,6 +217,7 @@ export interface Rotation {
 }
 
 export async function updateBot(botId: string, settings: BotSettings, rotate: Rotation = {}): Promise<{ bot: Bot; secretKey?: string }> {
+  checkReminder(settings.unread_reminder_seconds);
   const current = await readBot(botId);
   if (!current) throw new NotFoundError(`Bot ${botId} not found`);
   const secretKey = rotate.secretKey ? newSecretKey(botId) : undefined;
@@ -219,6 +236,8 @@ export async function updateBot(botId: string, settings: BotSettings, rotate: Ro
     webhook_secret: secretWhile(webhookOn, current.webhook_secret, rotate.webhookSecret, 'whsec_'),
     identity_secret: secretWhile(identityOn, current.identity_secret, rotate.identitySecret, 'idsec_'),
     require_identity: settings.require_identity ?? current.require_identity ?? false,
+    unread_reminder_seconds:
+      settings.unread_reminder_seconds !== undefined ? (settings.unread_reminder_seconds ?? undefined) : current.unread_reminder_seconds,
     widget: { ...current.widget, ...settings.widget },
     updated_at: new Date().toISOString(),
   };

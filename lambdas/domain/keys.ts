@@ -42,6 +42,8 @@ export const keys = {
   chatStart: (userId: string, chatId: string): Key => ({ pk: keys.userPartition(userId), sk: keys.messagePrefix(chatId) + '!' }),
   chatEnd: (userId: string, chatId: string): Key => ({ pk: keys.userPartition(userId), sk: keys.messagePrefix(chatId) + '~' }),
   file: (fileId: string): Key => ({ pk: `FILE#${fileId}`, sk: 'FILE' }),
+  /** A chat's unread reminder: the burst it is due for, and whether it fired (domain/reminders.ts). */
+  reminder: (chatId: string): Key => ({ pk: `CHAT#${chatId}`, sk: 'REMINDER' }),
   /** One side of a chat typing: written at most every TYPING_INTERVAL_MS, its stream record is the publication. */
   typing: (chatId: string, sender: 'bot' | 'operator'): Key => ({ pk: `CHAT#${chatId}`, sk: `TYPING#${sender}` }),
   /** An open WebSocket connection and the user bound to it. */
@@ -71,4 +73,5 @@ export type Entity =
   | 'user_stats'
   | 'idempotency'
   | 'rate'
-  | 'typing';
+  | 'typing'
+  | 'reminder';

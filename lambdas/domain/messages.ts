@@ -46,7 +46,10 @@ export interface NewMessage {
   content_type: string;
   files: StoredFile[];
   sender: Sender;
-  /** The bot has a webhook: marks the item so the dispatcher's stream filter lets it through. */
+  /**
+   * Marks the item for the webhook dispatcher's stream filter: a user message of a bot with a webhook, or a
+   * reply of a bot with a webhook and unread reminders.
+   */
   webhook?: boolean;
   /** client_message_id / Idempotency-Key: a retry with it returns the first message. */
   idempotencyKey?: string;

@@ -1,4 +1,5 @@
-// Webhooks: the event a bot receives for each user message, its signature, and one delivery attempt.
+// Webhooks: the event a bot receives for each user message, its signature, and one delivery attempt (any event:
+// reminders are built in domain/reminders.ts).
 import { createHmac } from 'node:crypto';
 import { batchGet } from '../aws/dynamo';
 import { config } from '../shared/config';
@@ -6,19 +7,28 @@ import { keys } from './keys';
 import { toChat } from './chats';
 import { toMessage, type MessageItem } from './messages';
 
-/** What the dispatcher queues: enough to build the event later, without reading anything now. */
+/** What the dispatcher queues for a user message: enough to build the event later, without reading anything now. */
 export interface WebhookJob {
+  kind?: 'message';
   bot_id: string;
   message: MessageItem;
   /** 0 for the first delivery, then 1, 2, ... for the retries. */
   attempt: number;
 }
 
+/** The user as every event shows it. */
+export interface WebhookUser {
+  id: string;
+  external_id: string | null;
+  first_name: string;
+  last_name: string;
+}
+
 export interface WebhookEvent {
   event: 'message.created';
   bot_id: string;
   chat: ReturnType<typeof toChat>;
-  user: { id: string; external_id: string | null; first_name: string; last_name: string };
+  user: WebhookUser;
   message: Awaited<ReturnType<typeof toMessage>>;
 }
 
@@ -49,7 +59,7 @@ export async function buildWebhookEvent(job: WebhookJob): Promise<WebhookEvent> 
 export type DeliveryResult = { ok: true; status: number } | { ok: false; reason: string };
 
 /** One POST with a short timeout; only a 2xx counts as delivered. */
-export async function deliver(url: string, secret: string, eventId: string, event: WebhookEvent): Promise<DeliveryResult> {
+export async function deliver(url: string, secret: string, eventId: string, event: { event: string }): Promise<DeliveryResult> {
   const body = JSON.stringify(event);
   const timestamp = String(Math.floor(Date.now() / 1000));
   try {

@@ -134,3 +134,17 @@ test('--aws resolves credentials through the usual chain (AWS_PROFILE) and signs
   expect(none.err).toMatch(/credential|profile/i);
   rmSync(dir, { recursive: true, force: true });
 });
+
+test('--unread-reminder sets, prints and clears the bot\'s unread reminder; 0, 901 and words are refused with a clear error', () => {
+  const created = JSON.parse(bot(['create', '--name', 'reminding', '--unread-reminder', '30', '--json']).out);
+  expect(created.unread_reminder_seconds).toBe(30);
+  const updated = JSON.parse(bot(['update', created.bot_id, '--unread-reminder', '900', '--json']).out);
+  expect(updated.unread_reminder_seconds).toBe(900);
+  const off = JSON.parse(bot(['update', created.bot_id, '--unread-reminder', 'off', '--json']).out);
+  expect(off.unread_reminder_seconds).toBeNull();
+  for (const bad of ['0', '901', 'soon', '1.5']) {
+    const r = bot(['update', created.bot_id, '--unread-reminder', bad]);
+    expect([bad, r.code, r.err]).toEqual([bad, 2, expect.stringContaining(`--unread-reminder must be a whole number of seconds from 1 to 900, or off: "${bad}"`)]);
+  }
+  expect(JSON.parse(bot(['list', '--json']).out).bots.find((b: any) => b.bot_id === created.bot_id).unread_reminder_seconds).toBeNull();
+});

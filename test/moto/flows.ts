@@ -79,11 +79,11 @@ export class Flows {
     return { authorization: `Bearer ${this.ctx.botA.secretKey}` };
   }
 
-  /** Bots made as the bot CLI does (lambdas/domain/bots.ts with admin credentials): A with a webhook, B verifying identities. */
+  /** Bots made as the bot CLI does (lambdas/domain/bots.ts with admin credentials): A with a webhook and unread reminders, B verifying identities. */
   async bots(): Promise<void> {
     const bots = this.hx.admin<typeof import('../../lambdas/domain/bots')>('lambdas/domain/bots');
     const a = await bots.createBot({ name: 'moto A' });
-    await bots.updateBot(a.bot.id, { webhook_url: this.hx.webhooks.url });
+    await bots.updateBot(a.bot.id, { webhook_url: this.hx.webhooks.url, unread_reminder_seconds: 1 });
     const b = await bots.createBot({ name: 'moto B' });
     const updated = await bots.updateBot(b.bot.id, { identity_verification: true });
     this.ctx.botA = { ...a.bot, secretKey: a.secretKey };
@@ -417,14 +417,18 @@ export class Flows {
     await this.admin.send(new DeleteCommand({ TableName: this.hx.stack.tableName, Key: keys.file(stale.id) }));
     await this.hx.readStream();
     const event = this.hx.streamEvent(WEBHOOK_DISPATCHER, this.hx.records);
-    const messages = event.Records.filter((r) => r.eventName === 'INSERT').length;
+    const inserts = event.Records.filter((r) => r.eventName === 'INSERT');
+    const messages = inserts.filter((r) => r.dynamodb?.NewImage?.sender_type?.S === 'incoming').length;
     if (!messages) throw new Error('no user message for the dispatcher');
+    if (messages === inserts.length) throw new Error('no bot reply (with reminders on) for the dispatcher');
     if (!event.Records.some((r) => r.eventName === 'REMOVE')) throw new Error('no removed file for the dispatcher');
     const out = await this.hx.invoke<Any>(this.fn('webhook_dispatcher'), event);
     // Taken off the queue first, even from a failed batch: a job left there would reach the deliverer's flow.
     const jobs = await this.receive('webhooks');
     if (out.batchItemFailures.length) throw new Error('the dispatcher failed the batch');
-    if (jobs.length < messages) throw new Error(`${jobs.length} jobs queued for ${messages} messages`);
+    const reminders = jobs.filter((j) => JSON.parse(j.Body).kind === 'reminder');
+    if (jobs.length - reminders.length < messages) throw new Error(`${jobs.length - reminders.length} jobs queued for ${messages} messages`);
+    if (reminders.length !== 1) throw new Error(`${reminders.length} reminders queued for the replies' burst`);
     this.ctx.jobs = jobs;
     await this.expectNoObject(stale.key, "a removed file's object was kept");
   }
@@ -452,7 +456,7 @@ export class Flows {
   async webhook_deliverer(): Promise<void> {
     const arn = this.queueArn('WebhookQueue');
     // The photo message's job: its event carries presigned file URLs.
-    const job = (this.ctx.jobs as Any[]).find((j) => JSON.parse(j.Body).message.id === this.ctx.photo.message.id);
+    const job = (this.ctx.jobs as Any[]).find((j) => JSON.parse(j.Body).message?.id === this.ctx.photo.message.id);
     if (!job) throw new Error('no webhook job for the photo message');
     // Delivered: the receiver gets the signed event.
     const hooks = this.hx.webhooks;
@@ -465,6 +469,17 @@ export class Flows {
     const files = JSON.stringify(JSON.parse(got[0].body)).match(/"url":"([^"]+)"/);
     if (!files) throw new Error(`no file URL in the webhook event: ${got[0].body.slice(0, 300)}`);
     await this.download(files[1], this.ctx.photo.bytes, 'webhook file url');
+    // The replies' reminder, due: claimed, the chat's unread replies read, the signed event delivered.
+    const reminder = (this.ctx.jobs as Any[]).find((j) => JSON.parse(j.Body).kind === 'reminder');
+    // Due and not fired yet, as the dispatcher left it (each run of this flow fires it afresh).
+    const due = JSON.parse(reminder.Body);
+    const marker = { ...keys.reminder(due.chat_id), entity: 'reminder', burst: due.burst, burst_at: due.burst_at, user_id: due.user_id, bot_id: due.bot_id };
+    await this.admin.send(new PutCommand({ TableName: this.hx.stack.tableName, Item: marker }));
+    const sentBefore = hooks.received.length;
+    out = await this.hx.invoke<Any>(this.fn('webhook_deliverer'), sqsEvent(arn, [reminder]));
+    if (out.batchItemFailures.length) throw new Error('the deliverer failed the reminder');
+    const reminded = hooks.received.slice(sentBefore);
+    if (reminded.length !== 1 || !String(reminded[0].headers['x-webhook-id']).startsWith('reminder:')) throw new Error(`the receiver got ${reminded.length} reminders`);
     // The receiver failing: queued again for the retry, then (the last retry failing) dead-lettered.
     hooks.status = 500;
     try {

@@ -30,9 +30,10 @@ test('publisher: an edited message (a new version) and typing indicators; typing
   expect(passes(WEBHOOK_DISPATCHER.filters, record('INSERT', typing))).toBe(false);
 });
 
-test('webhook dispatcher: only incoming messages marked for a bot with a webhook', () => {
+test('webhook dispatcher: only new messages marked for it (user messages of a bot with a webhook, replies of one with reminders)', () => {
   expect(passes(WEBHOOK_DISPATCHER.filters, record('INSERT', message({ webhook: { BOOL: true } })))).toBe(true);
   expect(passes(WEBHOOK_DISPATCHER.filters, record('INSERT', message()))).toBe(false);
-  expect(passes(WEBHOOK_DISPATCHER.filters, record('INSERT', message({ sender_type: { S: 'outcoming' }, webhook: { BOOL: true } })))).toBe(false);
+  expect(passes(WEBHOOK_DISPATCHER.filters, record('INSERT', message({ sender_type: { S: 'outcoming' }, webhook: { BOOL: true } })))).toBe(true);
+  expect(passes(WEBHOOK_DISPATCHER.filters, record('INSERT', message({ sender_type: { S: 'outcoming' } })))).toBe(false);
   expect(passes(WEBHOOK_DISPATCHER.filters, record('MODIFY', message({ webhook: { BOOL: true } })))).toBe(false);
 });

@@ -1,0 +1,148 @@
+// Unread reminders (the bot setting unread_reminder_seconds): when the bot side's replies stay unread that long,
+// the bot's webhook gets one `chat.unread_reminder` per burst. A burst is the replies since the user's last read
+// (or since the last reminder fired); its reminder is scheduled once, by its first reply, as a delayed job on the
+// webhook queue, and the chat's reminder item says which burst is due and whether it fired, so a redelivered
+// record or job never gives a second one. A read needs no write here: the firing checks it (docs/bot-api.md).
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { batchGet, dynamo, isConditionFailed, tableName } from '../aws/dynamo';
+import { keys } from './keys';
+import { toChat } from './chats';
+import { toMessage, type MessageItem } from './messages';
+import type { WebhookUser } from './webhooks';
+
+/** What the dispatcher queues (delayed until the reminder is due) and the deliverer fires. */
+export interface ReminderJob {
+  kind: 'reminder';
+  bot_id: string;
+  user_id: string;
+  chat_id: string;
+  external_id?: string;
+  /** The burst's first reply (id and time). */
+  burst: string;
+  burst_at: string;
+  /** 0 for the first delivery, then 1, 2, ... for the retries, which carry the event built the first time. */
+  attempt: number;
+  event?: ReminderEvent;
+}
+
+export interface ReminderEvent {
+  event: 'chat.unread_reminder';
+  bot_id: string;
+  chat: ReturnType<typeof toChat>;
+  user: WebhookUser;
+  /** Up to REMINDER_MESSAGES unread replies, oldest first. */
+  messages: Awaited<ReturnType<typeof toMessage>>[];
+  unread_count: number;
+  first_unread_at: string;
+}
+
+/** The most replies a reminder carries (unread_count says how many there are). */
+export const REMINDER_MESSAGES = 10;
+/** How many of a chat's newest messages the firing reads to find the unread replies. */
+const UNREAD_SCAN = 100;
+
+/** The webhook's id for a reminder: the same on every retry, and per burst. */
+export const reminderId = (event: ReminderEvent): string => `reminder:${event.chat.id}:${event.messages[0].id}`;
+
+const readChat = async (m: { user_id: string; chat_id: string }) =>
+  (await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.chat(m.user_id, m.chat_id), ConsistentRead: true }))).Item;
+
+/**
+ * A reply of the bot side, seen on the stream: if it starts a burst, its reminder becomes due (the returned job,
+ * to queue with the delay left); a reply while a reminder is due changes nothing, nor does a redelivered record
+ * of a burst that fired. Idempotent: the first reply of a burst, delivered again, returns the same job.
+ */
+export async function scheduleReminder(m: MessageItem, seconds: number): Promise<{ job: ReminderJob; delaySeconds: number } | undefined> {
+  const chat = await readChat(m);
+  const lastRead = (chat?.last_read_at as string | null | undefined) ?? '';
+  if (!chat || m.created_at <= lastRead) return undefined; // gone, or already read
+  const dueAt = Date.parse(m.created_at) + seconds * 1000;
+  try {
+    await dynamo.send(
+      new PutCommand({
+        TableName: tableName(),
+        Item: {
+          ...keys.reminder(m.chat_id),
+          entity: 'reminder',
+          burst: m.id,
+          burst_at: m.created_at,
+          user_id: m.user_id,
+          bot_id: m.bot_id,
+          // Kept a day past its time: long enough for every retry, then gone.
+          ttl: Math.floor(dueAt / 1000) + 24 * 3600,
+        },
+        // No reminder yet; this reply's own (a redelivery before it fired); or a newer burst than the last one,
+        // which was read or has fired.
+        ConditionExpression:
+          'attribute_not_exists(pk) OR (burst = :id AND attribute_not_exists(fired_at)) OR (burst_at < :at AND (burst_at <= :read OR attribute_exists(fired_at)))',
+        ExpressionAttributeValues: { ':id': m.id, ':at': m.created_at, ':read': lastRead },
+      }),
+    );
+  } catch (err) {
+    if (isConditionFailed(err)) return undefined;
+    throw err;
+  }
+  const job: ReminderJob = {
+    kind: 'reminder',
+    bot_id: m.bot_id,
+    user_id: m.user_id,
+    chat_id: m.chat_id,
+    ...(m.external_id && { external_id: m.external_id }),
+    burst: m.id,
+    burst_at: m.created_at,
+    attempt: 0,
+  };
+  return { job, delaySeconds: Math.max(0, Math.ceil((dueAt - Date.now()) / 1000)) };
+}
+
+/**
+ * The reminder is due: claimed once (a duplicate job, or one of a burst a newer one replaced, finds it taken;
+ * the same queue message redelivered, `token`, may take it again), then the chat read strongly consistently.
+ * Undefined when there is nothing to send: claimed already, or every reply read by now.
+ */
+export async function fireReminder(job: ReminderJob, token: string): Promise<ReminderEvent | undefined> {
+  try {
+    await dynamo.send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.reminder(job.chat_id),
+        UpdateExpression: 'SET fired_at = :now, fired_by = :token',
+        ConditionExpression: 'burst = :burst AND (attribute_not_exists(fired_at) OR fired_by = :token)',
+        ExpressionAttributeValues: { ':burst': job.burst, ':now': new Date().toISOString(), ':token': token },
+      }),
+    );
+  } catch (err) {
+    if (isConditionFailed(err)) return undefined;
+    throw err;
+  }
+  const chat = await readChat(job);
+  if (!chat) return undefined;
+  const lastRead = (chat.last_read_at as string | null) ?? '';
+  const prefix = keys.messagePrefix(job.chat_id);
+  const out = await dynamo.send(
+    new QueryCommand({
+      TableName: tableName(),
+      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+      ExpressionAttributeValues: { ':pk': keys.userPartition(job.user_id), ':from': prefix + job.burst, ':to': keys.chatEnd(job.user_id, job.chat_id).sk },
+      ConsistentRead: true,
+      Limit: UNREAD_SCAN,
+    }),
+  );
+  const unread = (out.Items ?? []).filter((i) => i.entity === 'message' && i.sender_type === 'outcoming' && (i.created_at as string) > lastRead);
+  if (unread.length === 0) return undefined;
+  const [user] = job.external_id ? await batchGet([keys.user(job.bot_id, job.external_id)]) : [];
+  return {
+    event: 'chat.unread_reminder',
+    bot_id: job.bot_id,
+    chat: toChat(chat),
+    user: {
+      id: job.user_id,
+      external_id: job.external_id ?? null,
+      first_name: (user?.first_name as string) ?? '',
+      last_name: (user?.last_name as string) ?? '',
+    },
+    messages: await Promise.all(unread.slice(0, REMINDER_MESSAGES).map((i) => toMessage(i))),
+    unread_count: unread.length,
+    first_unread_at: unread[0].created_at as string,
+  };
+}

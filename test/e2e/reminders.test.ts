@@ -1,0 +1,166 @@
+// Unread reminders through the running local stack: replies of the bot side (Bot API) that the user leaves
+// unread give the bot's webhook one signed chat.unread_reminder per burst, checked against docs/openapi.yaml;
+// a read before it fires cancels it; a new reply after a read starts a new burst; a redelivered record or job
+// gives no second one; with reminders off nothing is scheduled.
+import { createServer, type IncomingMessage } from 'node:http';
+import { call, userWithChat } from '../support/api';
+import { freePort } from '../support/ports';
+import { until } from '../support/realtime';
+import { updateBot } from '../../lambdas/domain/bots';
+import { fireReminder, scheduleReminder, type ReminderJob } from '../../lambdas/domain/reminders';
+import { dynamo, tableName } from '../../lambdas/aws/dynamo';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { keys } from '../../lambdas/domain/keys';
+import type { MessageItem } from '../../lambdas/domain/messages';
+import { verifyWebhook } from '../../examples/echo-bot';
+import { checkWebhook } from '../support/openapi';
+
+interface Hit {
+  headers: IncomingMessage['headers'];
+  raw: string;
+  body: any;
+}
+
+const closers: (() => void)[] = [];
+afterAll(() => closers.forEach((c) => c()));
+
+async function receiver() {
+  const hits: Hit[] = [];
+  const server = createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const raw = Buffer.concat(chunks).toString();
+    hits.push({ headers: req.headers, raw, body: JSON.parse(raw) });
+    res.writeHead(200);
+    res.end();
+  });
+  const port = await freePort();
+  await new Promise<void>((r) => server.listen(port, '127.0.0.1', () => r()));
+  closers.push(() => {
+    server.closeAllConnections();
+    server.close();
+  });
+  return { url: `http://127.0.0.1:${port}/hook`, hits, reminders: () => hits.filter((h) => h.body.event === 'chat.unread_reminder') };
+}
+
+/** A user, a chat and a bot whose webhook goes to a receiver of the test, with reminders after `seconds`. */
+async function chatWithReminders(seconds: number | null = 1) {
+  const hook = await receiver();
+  const u = await userWithChat();
+  const { bot } = await updateBot(u.bot.id, { webhook_url: hook.url, unread_reminder_seconds: seconds });
+  const reply = async (content: string) => {
+    const res = await call('POST', `/api/bot/chats/${u.chatId}/messages`, { headers: { authorization: `Bearer ${u.secretKey}` }, json: { content } });
+    expect(res.status).toBe(201);
+    return res.body;
+  };
+  const read = async () => expect((await call('POST', `/api/client/chats/${u.chatId}/read`, { token: u.token })).status).toBe(200);
+  return { ...u, hook, reply, read, webhookSecret: bot.webhook_secret as string };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+test('three replies left unread: one signed reminder with the three, oldest first; none more', async () => {
+  const c = await chatWithReminders(1);
+  const sent = [await c.reply('one'), await c.reply('two'), await c.reply('three')];
+  await until(() => c.hook.reminders().length >= 1, 10_000, 'the reminder');
+  await sleep(2500); // a second one would have come by now
+  const [hit, ...more] = c.hook.reminders();
+  expect(more).toEqual([]);
+  expect(hit.headers['x-webhook-id']).toBe(`reminder:${c.chatId}:${sent[0].id}`);
+  expect(verifyWebhook(c.webhookSecret, hit.raw, hit.headers['x-webhook-timestamp'] as string, hit.headers['x-webhook-signature'] as string)).toBe(true);
+  expect(checkWebhook('chat.unread_reminder', hit.headers, hit.body)).toEqual([]);
+  expect(hit.body).toMatchObject({
+    event: 'chat.unread_reminder',
+    bot_id: c.bot.id,
+    chat: expect.objectContaining({ id: c.chatId }),
+    user: { id: c.session.user.id, external_id: c.session.user.external_id, first_name: '', last_name: '' },
+    unread_count: 3,
+    first_unread_at: sent[0].created_at,
+  });
+  expect(hit.body.messages).toEqual(sent);
+  // No message.created for the bot's own replies.
+  expect(c.hook.hits.filter((h) => h.body.event === 'message.created')).toEqual([]);
+});
+
+test('a read before it fires cancels it; the next reply after the read starts a new burst with its own reminder', async () => {
+  const c = await chatWithReminders(2);
+  await c.reply('are you there?');
+  await c.read();
+  await sleep(3500);
+  expect(c.hook.reminders()).toEqual([]);
+  const later = await c.reply('a new answer');
+  await until(() => c.hook.reminders().length >= 1, 10_000, 'the new burst\'s reminder');
+  expect(c.hook.reminders()).toHaveLength(1);
+  expect(c.hook.reminders()[0].body).toMatchObject({ unread_count: 1, messages: [later] });
+  expect(c.hook.reminders()[0].headers['x-webhook-id']).toBe(`reminder:${c.chatId}:${later.id}`);
+});
+
+test('a reply while a reminder is due does not postpone it; replies after it fired are a new burst', async () => {
+  const c = await chatWithReminders(2);
+  const first = await c.reply('first');
+  await sleep(1000);
+  const second = await c.reply('second');
+  await until(() => c.hook.reminders().length >= 1, 10_000, 'the reminder');
+  // Due 2 s after the first reply, not after the second.
+  expect(c.hook.reminders()[0].body.messages.map((m: any) => m.id)).toEqual([first.id, second.id]);
+  const sentAt = Date.parse(first.created_at);
+  expect(Number(c.hook.reminders()[0].headers['x-webhook-timestamp']) * 1000).toBeLessThan(sentAt + 2000 + 1500);
+  const third = await c.reply('third, after the reminder');
+  await until(() => c.hook.reminders().length >= 2, 10_000, 'the next burst\'s reminder');
+  // It covers the replies since the last reminder: its own id, so a receiver deduping by it keeps both.
+  expect(c.hook.reminders()[1].body).toMatchObject({ unread_count: 1, messages: [third] });
+  expect(c.hook.reminders()[1].headers['x-webhook-id']).toBe(`reminder:${c.chatId}:${third.id}`);
+});
+
+test('exactly once: the reply\'s record and the due job delivered again give nothing more; a read racing the firing sends nothing', async () => {
+  const c = await chatWithReminders(900); // far off: the test fires it itself
+  const reply = await c.reply('hello?');
+  const item = { ...(reply as object), user_id: c.session.user.id, bot_id: c.bot.id, chat_id: c.chatId, external_id: c.session.user.external_id } as MessageItem;
+  // The stack's dispatcher has scheduled it; the same record again schedules the same burst (a duplicate job).
+  await until(async () => Boolean((await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.reminder(c.chatId), ConsistentRead: true }))).Item), 10_000, 'the reminder to be scheduled');
+  const again = await scheduleReminder(item, 900);
+  expect(again?.job).toMatchObject({ kind: 'reminder', burst: reply.id, chat_id: c.chatId });
+  const job = again!.job as ReminderJob;
+  const event = await fireReminder(job, 'queue-message-1');
+  expect(event).toMatchObject({ unread_count: 1, messages: [reply] });
+  // The duplicate job (another queue message) finds it taken; SQS redelivering the first may take it again.
+  expect(await fireReminder(job, 'queue-message-2')).toBeUndefined();
+  expect(await fireReminder(job, 'queue-message-1')).toMatchObject({ unread_count: 1 });
+  // Once fired, the record delivered again schedules nothing.
+  expect(await scheduleReminder(item, 900)).toBeUndefined();
+
+  // A read racing the firing: a new burst, read just before it fires, sends nothing.
+  const next = await c.reply('still there?');
+  const nextItem = { ...item, ...(next as object) } as MessageItem;
+  await until(async () => (await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.reminder(c.chatId), ConsistentRead: true }))).Item?.burst === next.id, 10_000, 'the new burst');
+  await c.read();
+  const due = { ...job, burst: next.id, burst_at: nextItem.created_at };
+  expect(await fireReminder(due, 'queue-message-3')).toBeUndefined();
+});
+
+test('reminders off (the default): a reply schedules nothing', async () => {
+  const c = await chatWithReminders(null);
+  await c.reply('no reminder for me');
+  await sleep(1500);
+  expect((await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.reminder(c.chatId), ConsistentRead: true }))).Item).toBeUndefined();
+  expect(c.hook.hits).toEqual([]);
+});
+
+test('the setting refuses 0, 901 and a fraction', async () => {
+  const c = await userWithChat();
+  for (const bad of [0, 901, 1.5]) {
+    await expect(updateBot(c.bot.id, { unread_reminder_seconds: bad })).rejects.toThrow(/unread_reminder_seconds must be a whole number of seconds from 1 to 900/);
+  }
+});
+
+test('the echo bot (npm start) turns a reminder into the line of an e-mail it would send', async () => {
+  const { reminderLine } = await import('../../examples/echo-bot');
+  const line = reminderLine({
+    event: 'chat.unread_reminder',
+    chat: { id: 'c1' },
+    user: { id: 'u1', external_id: 'shop-42', first_name: 'Ada', last_name: '' },
+    messages: [{ id: '1', content: 'Your order shipped' }],
+    unread_count: 2,
+  });
+  expect(line).toBe('would e-mail Ada: 2 unread replies in chat c1, the first: "Your order shipped"');
+});
