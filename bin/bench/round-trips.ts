@@ -12,6 +12,21 @@ import { pollUntil, request } from './http';
 export interface RoundTripFigures {
   round_trips: Record<string, number>;
   capacity_units: Record<string, number>;
+  /** What an unread reminder costs where it happens (AWS units), and a reply with reminders off. */
+  reminder: {
+    dispatcher_per_burst: CallUnits;
+    deliverer_per_reminder: CallUnits;
+    /** Dispatcher invocations for a reply of a bot with a webhook and reminders off (the stream filter's doing). */
+    dispatcher_invocations_per_reply_reminders_off: number;
+  };
+}
+
+/** One invocation's DynamoDB round trips and billed units, and its SQS requests. */
+export interface CallUnits {
+  round_trips: number;
+  read_units: number;
+  write_units: number;
+  sqs_requests: number;
 }
 
 /** Phase 1. `firstEvents`: per function entry, the first event it got (cold init replays it). */
@@ -143,8 +158,57 @@ export async function roundTrips(
   };
   record('webhook_dispatcher_per_message', await measure(WEBHOOK_DISPATCHER.entry, () => sendHooked(WEBHOOK_DISPATCHER.entry)));
   record('webhook_deliverer_per_job', await measure(WEBHOOK_DELIVERER.entry, () => sendHooked(WEBHOOK_DELIVERER.entry)));
+  const reminder = await reminderCosts(apiUrl, webhookUrl, seen, waitFor);
   // $disconnect's event, for its cold start (the sockets closed above).
   await pollUntil(() => firstEvents.has(entry('ws_disconnect')));
   uninstall();
-  return { figures: { round_trips: trips, capacity_units: units }, firstEvents };
+  return { figures: { round_trips: trips, capacity_units: units, reminder }, firstEvents };
+}
+
+type Seen = Awaited<ReturnType<typeof installMeters>>['seen'];
+
+/**
+ * Unread reminders, on bots of their own: per burst the dispatcher's scheduling (a user read, then a reply
+ * starts a burst), per reminder the deliverer's firing (1 s later), and a reply of a bot with reminders off.
+ */
+async function reminderCosts(apiUrl: string, webhookUrl: string, seen: Seen, waitFor: (e: string, tries?: number) => Promise<void>): Promise<RoundTripFigures['reminder']> {
+  const { createBot, updateBot } = await import('../../lambdas/domain/bots');
+  const chatOf = async (reminderSeconds: number | null) => {
+    const b = await createBot({ name: 'bench reminders' });
+    await updateBot(b.bot.id, { webhook_url: webhookUrl, unread_reminder_seconds: reminderSeconds });
+    const s = await request(apiUrl, 'POST', '/api/client/session', { json: { client_key: b.bot.client_key, external_id: `bench-reminders-${reminderSeconds}` } });
+    const c = await request(apiUrl, 'POST', '/api/client/chats', { token: s.session_token, json: { name: 'reminders' } });
+    return {
+      read: () => request(apiUrl, 'POST', `/api/client/chats/${c.id}/read`, { token: s.session_token }),
+      reply: () => request(apiUrl, 'POST', `/api/bot/chats/${c.id}/messages`, { token: b.secretKey, json: { content: 'are you still there?' } }),
+    };
+  };
+  const unitsOf = (entry: string): CallUnits => {
+    const c = seen.find((x) => x.entry === entry)!.counters;
+    return { round_trips: c.calls ?? 0, read_units: c.read_units ?? 0, write_units: (c.write_units ?? 0) + (c.refused_writes ?? 0), sqs_requests: c.sqs ?? 0 };
+  };
+  const on = await chatOf(1);
+  const samples: { dispatcher: CallUnits; deliverer: CallUnits }[] = [];
+  for (let i = 0; i < (options.quick ? 1 : 3); i++) {
+    await on.read();
+    seen.length = 0;
+    await on.reply();
+    await waitFor(WEBHOOK_DISPATCHER.entry);
+    const dispatcher = unitsOf(WEBHOOK_DISPATCHER.entry);
+    await waitFor(WEBHOOK_DELIVERER.entry, 400);
+    samples.push({ dispatcher, deliverer: unitsOf(WEBHOOK_DELIVERER.entry) });
+  }
+  const medianOf = (pick: (x: (typeof samples)[number]) => CallUnits): CallUnits => {
+    const keys = ['round_trips', 'read_units', 'write_units', 'sqs_requests'] as const;
+    return Object.fromEntries(keys.map((k) => [k, round(median(samples.map((x) => pick(x)[k])), 2)])) as unknown as CallUnits;
+  };
+  const off = await chatOf(null);
+  seen.length = 0;
+  await off.reply();
+  await new Promise((r) => setTimeout(r, 500)); // the stream poller's pace: a marked reply would have been dispatched by now
+  return {
+    dispatcher_per_burst: medianOf((x) => x.dispatcher),
+    deliverer_per_reminder: medianOf((x) => x.deliverer),
+    dispatcher_invocations_per_reply_reminders_off: seen.filter((x) => x.entry === WEBHOOK_DISPATCHER.entry).length,
+  };
 }

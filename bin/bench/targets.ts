@@ -13,6 +13,7 @@ export interface Target {
 
 export function checkTargets(r: {
   round_trips: Record<string, number>;
+  reminder: { dispatcher_invocations_per_reply_reminders_off: number };
   realtime_ms: { median: number; p99: number; fanout50_median: number };
   bundle_kb: Record<string, number>;
   cold_init_ms: Record<string, number>;
@@ -32,6 +33,8 @@ export function checkTargets(r: {
   // The chat's activity and counter, then the channel's sockets.
   check('round_trips.publisher_per_message', r.round_trips.publisher_per_message, '=', 2);
   check('round_trips.webhook_dispatcher_per_message', r.round_trips.webhook_dispatcher_per_message, '=', 0);
+  // A reply with reminders off costs nothing more: its record passes no filter of the dispatcher.
+  check('reminder.dispatcher_invocations_per_reply_reminders_off', r.reminder.dispatcher_invocations_per_reply_reminders_off, '=', 0);
   const rt = r.realtime_ms;
   check('realtime_ms.median', rt.median, '<=', 60);
   check('realtime_ms.p99', rt.p99, '<=', 200);
