@@ -3,7 +3,10 @@
 // a read before it fires cancels it; a new reply after a read starts a new burst; a redelivered record or job
 // gives no second one; with reminders off nothing is scheduled.
 import { createServer, type IncomingMessage } from 'node:http';
-import { call, userWithChat } from '../support/api';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { call, newSession, userWithChat } from '../support/api';
+import { ROOT } from '../support/local-process';
 import { freePort } from '../support/ports';
 import { until } from '../support/realtime';
 import { updateBot } from '../../lambdas/domain/bots';
@@ -153,7 +156,22 @@ test('the setting refuses 0, 901 and a fraction', async () => {
   }
 });
 
-test('the echo bot (npm start) turns a reminder into the line of an e-mail it would send', async () => {
+test('with npm start, the echo bot gets the demo bot\'s reminder for its reply left unread, and says what it would e-mail', async () => {
+  const demo = JSON.parse(readFileSync(join(process.env.DATA_DIR as string, 'demo-bot.json'), 'utf8'));
+  await updateBot(demo.bot_id, { unread_reminder_seconds: 1 });
+  try {
+    const session = await newSession(demo.client_key, { external_id: `reminded-${Date.now()}`, first_name: 'Ada' });
+    const chat = await call('POST', '/api/client/chats', { token: session.session_token, json: { name: 'echo' } });
+    await call('POST', `/api/client/chats/${chat.body.id}/messages`, { token: session.session_token, json: { content: 'ping' } });
+    const log = join(ROOT, 'test-output', 'local-stack.log');
+    const line = new RegExp(`echo bot: would e-mail Ada: 1 unread reply in chat ${chat.body.id}, the first: "You[^"]*"`); // its edits may still be streaming
+    await until(() => line.test(readFileSync(log, 'utf8')), 15_000, "the echo bot's reminder line");
+  } finally {
+    await updateBot(demo.bot_id, { unread_reminder_seconds: null });
+  }
+});
+
+test('the echo bot turns a reminder into the line of an e-mail it would send', async () => {
   const { reminderLine } = await import('../../examples/echo-bot');
   const line = reminderLine({
     event: 'chat.unread_reminder',
