@@ -126,9 +126,10 @@ export const WEBHOOK_DELIVERER: FunctionDef = {
   queues: ['webhooks', 'webhooks_dlq'],
   // Waits on the bot's server most of its time: billed per GB-second of that wait.
   memorySize: 256,
-  // Jobs run in parallel, each a bot read, the event's file reads, the POST (WEBHOOK_TIMEOUT_MS, 5 s) and
-  // maybe a requeue: 3 × AWS_CALL_SECONDS + 5 = 26 s at worst. Below the queue's visibility timeout.
-  timeoutSeconds: 30,
+  // Jobs run in parallel, each at worst a reminder's first attempt: a bot read, the claim, the chat read, the
+  // Query of its replies, the user's read, the POST (WEBHOOK_TIMEOUT_MS, 5 s) and maybe a requeue: 6 ×
+  // AWS_CALL_SECONDS + 5 = 47 s. Below the queue's visibility timeout.
+  timeoutSeconds: 50,
 };
 
 /** How the webhook queue feeds the deliverer (SQS event source on AWS, the local queue here). */

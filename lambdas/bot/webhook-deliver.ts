@@ -30,6 +30,7 @@ async function eventOf(job: Job, token: string): Promise<{ id: string; event: { 
 async function handle(job: Job, token: string): Promise<void> {
   const bot = await getBot(job.bot_id);
   if (!bot?.webhook_url || !bot.webhook_secret) return; // the webhook was removed meanwhile
+  if (job.kind === 'reminder' && !job.event && !bot.unread_reminder_seconds) return; // reminders turned off meanwhile
   const built = await eventOf(job, token);
   if (!built) return;
   const result = await deliver(bot.webhook_url, bot.webhook_secret, built.id, built.event);

@@ -38,7 +38,7 @@ export interface ReminderEvent {
 
 /** The most replies a reminder carries (unread_count says how many there are). */
 export const REMINDER_MESSAGES = 10;
-/** How many of a chat's newest messages the firing reads to find the unread replies. */
+/** How many of a chat's messages, from the burst's first reply on, the firing reads to find the unread replies. */
 const UNREAD_SCAN = 100;
 
 /** The webhook's id for a reminder: the same on every retry, and per burst. */
@@ -68,14 +68,17 @@ export async function scheduleReminder(m: MessageItem, seconds: number): Promise
           burst_at: m.created_at,
           user_id: m.user_id,
           bot_id: m.bot_id,
+          due_at: new Date(dueAt).toISOString(),
           // Kept a day past its time: long enough for every retry, then gone.
           ttl: Math.floor(dueAt / 1000) + 24 * 3600,
         },
         // No reminder yet; this reply's own (a redelivery before it fired); or a newer burst than the last one,
-        // which was read or has fired.
+        // which was read, has fired, or was due over an hour ago and never fired (its job dropped: the webhook
+        // or the setting removed meanwhile).
         ConditionExpression:
-          'attribute_not_exists(pk) OR (burst = :id AND attribute_not_exists(fired_at)) OR (burst_at < :at AND (burst_at <= :read OR attribute_exists(fired_at)))',
-        ExpressionAttributeValues: { ':id': m.id, ':at': m.created_at, ':read': lastRead },
+          'attribute_not_exists(pk) OR (burst = :id AND attribute_not_exists(fired_at)) OR ' +
+          '(burst_at < :at AND (burst_at <= :read OR attribute_exists(fired_at) OR due_at < :stale))',
+        ExpressionAttributeValues: { ':id': m.id, ':at': m.created_at, ':read': lastRead, ':stale': new Date(Date.now() - 3600_000).toISOString() },
       }),
     );
   } catch (err) {

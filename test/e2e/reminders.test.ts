@@ -12,7 +12,7 @@ import { until } from '../support/realtime';
 import { updateBot } from '../../lambdas/domain/bots';
 import { fireReminder, scheduleReminder, type ReminderJob } from '../../lambdas/domain/reminders';
 import { dynamo, tableName } from '../../lambdas/aws/dynamo';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { keys } from '../../lambdas/domain/keys';
 import type { MessageItem } from '../../lambdas/domain/messages';
 import { verifyWebhook } from '../../examples/echo-bot';
@@ -181,4 +181,18 @@ test('the echo bot turns a reminder into the line of an e-mail it would send', a
     unread_count: 2,
   });
   expect(line).toBe('would e-mail Ada: 2 unread replies in chat c1, the first: "Your order shipped"');
+});
+
+test('a reminder that never fired (its job dropped: webhook or setting removed meanwhile) does not silence the chat an hour past its time', async () => {
+  const c = await chatWithReminders(900);
+  const marker = async () => (await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.reminder(c.chatId), ConsistentRead: true }))).Item;
+  const first = await c.reply('first');
+  await until(async () => (await marker())?.burst === first.id, 10_000, 'the first burst');
+  const second = await c.reply('second, while it is due');
+  await sleep(1000);
+  expect((await marker())?.burst).toBe(first.id); // not postponed, not replaced
+  await dynamo.send(new UpdateCommand({ TableName: tableName(), Key: keys.reminder(c.chatId), UpdateExpression: 'SET due_at = :past', ExpressionAttributeValues: { ':past': new Date(Date.now() - 2 * 3600_000).toISOString() } }));
+  const third = await c.reply('third, long after');
+  await until(async () => (await marker())?.burst === third.id, 10_000, 'a new burst');
+  expect(second.id < third.id).toBe(true);
 });

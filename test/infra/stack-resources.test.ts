@@ -216,8 +216,9 @@ test('timeouts: 10 s for request handlers; stream consumers sized to a whole bat
   for (const def of [...ROUTES, ...WS_ROUTES, NOT_FOUND]) expect([def.id, timeout(def.id)]).toEqual([def.id, HANDLER_TIMEOUT_SECONDS]);
   // AWS calls made one after another per batch, each bounded by AWS_CALL_SECONDS (lib/routes.ts says why):
   // the publisher's records of one user go in turn, each a Query then the posts in parallel; the dispatcher
-  // reads each record's bot, then sends the jobs 10 per SendMessageBatch.
-  const sequentialCalls = { publisher: (n: number) => 4 * n, webhook_dispatcher: (n: number) => n + Math.ceil(n / 10) };
+  // makes per record at worst a reminder's three calls (chat read, put, delayed job), then sends the jobs 10
+  // per SendMessageBatch.
+  const sequentialCalls = { publisher: (n: number) => 4 * n, webhook_dispatcher: (n: number) => 3 * n + Math.ceil(n / 10) };
   for (const def of [PUBLISHER, WEBHOOK_DISPATCHER]) {
     expect([def.id, timeout(def.id)]).toEqual([def.id, def.timeoutSeconds]);
     expect(def.timeoutSeconds).toBeGreaterThanOrEqual(sequentialCalls[def.id as keyof typeof sequentialCalls](def.batchSize) * AWS_CALL_SECONDS);
@@ -225,5 +226,7 @@ test('timeouts: 10 s for request handlers; stream consumers sized to a whole bat
   }
   // Lambda refuses an SQS mapping whose queue hides a message for less time than the function may run.
   expect(timeout('webhook_deliverer')).toBe(WEBHOOK_DELIVERER.timeoutSeconds);
+  // Its slowest job: a reminder's six calls one after another, then the POST.
+  expect(WEBHOOK_DELIVERER.timeoutSeconds).toBeGreaterThanOrEqual(6 * AWS_CALL_SECONDS + 5);
   expect(WEBHOOK_QUEUE.visibilityTimeoutSeconds).toBeGreaterThanOrEqual(WEBHOOK_DELIVERER.timeoutSeconds!);
 });
