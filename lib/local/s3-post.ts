@@ -2,7 +2,6 @@
 // emulator does not: the signature, the policy's expiry and every condition (the key, the exact
 // Content-Type, the content-length-range), and no field the policy does not cover. The local stack puts
 // startPostPolicyProxy in front of the emulator so that `npm start` refuses what AWS would.
-import { createHmac } from 'node:crypto';
 import { createReadStream, createWriteStream, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -10,6 +9,8 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import busboy from 'busboy';
+import { SignatureV4 } from '@smithy/signature-v4';
+import { Sha256 } from '@smithy/core/checksum';
 
 export interface PostCheck {
   fields: Record<string, string>;
@@ -21,23 +22,31 @@ export interface PostCheck {
 
 export type PostVerdict = { ok: true } | { ok: false; status: number; code: string; message: string };
 
-const hmac = (key: Buffer | string, data: string) => createHmac('sha256', key).update(data).digest();
+/**
+ * A POST policy's signature as S3 computes it: the SDK's SigV4 signer over the policy's base64 text, with the
+ * signing key of the credential's scope (`<date>/<region>/<service>/aws4_request`). Undefined for a malformed scope.
+ */
+export function policySignature(policy: string, credentials: PostCheck['credentials'], scope: string): Promise<string> | undefined {
+  const [date, region, service, terminal, ...rest] = scope.split('/');
+  if (!/^\d{8}$/.test(date ?? '') || !region || !service || terminal !== 'aws4_request' || rest.length) return undefined;
+  const signingDate = new Date(Date.UTC(Number(date.slice(0, 4)), Number(date.slice(4, 6)) - 1, Number(date.slice(6, 8))));
+  return new SignatureV4({ credentials, region, service, sha256: Sha256 }).sign(policy, { signingDate, signingRegion: region, signingService: service });
+}
 const denied = (message: string): PostVerdict => ({ ok: false, status: 403, code: 'AccessDenied', message });
 /** Fields a policy need not name (S3's own list). */
 const UNCOVERED = new Set(['policy', 'x-amz-signature', 'file']);
 
-export function verifyPostPolicy(c: PostCheck): PostVerdict {
+export async function verifyPostPolicy(c: PostCheck): Promise<PostVerdict> {
   const f = Object.fromEntries(Object.entries(c.fields).map(([k, v]) => [k.toLowerCase(), v]));
   for (const name of ['policy', 'x-amz-algorithm', 'x-amz-credential', 'x-amz-date', 'x-amz-signature', 'key']) {
     if (f[name] === undefined) return { ok: false, status: 400, code: 'InvalidArgument', message: `Bucket POST must contain a field named '${name}'.` };
   }
   if (f['x-amz-algorithm'] !== 'AWS4-HMAC-SHA256') return { ok: false, status: 400, code: 'InvalidArgument', message: 'Only AWS4-HMAC-SHA256 is supported' };
-  const [accessKey, date, region, service, terminal] = f['x-amz-credential'].split('/');
+  const [accessKey, ...scope] = f['x-amz-credential'].split('/');
   if (accessKey !== c.credentials.accessKeyId) {
     return { ok: false, status: 403, code: 'InvalidAccessKeyId', message: 'The AWS Access Key Id you provided does not exist in our records.' };
   }
-  const signingKey = [region, service, terminal ?? ''].reduce((key, part) => hmac(key, part), hmac(`AWS4${c.credentials.secretAccessKey}`, date ?? ''));
-  if (hmac(signingKey, f.policy).toString('hex') !== f['x-amz-signature'].toLowerCase()) {
+  if ((await policySignature(f.policy, c.credentials, scope.join('/'))) !== f['x-amz-signature'].toLowerCase()) {
     return { ok: false, status: 403, code: 'SignatureDoesNotMatch', message: 'The request signature we calculated does not match the signature you provided.' };
   }
   let policy: { expiration?: string; conditions?: unknown[] };
@@ -144,7 +153,7 @@ export async function startPostPolicyProxy(o: {
       tee.pipe(parser);
       await Promise.all([pipeline(req, tee, createWriteStream(file)), parsed]);
       if (tooLarge) return replyError(res, 400, 'EntityTooLarge', 'Your proposed upload exceeds the maximum allowed size', origin);
-      const verdict = verifyPostPolicy({ fields, fileSize, now: new Date(), bucket: o.bucket, credentials: o.credentials });
+      const verdict = await verifyPostPolicy({ fields, fileSize, now: new Date(), bucket: o.bucket, credentials: o.credentials });
       if (!verdict.ok) return replyError(res, verdict.status, verdict.code, verdict.message, origin);
       const headers = { ...req.headers, 'content-length': String(statSync(file).size) };
       delete headers['transfer-encoding'];

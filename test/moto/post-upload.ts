@@ -56,7 +56,7 @@ export async function postUpload(o: {
   const keyId = (fields['X-Amz-Credential'] ?? '').split('/')[0];
   const secret = o.secretOf(keyId);
   if (!secret) return { keyId, status: 403, code: 'InvalidAccessKeyId', message: `unknown access key ${keyId}` };
-  const verdict = verifyPostPolicy({ fields, fileSize: file.length, now: new Date(), bucket: o.bucket, credentials: { accessKeyId: keyId, secretAccessKey: secret } });
+  const verdict = await verifyPostPolicy({ fields, fileSize: file.length, now: new Date(), bucket: o.bucket, credentials: { accessKeyId: keyId, secretAccessKey: secret } });
   if (!verdict.ok) return { keyId, status: verdict.status, code: verdict.code, message: verdict.message };
   const resource = `arn:aws:s3:::${o.bucket}/${fields.key}`;
   if (!policyAllows(o.policyOf(keyId), 's3:PutObject', resource)) {

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import S3rver from '@20minutes/s3rver';
 import { S3Client } from '@aws-sdk/client-s3';
 import { createPresignedPost, type PresignedPost } from '@aws-sdk/s3-presigned-post';
-import { startPostPolicyProxy, verifyPostPolicy, type PostPolicyProxy } from '../../lib/local/s3-post';
+import { policySignature, startPostPolicyProxy, verifyPostPolicy, type PostPolicyProxy } from '../../lib/local/s3-post';
 
 const credentials = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
 const BUCKET = 'files';
@@ -92,20 +92,18 @@ test('refused: a file over the range, an empty one, and a policy past its expira
   for (const p of [big, empty, short]) expect(await stored(p.fields.key)).toBe(404);
 });
 
-test('conditions checked directly: starts-with and the bucket', () => {
-  const sign = (policy: object) => {
-    const { createHmac } = require('node:crypto') as typeof import('node:crypto');
+test('conditions checked directly: starts-with and the bucket', async () => {
+  const sign = async (policy: object) => {
     const b64 = Buffer.from(JSON.stringify(policy)).toString('base64');
-    const key = ['us-east-1', 's3', 'aws4_request'].reduce((k: Buffer, part) => createHmac('sha256', k).update(part).digest(), createHmac('sha256', 'AWS4S3RVER').update('20261125').digest());
-    return { policy: b64, 'x-amz-signature': createHmac('sha256', key).update(b64).digest('hex') };
+    return { policy: b64, 'x-amz-signature': (await policySignature(b64, credentials, '20261125/us-east-1/s3/aws4_request'))! };
   };
   const base = { 'x-amz-algorithm': 'AWS4-HMAC-SHA256', 'x-amz-credential': 'S3RVER/20261125/us-east-1/s3/aws4_request', 'x-amz-date': '20261125T000000Z' };
   const policy = (conditions: unknown[]) => ({ expiration: new Date(Date.now() + 60_000).toISOString(), conditions: [...conditions, ['starts-with', '$x-amz-algorithm', ''], ['starts-with', '$x-amz-credential', ''], ['starts-with', '$x-amz-date', '']] });
-  const check = (conditions: unknown[], fields: Record<string, string>) =>
-    verifyPostPolicy({ fields: { ...base, ...fields, ...sign(policy(conditions)) }, fileSize: 5, now: new Date(), bucket: BUCKET, credentials });
-  expect(check([['starts-with', '$key', 'bots/'], { bucket: BUCKET }], { key: 'bots/a' })).toEqual({ ok: true });
-  expect(check([['starts-with', '$key', 'bots/'], { bucket: BUCKET }], { key: 'other/a' })).toMatchObject({ ok: false, status: 403, code: 'AccessDenied' });
-  expect(check([{ bucket: 'another' }, ['starts-with', '$key', '']], { key: 'k' })).toMatchObject({ ok: false, code: 'AccessDenied' });
+  const check = async (conditions: unknown[], fields: Record<string, string>) =>
+    verifyPostPolicy({ fields: { ...base, ...fields, ...(await sign(policy(conditions))) }, fileSize: 5, now: new Date(), bucket: BUCKET, credentials });
+  expect(await check([['starts-with', '$key', 'bots/'], { bucket: BUCKET }], { key: 'bots/a' })).toEqual({ ok: true });
+  expect(await check([['starts-with', '$key', 'bots/'], { bucket: BUCKET }], { key: 'other/a' })).toMatchObject({ ok: false, status: 403, code: 'AccessDenied' });
+  expect(await check([{ bucket: 'another' }, ['starts-with', '$key', '']], { key: 'k' })).toMatchObject({ ok: false, code: 'AccessDenied' });
 });
 
 test('a malformed multipart body is a 400, and the proxy keeps serving', async () => {
