@@ -126,9 +126,9 @@ export const WEBHOOK_DELIVERER: FunctionDef = {
   queues: ['webhooks', 'webhooks_dlq'],
   // Waits on the bot's server most of its time: billed per GB-second of that wait.
   memorySize: 256,
-  // Jobs run in parallel, each at worst a reminder's first attempt: a bot read, the claim, the chat read, the
-  // Query of its replies, the user's read, the POST (WEBHOOK_TIMEOUT_MS, 5 s) and maybe a requeue: 6 ×
-  // AWS_CALL_SECONDS + 5 = 47 s. Below the queue's visibility timeout.
+  // Jobs run in parallel, each at worst a reminder's first attempt: a bot read, the claim, the chat and user
+  // read, the Query of its replies, the POST (WEBHOOK_TIMEOUT_MS, 5 s) and maybe a requeue: 5 ×
+  // AWS_CALL_SECONDS + 5 = 40 s. Below the queue's visibility timeout.
   timeoutSeconds: 50,
 };
 

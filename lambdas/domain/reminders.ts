@@ -4,11 +4,11 @@
 // webhook queue, and the chat's reminder item says which burst is due and whether it fired, so a redelivered
 // record or job never gives a second one. A read needs no write here: the firing checks it (docs/bot-api.md).
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { batchGet, dynamo, isConditionFailed, tableName } from '../aws/dynamo';
+import { dynamo, isConditionFailed, tableName } from '../aws/dynamo';
 import { keys } from './keys';
 import { toChat } from './chats';
 import { toMessage, type MessageItem } from './messages';
-import type { WebhookUser } from './webhooks';
+import { chatAndUser, type WebhookUser } from './webhooks';
 
 /** What the dispatcher queues (delayed until the reminder is due) and the deliverer fires. */
 export interface ReminderJob {
@@ -100,7 +100,8 @@ export async function scheduleReminder(m: MessageItem, seconds: number): Promise
 
 /**
  * The reminder is due: claimed once (a duplicate job, or one of a burst a newer one replaced, finds it taken;
- * the same queue message redelivered, `token`, may take it again), then the chat read strongly consistently.
+ * the same queue message redelivered, `token`, may take it again), then the chat read strongly consistently
+ * (with its user, one BatchGet) and its replies from the burst on (one Query).
  * Undefined when there is nothing to send: claimed already, or every reply read by now.
  */
 export async function fireReminder(job: ReminderJob, token: string): Promise<ReminderEvent | undefined> {
@@ -118,7 +119,8 @@ export async function fireReminder(job: ReminderJob, token: string): Promise<Rem
     if (isConditionFailed(err)) return undefined;
     throw err;
   }
-  const chat = await readChat(job);
+  // The chat (strongly consistent: has the user read?) and the user, in one round trip.
+  const { chat, user } = await chatAndUser(job, true);
   if (!chat) return undefined;
   const lastRead = (chat.last_read_at as string | null) ?? '';
   const prefix = keys.messagePrefix(job.chat_id);
@@ -133,17 +135,11 @@ export async function fireReminder(job: ReminderJob, token: string): Promise<Rem
   );
   const unread = (out.Items ?? []).filter((i) => i.entity === 'message' && i.sender_type === 'outcoming' && (i.created_at as string) > lastRead);
   if (unread.length === 0) return undefined;
-  const [user] = job.external_id ? await batchGet([keys.user(job.bot_id, job.external_id)]) : [];
   return {
     event: 'chat.unread_reminder',
     bot_id: job.bot_id,
     chat: toChat(chat),
-    user: {
-      id: job.user_id,
-      external_id: job.external_id ?? null,
-      first_name: (user?.first_name as string) ?? '',
-      last_name: (user?.last_name as string) ?? '',
-    },
+    user,
     messages: await Promise.all(unread.slice(0, REMINDER_MESSAGES).map((i) => toMessage(i))),
     unread_count: unread.length,
     first_unread_at: unread[0].created_at as string,

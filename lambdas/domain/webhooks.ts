@@ -36,22 +36,33 @@ export interface WebhookEvent {
 export const signWebhook = (secret: string, timestamp: string, body: string): string =>
   createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex');
 
+/** An event's chat item and user, in one BatchGet (strongly consistent when the caller decides on the chat). */
+export async function chatAndUser(
+  c: { user_id: string; chat_id: string; bot_id: string; external_id?: string },
+  consistent = false,
+): Promise<{ chat?: Record<string, unknown>; user: WebhookUser }> {
+  const items = await batchGet([keys.chat(c.user_id, c.chat_id), ...(c.external_id ? [keys.user(c.bot_id, c.external_id)] : [])], consistent);
+  const user = items.find((i) => i.entity === 'user');
+  return {
+    chat: items.find((i) => i.entity === 'chat'),
+    user: {
+      id: c.user_id,
+      external_id: c.external_id ?? null,
+      first_name: (user?.first_name as string) ?? '',
+      last_name: (user?.last_name as string) ?? '',
+    },
+  };
+}
+
 /** The event for a message: the chat and user come from one BatchGet; file URLs are presigned now. */
 export async function buildWebhookEvent(job: WebhookJob): Promise<WebhookEvent> {
   const m = job.message;
-  const items = await batchGet([keys.chat(m.user_id, m.chat_id), ...(m.external_id ? [keys.user(m.bot_id, m.external_id)] : [])]);
-  const chat = items.find((i) => i.entity === 'chat');
-  const user = items.find((i) => i.entity === 'user');
+  const { chat, user } = await chatAndUser(m);
   return {
     event: 'message.created',
     bot_id: job.bot_id,
     chat: chat ? toChat(chat) : toChat({ id: m.chat_id, name: '', created_at: m.created_at, updated_at: m.created_at }),
-    user: {
-      id: m.user_id,
-      external_id: m.external_id ?? null,
-      first_name: (user?.first_name as string) ?? '',
-      last_name: (user?.last_name as string) ?? '',
-    },
+    user,
     message: await toMessage(m),
   };
 }
