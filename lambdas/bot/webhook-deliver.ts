@@ -1,6 +1,6 @@
-// Webhook queue (SQS) → one signed POST per job (a user message's event, or a due unread reminder). A failure is queued again with a growing delay; after the
-// last retry the job goes to the dead-letter queue and is logged. Jobs run in parallel, so one bot's
-// failing receiver never delays another bot's events.
+// Webhook queue (SQS) → one signed POST per job (a user message's event, or a due unread reminder). A failure is
+// queued again with a growing delay; after the last retry the job goes to the dead-letter queue and is logged.
+// Jobs run in parallel, so one bot's failing receiver never delays another bot's events.
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { getBot } from '../domain/bots';

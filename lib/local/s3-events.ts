@@ -37,7 +37,8 @@ export function s3Notifications(o: { root: string; def: typeof UPLOAD_COMPLETER;
   };
   return {
     deliver(event) {
-      const wanted = event.Records.filter((r) => r.eventName === o.def.events.eventName && decodeURIComponent(r.s3.object.key).startsWith(o.def.events.prefix));
+      // A prefix filter matches the key as the event carries it (URL-encoded; `bots/` reads the same either way).
+      const wanted = event.Records.filter((r) => r.eventName === o.def.events.eventName && r.s3.object.key.startsWith(o.def.events.prefix));
       if (!wanted.length) return;
       const run = invoke({ Records: wanted }).finally(() => running.delete(run));
       running.add(run);
