@@ -159,5 +159,32 @@ export const UPLOAD_COMPLETER: FunctionDef & { events: { prefix: string; eventNa
 /** How S3 invokes the upload completer: Lambda's retries of an asynchronous event, then its dead-letter queue. */
 export const ASYNC_DELIVERY = { retryAttempts: 2, maxEventAgeSeconds: 6 * 3600 };
 
+/**
+ * The Bot API's background tasks (erase a user): an SQS consumer that runs one task at a time until done or
+ * nearly out of time, then queues the rest of it (lambdas/bot/task-worker.ts).
+ */
+export const TASK_WORKER: FunctionDef = {
+  id: 'task_worker',
+  entry: 'lambdas/bot/task-worker.ts',
+  // Query: the partitions of the user, its chats and rate windows; BatchWriteItem: their deletion, 25 at a time;
+  // DeleteItem: the user item, only if still this user's.
+  dynamodb: ['GetItem', 'Query', 'UpdateItem', 'BatchWriteItem', 'DeleteItem'],
+  s3: ['s3:ListBucket', 's3:DeleteObject'],
+  closeConnections: true,
+  queues: ['tasks'],
+  memorySize: 256,
+  // A task stops between steps once less than 30 s is left and queues its rest: no step is ever cut short.
+  timeoutSeconds: 300,
+};
+
+/** How the task queue feeds the worker (SQS event source on AWS, the local queue here). */
+export const TASK_QUEUE = {
+  batchSize: 1,
+  /** Above the worker's timeout: a task's job is never received twice at once. */
+  visibilityTimeoutSeconds: 360,
+  /** = TASK_MAX_RECEIVES in lambdas/domain/tasks.ts (its last receive marks the task failed). */
+  maxReceiveCount: 5,
+};
+
 /** Every function the stack deploys (CDK's own custom-resource handlers aside), in the order of the tables. */
-export const ALL_FUNCTIONS: FunctionDef[] = [...ROUTES, ...WS_ROUTES, PUBLISHER, WEBHOOK_DISPATCHER, WEBHOOK_DELIVERER, UPLOAD_COMPLETER, NOT_FOUND];
+export const ALL_FUNCTIONS: FunctionDef[] = [...ROUTES, ...WS_ROUTES, PUBLISHER, WEBHOOK_DISPATCHER, WEBHOOK_DELIVERER, UPLOAD_COMPLETER, TASK_WORKER, NOT_FOUND];

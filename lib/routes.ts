@@ -6,12 +6,14 @@ export type DynamoAction =
   | 'BatchGetItem'
   | 'Query'
   | 'PutItem'
+  | 'BatchWriteItem'
   | 'UpdateItem'
   | 'DeleteItem'
   | 'ConditionCheckItem';
-export type S3Action = 's3:GetObject' | 's3:PutObject' | 's3:DeleteObject';
-/** The SQS queues: webhook jobs, and jobs that failed every retry. */
-export type QueueName = 'webhooks' | 'webhooks_dlq';
+/** s3:ListBucket is granted on the bucket for keys under bots/ only (erasure lists a user's files). */
+export type S3Action = 's3:GetObject' | 's3:PutObject' | 's3:DeleteObject' | 's3:ListBucket';
+/** The SQS queues: webhook jobs, the Bot API's background tasks, and what failed every retry of each. */
+export type QueueName = 'webhooks' | 'webhooks_dlq' | 'tasks' | 'tasks_dlq';
 
 /** One Lambda: its handler module and exactly the actions it may use. */
 export interface FunctionDef {
@@ -25,8 +27,10 @@ export interface FunctionDef {
   s3?: S3Action[];
   /** Signs or verifies tokens (reads the JWT secret). */
   jwt?: boolean;
-  /** Posts to or closes sockets through the WebSocket API's @connections management API. */
+  /** Posts to sockets through the WebSocket API's @connections management API. */
   manageConnections?: boolean;
+  /** Closes sockets through the same API (a Disconnect push, then DeleteConnection): an erasure closes its user's. */
+  closeConnections?: boolean;
   /** Needs the realtime URL (session creation hands it out). */
   realtimeUrl?: boolean;
   /** Queues it sends to (sqs:SendMessage). */
@@ -59,7 +63,7 @@ export const HANDLER_TIMEOUT_SECONDS = 10;
 export const AWS_CALL_SECONDS = 7;
 
 export interface RouteDef extends FunctionDef {
-  method: 'GET' | 'POST' | 'PATCH';
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
   /** API Gateway path template, e.g. /api/client/chats/{chat_id}/messages */
   path: string;
 }
@@ -75,7 +79,8 @@ export const ROUTES: RouteDef[] = [
     entry: 'lambdas/client/create-session.ts',
     jwt: true,
     realtimeUrl: true,
-    dynamodb: ['GetItem', 'UpdateItem'],
+    // PutItem: a new user's reference by id.
+    dynamodb: ['GetItem', 'UpdateItem', 'PutItem'],
   },
   {
     id: 'list_chats',
@@ -136,7 +141,8 @@ export const ROUTES: RouteDef[] = [
     path: `${CLIENT}/files/uploads`,
     entry: 'lambdas/client/create-upload.ts',
     jwt: true,
-    dynamodb: ['GetItem', 'PutItem', 'UpdateItem'],
+    // BatchWriteItem: the pending file and the user's reference to it.
+    dynamodb: ['GetItem', 'BatchWriteItem', 'UpdateItem'],
     s3: ['s3:PutObject'],
   },
   {
@@ -210,8 +216,41 @@ export const ROUTES: RouteDef[] = [
     method: 'POST',
     path: `${BOT}/files/uploads`,
     entry: 'lambdas/bot/create-upload.ts',
-    dynamodb: ['GetItem', 'PutItem'],
+    dynamodb: ['GetItem', 'BatchWriteItem'],
     s3: ['s3:PutObject'],
+  },
+  // A visitor's data on request (docs/bot-api.md "Users"): find, erase (a background task), the task's state.
+  {
+    id: 'bot_find_user',
+    method: 'GET',
+    path: `${BOT}/users`,
+    entry: 'lambdas/bot/find-user.ts',
+    dynamodb: ['GetItem'],
+  },
+  {
+    id: 'bot_get_user',
+    method: 'GET',
+    path: `${BOT}/users/{user_id}`,
+    entry: 'lambdas/bot/get-user.ts',
+    dynamodb: ['GetItem'],
+  },
+  {
+    // Revokes the user's tokens and closes its sockets at once; the task worker erases the rest.
+    id: 'bot_delete_user',
+    method: 'DELETE',
+    path: `${BOT}/users/{user_id}`,
+    entry: 'lambdas/bot/delete-user.ts',
+    // Query and BatchWriteItem: the user's sockets found and their records deleted.
+    dynamodb: ['GetItem', 'PutItem', 'UpdateItem', 'Query', 'BatchWriteItem'],
+    closeConnections: true,
+    queues: ['tasks'],
+  },
+  {
+    id: 'bot_get_task',
+    method: 'GET',
+    path: `${BOT}/tasks/{task_id}`,
+    entry: 'lambdas/bot/get-task.ts',
+    dynamodb: ['GetItem'],
   },
 ];
 
@@ -229,7 +268,8 @@ export const WS_ROUTES: WsRouteDef[] = [
     id: 'ws_connect',
     routeKey: '$connect',
     entry: 'lambdas/realtime/connect.ts',
-    dynamodb: ['PutItem'],
+    // GetItem: the user not erased; BatchWriteItem: the connection and the user's reference to it.
+    dynamodb: ['GetItem', 'BatchWriteItem'],
     jwt: true,
   },
   {
@@ -255,7 +295,7 @@ export const WS_ROUTES: WsRouteDef[] = [
  */
 export const CORS = {
   allowOrigins: ['*'],
-  allowMethods: ['GET', 'POST', 'PATCH', 'OPTIONS'] as const,
+  allowMethods: ['GET', 'POST', 'PATCH', 'DELETE', 'OPTIONS'] as const,
   allowHeaders: ['authorization', 'content-type', 'idempotency-key'],
   // A preflight is an API request billed like any other: browsers keep the answer this long (Chromium caps it
   // at 2 hours, Firefox at 24), so a visitor's tab asks once per URL in a visit.

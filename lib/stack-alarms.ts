@@ -85,6 +85,7 @@ export function addAlarms(stack: ChatStack): sns.ITopic | undefined {
     dynamodb.Operation.PUT_ITEM,
     dynamodb.Operation.UPDATE_ITEM,
     dynamodb.Operation.DELETE_ITEM,
+    dynamodb.Operation.BATCH_WRITE_ITEM,
     dynamodb.Operation.TRANSACT_WRITE_ITEMS,
   ];
   alarm('TableThrottledRequests', stack.table.metricThrottledRequestsForOperations({ operations, period }), 1, 'DynamoDB throttled requests (retried, then 503)');
@@ -102,6 +103,7 @@ export function addAlarms(stack: ChatStack): sns.ITopic | undefined {
   alarm('ClientApi5xxRate', rate, 5, '5 % or more of HTTP API requests answered 5xx');
   const dlqs = {
     WebhookDlq: stack.queues.webhooks_dlq,
+    TaskDlq: stack.queues.tasks_dlq,
     WebhookDispatcherDlq: stack.webhookDispatcherDlq,
     PublisherDlq: stack.publisherDlq,
     UploadCompleterDlq: stack.uploadCompleterDlq,

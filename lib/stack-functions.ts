@@ -26,9 +26,10 @@ export function makeFunction(stack: ChatStack, def: FunctionDef): NodejsFunction
   const environment: Record<string, string> = { ...stack.baseEnv };
   if (def.jwt) environment.JWT_SECRET_ARN = stack.jwtSecret.secretArn;
   if (def.realtimeUrl && stack.wsStage) environment.REALTIME_URL = stack.wsStage.url;
-  if (def.manageConnections && stack.wsStage) environment.WS_MANAGEMENT_ENDPOINT = stack.wsStage.callbackUrl;
+  if ((def.manageConnections || def.closeConnections) && stack.wsStage) environment.WS_MANAGEMENT_ENDPOINT = stack.wsStage.callbackUrl;
   if (def.queues?.includes('webhooks')) environment.WEBHOOK_QUEUE_URL = stack.queues.webhooks.queueUrl;
   if (def.queues?.includes('webhooks_dlq')) environment.WEBHOOK_DLQ_URL = stack.queues.webhooks_dlq.queueUrl;
+  if (def.queues?.includes('tasks')) environment.TASK_QUEUE_URL = stack.queues.tasks.queueUrl;
   // Our own role rather than the AWSLambdaBasicExecutionRole managed policy: it may write to this
   // function's log group only, not create or write any log group of the account.
   const role = new iam.Role(stack, `${name}Role`, { assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com') });
@@ -62,20 +63,31 @@ export function makeFunction(stack: ChatStack, def: FunctionDef): NodejsFunction
       new iam.PolicyStatement({ actions: def.dynamodb.map((a) => `dynamodb:${a}`), resources: [stack.table.tableArn, ...indexes] }),
     );
   }
-  if (def.s3?.length) {
+  const objectActions = def.s3?.filter((a) => a !== 's3:ListBucket') ?? [];
+  if (objectActions.length) {
     const objects = stack.bucket.arnForObjects('bots/*');
-    fn.addToRolePolicy(new iam.PolicyStatement({ actions: def.s3, resources: [objects] }));
+    fn.addToRolePolicy(new iam.PolicyStatement({ actions: objectActions, resources: [objects] }));
     acknowledge(role, wildcardFinding(stack, objects), 'Files are objects under bots/<bot id>/, made at run time: the grant is to that prefix, never the bucket.');
+  }
+  if (def.s3?.includes('s3:ListBucket')) {
+    // Listing is a bucket action: only of keys under bots/ (an erasure lists one user's files).
+    fn.addToRolePolicy(
+      new iam.PolicyStatement({ actions: ['s3:ListBucket'], resources: [stack.bucket.bucketArn], conditions: { StringLike: { 's3:prefix': ['bots/*'] } } }),
+    );
   }
   // Exactly the calls the code makes (the IAM tier against moto shows each is needed): the grant helpers
   // would add secretsmanager:DescribeSecret and sqs:GetQueueAttributes/GetQueueUrl, which nothing calls.
   if (def.jwt) fn.addToRolePolicy(new iam.PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [stack.jwtSecret.secretArn] }));
-  if (def.manageConnections && stack.wsApi && stack.wsStage) {
+  if ((def.manageConnections || def.closeConnections) && stack.wsApi && stack.wsStage) {
     const api = stack.formatArn({ service: 'execute-api', resource: stack.wsApi.apiId });
-    // POST (PostToConnection) only: nothing deletes (DeleteConnection) or reads (GetConnection) a socket.
-    const connections = `${api}/${stack.wsStage.stageName}/POST/@connections/*`;
-    fn.addToRolePolicy(new iam.PolicyStatement({ actions: ['execute-api:ManageConnections'], resources: [connections] }));
-    acknowledge(role, wildcardFinding(stack, connections), 'Connection ids exist only at run time: the grant is to POST @connections/* of this API\'s live stage.');
+    // POST (PostToConnection) to publish or to push a disconnect, DELETE (DeleteConnection) to close: nothing
+    // reads a socket (GetConnection).
+    const methods = ['POST', ...(def.closeConnections ? ['DELETE'] : [])];
+    const connections = methods.map((m) => `${api}/${stack.wsStage!.stageName}/${m}/@connections/*`);
+    fn.addToRolePolicy(new iam.PolicyStatement({ actions: ['execute-api:ManageConnections'], resources: connections }));
+    for (const c of connections) {
+      acknowledge(role, wildcardFinding(stack, c), 'Connection ids exist only at run time: the grant is to @connections/* of this API\'s live stage.');
+    }
   }
   for (const q of def.queues ?? []) fn.addToRolePolicy(new iam.PolicyStatement({ actions: ['sqs:SendMessage'], resources: [stack.queues[q].queueArn] }));
   // Actions IAM cannot scope to a resource: the stream mapping's dynamodb:ListStreams, and X-Ray's.

@@ -28,7 +28,7 @@ import {
 } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration, WebSocketLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import { CORS, NOT_FOUND, ROUTES, WS_ROUTES, type QueueName } from './routes';
-import { ASYNC_DELIVERY, publisherFor, UPLOAD_COMPLETER, WEBHOOK_DELIVERER, WEBHOOK_DISPATCHER, WEBHOOK_QUEUE } from './consumers';
+import { ASYNC_DELIVERY, publisherFor, TASK_QUEUE, TASK_WORKER, UPLOAD_COMPLETER, WEBHOOK_DELIVERER, WEBHOOK_DISPATCHER, WEBHOOK_QUEUE } from './consumers';
 import { makeFunction, streamConsumer } from './stack-functions';
 import { addAlarms } from './stack-alarms';
 import { HTTP_ACCESS_LOG, WS_ACCESS_LOG, logGroup } from './stack-logs';
@@ -169,12 +169,19 @@ export class ChatStack extends Stack {
     const deadLetterQueue = (qid: string) =>
       new sqs.Queue(this, qid, { ...queueProps, retentionPeriod: Duration.days(14), removalPolicy: dataRemoval });
     const webhookDlq = deadLetterQueue('WebhookDlq');
+    const taskDlq = deadLetterQueue('TaskDlq');
     this.queues = {
       webhooks_dlq: webhookDlq,
       webhooks: new sqs.Queue(this, 'WebhookQueue', {
         ...queueProps,
         visibilityTimeout: Duration.seconds(WEBHOOK_QUEUE.visibilityTimeoutSeconds),
         deadLetterQueue: { queue: webhookDlq, maxReceiveCount: WEBHOOK_QUEUE.maxReceiveCount },
+      }),
+      tasks_dlq: taskDlq,
+      tasks: new sqs.Queue(this, 'TaskQueue', {
+        ...queueProps,
+        visibilityTimeout: Duration.seconds(TASK_QUEUE.visibilityTimeoutSeconds),
+        deadLetterQueue: { queue: taskDlq, maxReceiveCount: TASK_QUEUE.maxReceiveCount },
       }),
     };
     this.webhookDispatcherDlq = deadLetterQueue('WebhookDispatcherDlq');
@@ -234,6 +241,11 @@ export class ChatStack extends Stack {
       }
       new CfnOutput(this, 'RealtimeUrl', { value: this.wsStage.url, description: 'WebSocket URL (also in every session response)' });
     }
+
+    // The Bot API's background tasks (erasing a user); after the realtime API: it closes the user's sockets.
+    makeFunction(this, TASK_WORKER).addEventSource(
+      new SqsEventSource(this.queues.tasks, { batchSize: TASK_QUEUE.batchSize, reportBatchItemFailures: true }),
+    );
 
     // After the realtime API (it hands the function its @connections endpoint); with realtime off it only counts.
     this.publisherDlq = deadLetterQueue('PublisherDlq');

@@ -283,6 +283,69 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/bot/users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The bot's user with this external id */
+        get: operations["botFindUser"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/bot/users/{user_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A user id (UUID). Malformed → 400; unknown or another bot's → 404. */
+                user_id: components["parameters"]["UserId"];
+            };
+            cookie?: never;
+        };
+        /** The bot's user with this id */
+        get: operations["botGetUser"];
+        put?: never;
+        post?: never;
+        /**
+         * Erase the user and everything of theirs (a background task)
+         * @description At once the user's session and realtime tokens get 401, open sockets are closed and no new session of the
+         *     same external id starts (409). Then, in the background, everything of the user is deleted: the user, their
+         *     chats and messages, read marks, typing and idempotency items, every file sent in their chats by either
+         *     side (records and S3 objects, attached or not, uploads still pending), connections and subscriptions, and
+         *     pending webhook and reminder work. Poll `GET /api/bot/tasks/{task_id}` until `completed`. Repeating the
+         *     request returns the same task (and resumes a failed one). docs/bot-api.md says what is kept.
+         */
+        delete: operations["botEraseUser"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/bot/tasks/{task_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A background task of the bot and how far it is */
+        get: operations["botGetTask"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "message.created": {
@@ -336,6 +399,19 @@ export interface webhooks {
 }
 export interface components {
     schemas: {
+        Task: {
+            task_id: components["schemas"]["Uuid"];
+            /** @enum {unknown} */
+            kind: "erase" | "export";
+            /** @enum {unknown} */
+            status: "pending" | "running" | "completed" | "failed";
+            /** @description Why it failed; asking again (the same request) resumes it */
+            error?: string;
+            /** @description A completed export: a presigned GET of its NDJSON file, valid 1 hour */
+            download_url?: string;
+            created_at: components["schemas"]["Timestamp"];
+            completed_at?: components["schemas"]["Timestamp"];
+        };
         /** @description Every error of the API */
         Error: {
             error: string;
@@ -365,8 +441,11 @@ export interface components {
             first_name: string;
             last_name: string;
             image_url: string | null;
-            /** @constant */
-            status: "active";
+            /**
+             * @description `erasing` (Bot API only) from the erase request until the erasure completes; then the user is gone (404)
+             * @enum {unknown}
+             */
+            status: "active" | "erasing";
         };
         Widget: {
             primary_color: string;
@@ -707,6 +786,24 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description The user */
+        BotUser: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["User"];
+            };
+        };
+        /** @description The task, pending (or the one already started for this user) */
+        TaskAccepted: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Task"];
+            };
+        };
         /** @description Chats per user reached, an idempotency key reused for another message, an edit's version not above the last one, or an attached file still uploading */
         Conflict: {
             headers: {
@@ -765,6 +862,8 @@ export interface components {
         };
     };
     parameters: {
+        /** @description A user id (UUID). Malformed → 400; unknown or another bot's → 404. */
+        UserId: components["schemas"]["Uuid"];
         /** @description A chat id (UUID). Malformed → 400, unknown → 404, another user's → 403. */
         ChatId: components["schemas"]["Uuid"];
         /** @description A file id (UUID). Malformed → 400; unknown or another user's → 404. */
@@ -812,6 +911,15 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            /** @description The user of this external id is being erased (Bot API `DELETE /api/bot/users/{user_id}`); once the erasure completes the same external id starts a new user */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
@@ -1295,6 +1403,106 @@ export interface operations {
         };
         responses: {
             201: components["responses"]["UploadTicket"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    botFindUser: {
+        parameters: {
+            query: {
+                /** @description The external id the site gave the user's session (1–256 characters) */
+                external_id: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["BotUser"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    botGetUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A user id (UUID). Malformed → 400; unknown or another bot's → 404. */
+                user_id: components["parameters"]["UserId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["BotUser"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    botEraseUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A user id (UUID). Malformed → 400; unknown or another bot's → 404. */
+                user_id: components["parameters"]["UserId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            202: components["responses"]["TaskAccepted"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    botGetTask: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A task id (UUID). Malformed → 400; unknown or another bot's → 404. */
+                task_id: components["schemas"]["Uuid"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The task */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Task"];
+                };
+            };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];

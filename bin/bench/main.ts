@@ -22,8 +22,9 @@ import { reportColdInit, reportCost, reportRealtime, reportRoundTrips, reportSte
 async function main(): Promise<void> {
   // The old code first: a bad ref fails the run before the stack starts.
   const before = options.before ? checkoutBefore(options.before) : undefined;
-  // Bot settings cached for the default 30 s, as on a warm Lambda.
-  const stack = await startToolStack('bench', { BOT_CACHE_TTL_MS: '30000' });
+  // Bot settings cached for the default 30 s, as on a warm Lambda; an erasure starts at once (no request is in
+  // flight to wait for).
+  const stack = await startToolStack('bench', { BOT_CACHE_TTL_MS: '30000', ERASE_DELAY_SECONDS: '0' });
   const { dataDir } = stack;
   const webhookReceiver = await startWebhookReceiver();
   try {

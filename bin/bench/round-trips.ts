@@ -7,6 +7,7 @@ import { PUBLISHER, UPLOAD_COMPLETER, WEBHOOK_DELIVERER, WEBHOOK_DISPATCHER } fr
 import { options } from './options';
 import { median, round } from './stats';
 import { pollUntil, request } from './http';
+import { userCosts } from './users';
 
 /** Per endpoint (or per message / job for the stream consumers): median round trips and capacity units. */
 export interface RoundTripFigures {
@@ -159,6 +160,7 @@ export async function roundTrips(
   record('webhook_dispatcher_per_message', await measure(WEBHOOK_DISPATCHER.entry, () => sendHooked(WEBHOOK_DISPATCHER.entry)));
   record('webhook_deliverer_per_job', await measure(WEBHOOK_DELIVERER.entry, () => sendHooked(WEBHOOK_DELIVERER.entry)));
   const reminder = await reminderCosts(apiUrl, webhookUrl, seen, waitFor);
+  await userCosts(apiUrl, demo, measure, record, seen);
   // $disconnect's event, for its cold start (the sockets closed above).
   await pollUntil(() => firstEvents.has(entry('ws_disconnect')));
   uninstall();

@@ -1,5 +1,5 @@
-// The WebSocket API's @connections management API: posts a frame to one socket.
-import { ApiGatewayManagementApiClient, GoneException, PostToConnectionCommand } from '@aws-sdk/client-apigatewaymanagementapi';
+// The WebSocket API's @connections management API: posts a frame to one socket, or closes it.
+import { ApiGatewayManagementApiClient, DeleteConnectionCommand, GoneException, PostToConnectionCommand } from '@aws-sdk/client-apigatewaymanagementapi';
 import { config, requireEnv } from '../shared/config';
 import { clientOptions } from './options';
 
@@ -17,5 +17,14 @@ export async function postToConnection(connectionId: string, frame: Uint8Array):
   } catch (err) {
     if (err instanceof GoneException) return false;
     throw err;
+  }
+}
+
+/** Closes the socket (its $disconnect follows); one already gone (410) is no error. */
+export async function closeConnection(connectionId: string): Promise<void> {
+  try {
+    await connections().send(new DeleteConnectionCommand({ ConnectionId: connectionId }));
+  } catch (err) {
+    if (!(err instanceof GoneException)) throw err;
   }
 }

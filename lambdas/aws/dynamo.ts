@@ -1,7 +1,7 @@
 // The DynamoDB document client (one per container, made at cold start) and the table helpers every domain
 // module shares: the table's name, paged queries, batch reads, and the condition failures they map to statuses.
 import { ConditionalCheckFailedException, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { BatchGetCommand, type BatchGetCommandOutput, DynamoDBDocumentClient, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, type BatchGetCommandOutput, BatchWriteCommand, type BatchWriteCommandOutput, DynamoDBDocumentClient, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { config } from '../shared/config';
 import { clientOptions } from './options';
@@ -49,4 +49,26 @@ export async function batchGet(keys: { pk: string; sk: string }[], consistentRea
     pending = out.UnprocessedKeys?.[table]?.Keys;
   }
   return items;
+}
+
+export type WriteRequest = { PutRequest: { Item: Record<string, unknown> } } | { DeleteRequest: { Key: { pk: string; sk: string } } };
+
+/** The most writes one BatchWriteItem takes. */
+export const BATCH_WRITE_MAX = 25;
+
+/**
+ * Puts and deletes, 25 per BatchWriteItem; what DynamoDB leaves unprocessed under load is sent again with a
+ * growing pause, and still unprocessed after that it throws (the caller's retry repeats the whole, idempotently).
+ */
+export async function batchWrite(requests: WriteRequest[]): Promise<void> {
+  const table = tableName();
+  for (let i = 0; i < requests.length; i += BATCH_WRITE_MAX) {
+    let pending: WriteRequest[] | undefined = requests.slice(i, i + BATCH_WRITE_MAX);
+    for (let attempt = 0; pending?.length; attempt++) {
+      if (attempt >= 6) throw new Error(`DynamoDB left ${pending.length} writes unprocessed after ${attempt} attempts`);
+      if (attempt) await new Promise((r) => setTimeout(r, 50 * 2 ** attempt));
+      const out: BatchWriteCommandOutput = await dynamo.send(new BatchWriteCommand({ RequestItems: { [table]: pending } }));
+      pending = out.UnprocessedItems?.[table] as WriteRequest[] | undefined;
+    }
+  }
 }

@@ -1,7 +1,7 @@
 // S3: the files bucket's uploads (PutObject, a presigned POST for the browser), what the completion function
 // reads of an object (its size, its first bytes) or deletes, and downloads as presigned GET URLs (computed
 // locally, no call).
-import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { createPresignedPost, type PresignedPost } from '@aws-sdk/s3-presigned-post';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { config, requireEnv } from '../shared/config';
@@ -75,4 +75,16 @@ export async function objectHead(key: string, bytes: number): Promise<{ size: nu
 
 export async function deleteObject(key: string): Promise<void> {
   await s3.send(new DeleteObjectCommand({ Bucket: bucket(), Key: key }));
+}
+
+/** Every key under the prefix (1000 per ListObjectsV2 page). */
+export async function listKeys(prefix: string): Promise<string[]> {
+  const found: string[] = [];
+  let token: string | undefined;
+  do {
+    const out = await s3.send(new ListObjectsV2Command({ Bucket: bucket(), Prefix: prefix, ContinuationToken: token }));
+    for (const o of out.Contents ?? []) if (o.Key) found.push(o.Key);
+    token = out.IsTruncated ? out.NextContinuationToken : undefined;
+  } while (token);
+  return found;
 }

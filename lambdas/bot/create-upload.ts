@@ -9,6 +9,6 @@ export const handler = httpHandler(async (req) => {
   const { chatId, upload } = botUploadBody(req);
   checkUpload(upload);
   // Stored as the chat user's file, so it can be attached to that chat's messages.
-  const { userId } = await botChatOwner(req, bot, chatId);
+  const { userId } = await botChatOwner(req, bot, chatId, true);
   return { status: 201, body: await toTicketJson(await createUpload(userId, bot.id, upload)) };
 });

@@ -9,6 +9,6 @@ export const handler = httpHandler(async (req) => {
   const bot = await authenticateBot(req);
   const chatId = chatIdParam(req);
   const sender = typingSender(req);
-  await startTyping(await botChatOwner(req, bot, chatId), chatId, sender);
+  await startTyping(await botChatOwner(req, bot, chatId, true), chatId, sender);
   return { status: 200, body: { status: 'ok' } };
 });

@@ -12,7 +12,7 @@ export const handler = httpHandler(async (req) => {
   const chatId = upload.fields.chat_id;
   if (!isUuid(chatId)) throw new InvalidInputError('chat_id: a form field with the chat id (UUID) is required');
   // Stored as the chat user's file, so it can be attached to that chat's messages.
-  const { userId } = await botChatOwner(req, bot, chatId);
+  const { userId } = await botChatOwner(req, bot, chatId, true);
   const record = await saveUpload(userId, bot.id, upload);
   return { status: 201, body: await toUploadJson(record) };
 });

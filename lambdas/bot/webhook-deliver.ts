@@ -17,7 +17,11 @@ const jobFields = (job: Job) =>
 
 /** The event of a job and its X-Webhook-Id; a reminder is built once (at its first attempt), or not at all. */
 async function eventOf(job: Job, token: string): Promise<{ id: string; event: { event: string }; retry: Job } | undefined> {
-  if (job.kind !== 'reminder') return { id: job.message.id, event: await buildWebhookEvent(job), retry: job };
+  if (job.kind !== 'reminder') {
+    const event = await buildWebhookEvent(job);
+    if (!event) log('info', 'webhook not sent: the user was erased', jobFields(job));
+    return event && { id: job.message.id, event, retry: job };
+  }
   const event = job.event ?? (await fireReminder(job, token));
   if (!event) {
     log('info', 'reminder not sent: already sent for this burst, or every reply read', jobFields(job));

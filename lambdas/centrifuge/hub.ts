@@ -1,8 +1,9 @@
 // Realtime: connections and subscriptions, and fan-out to sockets through the @connections API.
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo, isConditionFailed, tableName } from '../aws/dynamo';
-import { postToConnection } from '../aws/connections';
+import { batchWrite, dynamo, isConditionFailed, queryAll, tableName } from '../aws/dynamo';
+import { config } from '../shared/config';
+import { closeConnection, postToConnection } from '../aws/connections';
 import { keys } from '../domain/keys';
 import { ForbiddenError, UnauthenticatedError } from '../shared/errors';
 import type { TokenClaims } from '../domain/tokens';
@@ -13,23 +14,29 @@ export const CONNECTION_TTL_SECONDS = 2 * 3600;
 
 const ttl = () => Math.floor(Date.now() / 1000) + CONNECTION_TTL_SECONDS;
 
-/** $connect: remembers the connection, bound to the user of the URL's token. */
+/**
+ * $connect: remembers the connection, bound to the user of the URL's token, and the user's reference to it
+ * (an erasure closes the user's sockets from there), in one BatchWriteItem.
+ */
 export async function recordConnection(connectionId: string, claims: TokenClaims): Promise<void> {
-  await dynamo.send(
-    new PutCommand({
-      TableName: tableName(),
-      Item: {
-        ...keys.connection(connectionId),
-        entity: 'connection',
-        connection_id: connectionId,
-        user_id: claims.userId,
-        bot_id: claims.botId,
-        connected: false,
-        created_at: new Date().toISOString(),
-        ttl: ttl(),
+  const expires = ttl();
+  await batchWrite([
+    {
+      PutRequest: {
+        Item: {
+          ...keys.connection(connectionId),
+          entity: 'connection',
+          connection_id: connectionId,
+          user_id: claims.userId,
+          bot_id: claims.botId,
+          connected: false,
+          created_at: new Date().toISOString(),
+          ttl: expires,
+        },
       },
-    }),
-  );
+    },
+    { PutRequest: { Item: { ...keys.connectionRef(claims.userId, connectionId), entity: 'connection_ref', connection_id: connectionId, ttl: expires } } },
+  ]);
 }
 
 /**
@@ -114,6 +121,31 @@ export async function removeConnection(connectionId: string, userId?: string): P
   const owner = userId ?? (out.Attributes?.user_id as string | undefined);
   // A connection can only ever subscribe to its own user's channel, so this is its one subscription.
   if (owner) await unsubscribe(connectionId, userChannel(owner));
+}
+
+/** Centrifuge's Disconnect push; codes 3500–3999 tell the client not to reconnect. */
+const ERASED_FRAME = Buffer.from(JSON.stringify({ push: { disconnect: { code: 3500, reason: 'user erased' } } }));
+
+/**
+ * An erased user: every socket it has is closed (through its references, subscribed or not), and the records
+ * of its connections and subscriptions deleted. Idempotent; with realtime off there are none.
+ */
+export async function closeUserConnections(userId: string): Promise<void> {
+  const refs = await queryAll({
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :conn)',
+    ExpressionAttributeValues: { ':pk': keys.userPartition(userId), ':conn': keys.connectionRefPrefix },
+    ConsistentRead: true,
+  });
+  const ids = refs.map((r) => r.connection_id as string);
+  // A Disconnect push with a terminal code first (the client does not reconnect), then the socket closed.
+  if (config().wsManagementEndpoint) await Promise.all(ids.map(async (id) => (await postToConnection(id, ERASED_FRAME)) && closeConnection(id)));
+  const channel = userChannel(userId);
+  const subscribers = await channelSubscribers(channel);
+  await batchWrite([
+    ...[...new Set([...ids, ...subscribers])].map((id) => ({ DeleteRequest: { Key: keys.connection(id) } })),
+    ...subscribers.map((id) => ({ DeleteRequest: { Key: keys.subscription(channel, id) } })),
+    ...refs.map((r) => ({ DeleteRequest: { Key: { pk: r.pk as string, sk: r.sk as string } } })),
+  ]);
 }
 
 /** Every connection subscribed to a channel: one Query (pages only past 1 MB of subscribers). */

@@ -4,6 +4,7 @@
 import { openBotOfToken } from '../domain/bots';
 import { UnauthenticatedError } from '../shared/errors';
 import { verifyToken, type TokenClaims } from '../domain/tokens';
+import { assertNotRevoked } from '../domain/revocation';
 import { bindConnection, subscribe, unsubscribe } from './hub';
 import { CODES, protocolError } from './errors';
 
@@ -36,7 +37,7 @@ interface FrameState {
 async function connect(state: FrameState, token: unknown): Promise<Reply> {
   if (typeof token !== 'string' || token === '') throw new UnauthenticatedError('token required');
   const claims: TokenClaims = await verifyToken('realtime', token);
-  await openBotOfToken('realtime', claims.botId);
+  await Promise.all([openBotOfToken('realtime', claims.botId), assertNotRevoked(claims.userId)]);
   await bindConnection(state.connectionId, claims);
   state.connectedUser = claims.userId;
   return { connect: { client: state.connectionId, version: SERVER_VERSION } };

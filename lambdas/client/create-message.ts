@@ -1,11 +1,11 @@
 // POST /api/client/chats/{chat_id}/messages: a user message → 201 with the Message (replies come by realtime).
 import { httpHandler } from '../http/http';
-import { authenticate } from '../http/auth';
+import { authenticateSender } from '../http/auth';
 import { sendMessage } from '../domain/messages';
 import { chatIdParam, messageBody } from '../http/params';
 
 export const handler = httpHandler(async (req) => {
-  const caller = await authenticate(req);
+  const caller = await authenticateSender(req);
   const chatId = chatIdParam(req);
   // Whether the bot has a webhook comes from its cached settings: the flag spares the webhook dispatcher
   // every message of bots without one.

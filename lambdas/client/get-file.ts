@@ -1,13 +1,13 @@
 // GET /api/client/files/{file_id}: one of the caller's files with its status (a URL once uploaded); any other is 404.
 import { httpHandler } from '../http/http';
-import { authenticate } from '../http/auth';
+import { authenticateReader } from '../http/auth';
 import { fileIdParam } from '../http/params';
 import { getUserFile } from '../domain/uploads';
 import { toUploadJson } from '../domain/files';
 import { NotFoundError } from '../shared/errors';
 
 export const handler = httpHandler(async (req) => {
-  const { userId } = await authenticate(req);
+  const { userId } = await authenticateReader(req);
   const file = await getUserFile(userId, fileIdParam(req));
   if (!file) throw new NotFoundError('File not found');
   return { status: 200, body: await toUploadJson(file) };

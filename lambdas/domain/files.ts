@@ -29,7 +29,8 @@ export interface FileRecord {
 export type FileStatus = 'pending' | 'uploaded' | 'rejected';
 
 /** Where a file's bytes live: under its bot and user, so a user's files are one prefix. */
-export const fileKey = (botId: string, userId: string, fileId: string): string => `bots/${botId}/users/${userId}/files/${fileId}`;
+export const fileKeyPrefix = (botId: string, userId: string): string => `bots/${botId}/users/${userId}/files/`;
+export const fileKey = (botId: string, userId: string, fileId: string): string => fileKeyPrefix(botId, userId) + fileId;
 
 /** A file as a message stores it: uploaded ones by S3 key, linked ones (complete_files) by their own URL. */
 export interface StoredFile {

@@ -1,4 +1,5 @@
 // Every key of the single table in one place (docs/architecture.md "Data model" explains the layout).
+import { createHash } from 'node:crypto';
 
 export interface Key {
   pk: string;
@@ -12,10 +13,24 @@ export const keys = {
   user: (botId: string, externalId: string): Key => ({ pk: `BOT#${botId}`, sk: `EXT#${externalId}` }),
   /** The partition of everything a user owns (chats, messages, counters): one Query reads a list. */
   userPartition: (userId: string): string => `USER#${userId}`,
+  /** The user by id (Bot API look-ups, erasure): its bot and external id, and the erase task once one began. */
+  userRef: (userId: string): Key => ({ pk: keys.userPartition(userId), sk: 'USER' }),
+  /**
+   * An erased user's session and realtime tokens are refused while they could still be valid. Keyed by a hash
+   * of the user id: what an erasure leaves behind names no id.
+   */
+  revokedUser: (userId: string): Key => ({ pk: `REVOKED#${createHash('sha256').update(userId).digest('hex')}`, sk: 'REVOKED' }),
+  /** A direct upload of the user (pending until its object lands): erasure finds it here even with no object yet. */
+  uploadRef: (userId: string, fileId: string): Key => ({ pk: keys.userPartition(userId), sk: `UPLOAD#${fileId}` }),
+  /** A socket of the user (written at $connect): erasure closes it even before it subscribed. */
+  connectionRef: (userId: string, connectionId: string): Key => ({ pk: keys.userPartition(userId), sk: keys.connectionRefPrefix + connectionId }),
+  connectionRefPrefix: 'CONN#',
+  /** A background task of the Bot API (erase, export). */
+  task: (taskId: string): Key => ({ pk: `TASK#${taskId}`, sk: 'TASK' }),
   /** Per-user counters (how many chats). */
   userStats: (userId: string): Key => ({ pk: keys.userPartition(userId), sk: 'STATS' }),
   /** An idempotency key of one side of a chat (client_message_id / Idempotency-Key), kept 24 h by TTL. */
-  idempotency: (chatId: string, side: 'user' | 'bot', key: string): Key => ({ pk: `IDEM#${chatId}`, sk: `${side}#${key}` }),
+  idempotency: (chatId: string, side: 'user' | 'bot', key: string): Key => ({ pk: keys.idempotencyPartition(chatId), sk: `${side}#${key}` }),
   /** The owner's copy of a chat: the chat list is one strongly consistent Query of the owner's partition. */
   chat: (userId: string, chatId: string): Key => ({ pk: keys.userPartition(userId), sk: `CHAT#${chatId}` }),
   chatPrefix: 'CHAT#',
@@ -27,7 +42,7 @@ export const keys = {
   /** gsi1 partition of a bot's chats. */
   botChats: (botId: string): string => `BOT#${botId}`,
   /** Who owns a chat: tells 403 from 404 on the error path, and serves the Bot API. */
-  chatPointer: (chatId: string): Key => ({ pk: `CHAT#${chatId}`, sk: 'META' }),
+  chatPointer: (chatId: string): Key => ({ pk: keys.chatPartition(chatId), sk: 'META' }),
   /** Messages sit in the owner's partition, so any item a history Query returns proves ownership. */
   message: (userId: string, chatId: string, messageId: string): Key => ({
     pk: keys.userPartition(userId),
@@ -43,9 +58,9 @@ export const keys = {
   chatEnd: (userId: string, chatId: string): Key => ({ pk: keys.userPartition(userId), sk: keys.messagePrefix(chatId) + '~' }),
   file: (fileId: string): Key => ({ pk: `FILE#${fileId}`, sk: 'FILE' }),
   /** A chat's unread reminder: the burst it is due for, and whether it fired (domain/reminders.ts). */
-  reminder: (chatId: string): Key => ({ pk: `CHAT#${chatId}`, sk: 'REMINDER' }),
+  reminder: (chatId: string): Key => ({ pk: keys.chatPartition(chatId), sk: 'REMINDER' }),
   /** One side of a chat typing: written at most every TYPING_INTERVAL_MS, its stream record is the publication. */
-  typing: (chatId: string, sender: 'bot' | 'operator'): Key => ({ pk: `CHAT#${chatId}`, sk: `TYPING#${sender}` }),
+  typing: (chatId: string, sender: 'bot' | 'operator'): Key => ({ pk: keys.chatPartition(chatId), sk: `TYPING#${sender}` }),
   /** An open WebSocket connection and the user bound to it. */
   connection: (connectionId: string): Key => ({ pk: `CONN#${connectionId}`, sk: 'CONN' }),
   /** A connection subscribed to a channel: fan-out is one Query of `SUB#<channel>`. */
@@ -53,7 +68,13 @@ export const keys = {
   /** The partition of a channel's subscriptions. */
   subscribers: (channel: string): string => `SUB#${channel}`,
   /** One fixed window of a rate limit (`name` per `subject`), expired by TTL. */
-  rateWindow: (name: string, subject: string, window: number): Key => ({ pk: `RATE#${name}#${subject}`, sk: `W#${window}` }),
+  rateWindow: (name: string, subject: string, window: number): Key => ({ pk: keys.ratePartition(name, subject), sk: `W#${window}` }),
+  /** Every window of one rate limit of one subject. */
+  ratePartition: (name: string, subject: string): string => `RATE#${name}#${subject}`,
+  /** The partition of a chat's own items (its pointer, reminder, typing); an erasure empties it. */
+  chatPartition: (chatId: string): string => `CHAT#${chatId}`,
+  /** The partition of a chat's idempotency keys. */
+  idempotencyPartition: (chatId: string): string => `IDEM#${chatId}`,
   /** gsi1 partition that lists every bot (CLI). */
   botsIndex: 'BOTS',
 };
@@ -74,4 +95,9 @@ export type Entity =
   | 'idempotency'
   | 'rate'
   | 'typing'
-  | 'reminder';
+  | 'reminder'
+  | 'user_ref'
+  | 'revoked_user'
+  | 'upload_ref'
+  | 'connection_ref'
+  | 'task';

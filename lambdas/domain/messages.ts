@@ -2,8 +2,9 @@
 import { createHash } from 'node:crypto';
 import { config } from '../shared/config';
 import { consumeRate, type RateLimit } from './rate';
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { conditionFailedItem, dynamo, isConditionFailed, tableName } from '../aws/dynamo';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { batchGet, conditionFailedItem, dynamo, isConditionFailed, tableName } from '../aws/dynamo';
+import { erasedUserError } from './revocation';
 import { rejectChatAccess, type ChatOwner } from './chats';
 import { claimKey, idempotencyKey, releaseKey } from './idempotency';
 import { keys } from './keys';
@@ -171,12 +172,14 @@ export async function createMessage(input: NewMessage, chatVerified = false): Pr
   return { item, created: true };
 }
 
-/** A client send's chat must be the user's: one strongly consistent read; 403 or 404 otherwise. */
+/**
+ * A client send's chat must be the user's, and the user not erased (the request's erasure check, in the same
+ * read): one strongly consistent BatchGetItem; 401, 403 or 404 otherwise.
+ */
 async function requireChat(userId: string, chatId: string): Promise<void> {
-  const out = await dynamo.send(
-    new GetCommand({ TableName: tableName(), Key: keys.chat(userId, chatId), ProjectionExpression: 'pk', ConsistentRead: true }),
-  );
-  if (!out.Item) await rejectChatAccess(userId, chatId);
+  const items = await batchGet([keys.chat(userId, chatId), keys.revokedUser(userId)], true);
+  if (items.some((i) => i.entity === 'revoked_user')) throw erasedUserError();
+  if (!items.some((i) => i.entity === 'chat')) await rejectChatAccess(userId, chatId);
 }
 
 /** Sends a message into a chat of `owner` (client: the user; Bot API: the bot or an operator) → the Message. */

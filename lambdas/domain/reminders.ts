@@ -120,8 +120,8 @@ export async function fireReminder(job: ReminderJob, token: string): Promise<Rem
     throw err;
   }
   // The chat (strongly consistent: has the user read?) and the user, in one round trip.
-  const { chat, user } = await chatAndUser(job, true);
-  if (!chat) return undefined;
+  const { chat, user, erased } = await chatAndUser(job, true);
+  if (!chat || erased) return undefined;
   const lastRead = (chat.last_read_at as string | null) ?? '';
   const prefix = keys.messagePrefix(job.chat_id);
   const out = await dynamo.send(

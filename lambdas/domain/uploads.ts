@@ -2,8 +2,8 @@
 // S3 with a presigned POST, so nothing large goes through API Gateway or a Lambda. The file is `pending`
 // until its object lands; then the completion function (S3's ObjectCreated event) checks its size and first
 // bytes and makes it `uploaded`, or `rejected` with a reason and the object deleted.
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo, isConditionFailed, tableName } from '../aws/dynamo';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { batchWrite, dynamo, isConditionFailed, tableName } from '../aws/dynamo';
 import { deleteObject, objectHead, presignedPost } from '../aws/s3';
 import { config } from '../shared/config';
 import { InvalidInputError } from '../shared/errors';
@@ -49,7 +49,12 @@ export async function createUpload(userId: string, botId: string, input: NewUplo
   };
   // The policy first: a refused presign leaves no record behind.
   const post = await presignedPost(record.s3_key, record.mime_type, record.size, UPLOAD_POLICY_SECONDS);
-  await dynamo.send(new PutCommand({ TableName: tableName(), Item: { ...keys.file(record.id), entity: 'file', ...record }, ConditionExpression: 'attribute_not_exists(pk)' }));
+  // With the user's reference to it: an erasure finds a pending upload even before (or without) its object. The
+  // reference outlives the record's TTL by the days DynamoDB may take to delete an expired item.
+  await batchWrite([
+    { PutRequest: { Item: { ...keys.file(record.id), entity: 'file', ...record } } },
+    { PutRequest: { Item: { ...keys.uploadRef(userId, record.id), entity: 'upload_ref', file_id: record.id, ttl: (record.ttl as number) + 3 * 86400 } } },
+  ]);
   return { record, upload: { url: post.url, fields: post.fields }, expires_at: new Date(now + UPLOAD_POLICY_SECONDS * 1000).toISOString() };
 }
 

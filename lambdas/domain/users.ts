@@ -1,8 +1,10 @@
-// End users of a bot: found or created by external id in one conditional upsert (one round trip either way).
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo, tableName } from '../aws/dynamo';
+// End users of a bot: found or created by external id in one conditional upsert (one round trip for a
+// returning user); a new user also gets its reference by id (the Bot API finds and erases users by id).
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo, isConditionFailed, tableName } from '../aws/dynamo';
 import { keys } from './keys';
 import { newUuid } from '../shared/ids';
+import { ConflictError, NotFoundError } from '../shared/errors';
 
 export interface User {
   id: string;
@@ -11,7 +13,8 @@ export interface User {
   first_name: string;
   last_name: string;
   image_url: string | null;
-  status: 'active';
+  /** `erasing` from the Bot API's DELETE until the erasure completes (then the user is gone). */
+  status: 'active' | 'erasing';
 }
 
 export interface UserNames {
@@ -21,45 +24,85 @@ export interface UserNames {
 
 /**
  * Creates the user when the external id is new, otherwise returns it; given names overwrite the stored ones.
- * `if_not_exists` makes concurrent first sessions of one external id agree on a single user id.
+ * `if_not_exists` makes concurrent first sessions of one external id agree on a single user id. A user being
+ * erased gets no session (409) until the erasure is done; then the external id starts a new user.
  */
 export async function findOrCreateUser(botId: string, externalId: string, names: UserNames): Promise<User> {
   const now = new Date().toISOString();
   const nameExpr = (field: 'first_name' | 'last_name') =>
     names[field] !== undefined ? `${field} = :${field}` : `${field} = if_not_exists(${field}, :empty)`;
-  const out = await dynamo.send(
-    new UpdateCommand({
-      TableName: tableName(),
-      Key: keys.user(botId, externalId),
-      UpdateExpression: [
-        'SET entity = :entity',
-        'id = if_not_exists(id, :id)',
-        'external_id = :ext',
-        'bot_id = :bot',
-        nameExpr('first_name'),
-        nameExpr('last_name'),
-        'image_url = if_not_exists(image_url, :null)',
-        '#status = if_not_exists(#status, :active)',
-        'created_at = if_not_exists(created_at, :now)',
-        'last_seen_at = :now',
-      ].join(', '),
-      ExpressionAttributeNames: { '#status': 'status' },
-      ExpressionAttributeValues: {
-        ':entity': 'user',
-        ':id': newUuid(),
-        ':ext': externalId,
-        ':bot': botId,
-        ...((names.first_name === undefined || names.last_name === undefined) && { ':empty': '' }),
-        ':null': null,
-        ':active': 'active',
-        ':now': now,
-        ...(names.first_name !== undefined && { ':first_name': names.first_name }),
-        ...(names.last_name !== undefined && { ':last_name': names.last_name }),
-      },
-      ReturnValues: 'ALL_NEW',
+  let out;
+  try {
+    out = await dynamo.send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.user(botId, externalId),
+        ConditionExpression: 'attribute_not_exists(erase_task)',
+        UpdateExpression: [
+          'SET entity = :entity',
+          'id = if_not_exists(id, :id)',
+          'external_id = :ext',
+          'bot_id = :bot',
+          nameExpr('first_name'),
+          nameExpr('last_name'),
+          'image_url = if_not_exists(image_url, :null)',
+          '#status = if_not_exists(#status, :active)',
+          'created_at = if_not_exists(created_at, :now)',
+          'last_seen_at = :now',
+        ].join(', '),
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: {
+          ':entity': 'user',
+          ':id': newUuid(),
+          ':ext': externalId,
+          ':bot': botId,
+          ...((names.first_name === undefined || names.last_name === undefined) && { ':empty': '' }),
+          ':null': null,
+          ':active': 'active',
+          ':now': now,
+          ...(names.first_name !== undefined && { ':first_name': names.first_name }),
+          ...(names.last_name !== undefined && { ':last_name': names.last_name }),
+        },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+  } catch (err) {
+    if (isConditionFailed(err)) throw new ConflictError('This user is being erased; a new session can start once the erasure is done', { cause: err });
+    throw err;
+  }
+  const item = out.Attributes as Record<string, unknown>;
+  if (!item.ref) await addUserRef(item);
+  return toUser(item);
+}
+
+/**
+ * The user's reference by id, then the mark that it exists (in that order: a crash between leaves the mark
+ * unset, and the next session writes the reference again). Users made before references existed get theirs
+ * at their next session.
+ */
+async function addUserRef(item: Record<string, unknown>): Promise<void> {
+  const table = tableName();
+  await dynamo.send(
+    new PutCommand({
+      TableName: table,
+      Item: { ...keys.userRef(item.id as string), entity: 'user_ref', user_id: item.id, bot_id: item.bot_id, external_id: item.external_id },
     }),
   );
-  const item = out.Attributes as Record<string, unknown>;
+  await dynamo.send(
+    new UpdateCommand({
+      TableName: table,
+      Key: keys.user(item.bot_id as string, item.external_id as string),
+      UpdateExpression: 'SET #ref = :true',
+      ConditionExpression: 'id = :id',
+      ExpressionAttributeNames: { '#ref': 'ref' },
+      ExpressionAttributeValues: { ':true': true, ':id': item.id },
+    }),
+  ).catch((err) => {
+    if (!isConditionFailed(err)) throw err; // erased and started anew meanwhile: nothing to mark
+  });
+}
+
+function toUser(item: Record<string, unknown>): User {
   return {
     id: item.id as string,
     external_id: item.external_id as string,
@@ -67,6 +110,36 @@ export async function findOrCreateUser(botId: string, externalId: string, names:
     first_name: item.first_name as string,
     last_name: item.last_name as string,
     image_url: (item.image_url as string | null) ?? null,
-    status: 'active',
+    status: item.erase_task ? 'erasing' : 'active',
   };
+}
+
+/** The bot's user with this external id (Bot API), strongly consistent; 404 when the bot has none. */
+export async function findUser(botId: string, externalId: string): Promise<User> {
+  const out = await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.user(botId, externalId), ConsistentRead: true }));
+  if (!out.Item) throw new NotFoundError('User not found');
+  return toUser(out.Item);
+}
+
+export interface UserRef {
+  user_id: string;
+  bot_id: string;
+  external_id: string;
+  /** The erase task, once an erasure began. */
+  erase_task?: string;
+}
+
+/** The reference of the bot's user with this id; another bot's user, or none, is a 404. */
+export async function userRef(botId: string, userId: string): Promise<UserRef> {
+  const out = await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.userRef(userId), ConsistentRead: true }));
+  if (!out.Item || out.Item.bot_id !== botId) throw new NotFoundError('User not found');
+  return out.Item as UserRef;
+}
+
+/** The bot's user with this id (Bot API). */
+export async function getUser(botId: string, userId: string): Promise<User> {
+  const ref = await userRef(botId, userId);
+  const user = await findUser(botId, ref.external_id);
+  if (user.id !== userId) throw new NotFoundError('User not found');
+  return user;
 }

@@ -36,14 +36,21 @@ export interface WebhookEvent {
 export const signWebhook = (secret: string, timestamp: string, body: string): string =>
   createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex');
 
-/** An event's chat item and user, in one BatchGet (strongly consistent when the caller decides on the chat). */
+/**
+ * An event's chat item and user, and whether the user was erased (its event is then never sent), in one
+ * BatchGet (strongly consistent when the caller decides on the chat).
+ */
 export async function chatAndUser(
   c: { user_id: string; chat_id: string; bot_id: string; external_id?: string },
   consistent = false,
-): Promise<{ chat?: Record<string, unknown>; user: WebhookUser }> {
-  const items = await batchGet([keys.chat(c.user_id, c.chat_id), ...(c.external_id ? [keys.user(c.bot_id, c.external_id)] : [])], consistent);
+): Promise<{ chat?: Record<string, unknown>; user: WebhookUser; erased: boolean }> {
+  const items = await batchGet(
+    [keys.chat(c.user_id, c.chat_id), keys.revokedUser(c.user_id), ...(c.external_id ? [keys.user(c.bot_id, c.external_id)] : [])],
+    consistent,
+  );
   const user = items.find((i) => i.entity === 'user');
   return {
+    erased: items.some((i) => i.entity === 'revoked_user'),
     chat: items.find((i) => i.entity === 'chat'),
     user: {
       id: c.user_id,
@@ -54,10 +61,14 @@ export async function chatAndUser(
   };
 }
 
-/** The event for a message: the chat and user come from one BatchGet; file URLs are presigned now. */
-export async function buildWebhookEvent(job: WebhookJob): Promise<WebhookEvent> {
+/**
+ * The event for a message: the chat and user come from one BatchGet; file URLs are presigned now. Undefined
+ * when the user has been erased: what is queued for them is dropped.
+ */
+export async function buildWebhookEvent(job: WebhookJob): Promise<WebhookEvent | undefined> {
   const m = job.message;
-  const { chat, user } = await chatAndUser(m);
+  const { chat, user, erased } = await chatAndUser(m);
+  if (erased) return undefined;
   return {
     event: 'message.created',
     bot_id: job.bot_id,

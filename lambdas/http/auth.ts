@@ -2,9 +2,10 @@
 // a bot's Bearer secret key (Bot API).
 import { botForSecretKey, openBotOfToken, type Bot } from '../domain/bots';
 import { resolveBotChat, type ChatOwner } from '../domain/chats';
-import { UnauthenticatedError } from '../shared/errors';
+import { NotFoundError, UnauthenticatedError } from '../shared/errors';
 import type { HttpRequest } from './http';
 import { verifyToken } from '../domain/tokens';
+import { assertNotRevoked, isRevoked } from '../domain/revocation';
 
 export interface Caller {
   userId: string;
@@ -32,14 +33,42 @@ export async function authenticateBot(req: HttpRequest): Promise<Bot> {
   return bot;
 }
 
-/** Bot API on one chat: its owner, for this bot only (another bot's chat is a 404). */
-export async function botChatOwner(req: HttpRequest, bot: Bot, chatId: string): Promise<ChatOwner> {
+/**
+ * Bot API on one chat: its owner, for this bot only (another bot's chat is a 404). `creates`: the request may
+ * write a new item for the chat (a message, a file, typing), so a chat whose user is being erased is a 404 too
+ * (what it wrote could outlive the erasure).
+ */
+export async function botChatOwner(req: HttpRequest, bot: Bot, chatId: string, creates = false): Promise<ChatOwner> {
   const owner = await resolveBotChat(bot.id, chatId);
   req.logKeys.user_id = owner.userId;
+  if (creates && (await isRevoked(owner.userId))) throw new NotFoundError('Chat not found: its user has been erased');
   return owner;
 }
 
+/**
+ * A client request's caller: a valid session token of an open bot, whose user has not been erased. The erasure
+ * check is a read made before the handler writes anything (a refused request writes nothing).
+ */
 export async function authenticate(req: HttpRequest): Promise<Caller> {
+  const caller = await verifySession(req);
+  await assertNotRevoked(caller.userId);
+  return caller;
+}
+
+/** A client send: its erasure check rides in the send's own chat read (domain/messages.ts requireChat). */
+export const authenticateSender = verifySession;
+
+/**
+ * The same for a handler that only reads: the erasure check runs beside its reads, and the request answers
+ * only once it passed (http.ts awaits the guard), so reading costs no extra wait.
+ */
+export async function authenticateReader(req: HttpRequest): Promise<Caller> {
+  const caller = await verifySession(req);
+  req.guard(assertNotRevoked(caller.userId));
+  return caller;
+}
+
+async function verifySession(req: HttpRequest): Promise<Caller> {
   const { userId, botId, externalId } = await verifyToken('session', bearerToken(req));
   Object.assign(req.logKeys, { bot_id: botId, user_id: userId });
   const bot = await openBotOfToken('session', botId);

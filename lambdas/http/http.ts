@@ -26,6 +26,8 @@ export interface HttpRequest {
   rawBody(): Buffer;
   /** The body parsed as a JSON object; anything else is a 400. */
   json(): Record<string, unknown>;
+  /** A check running beside the handler's reads: the request answers only if it passes (its error wins). */
+  guard(check: Promise<void>): void;
 }
 
 export interface HttpReply {
@@ -76,8 +78,9 @@ export function errorReply(err: unknown, keys: LogKeys): APIGatewayProxyStructur
   return jsonReply(500, { error: 'Internal server error' });
 }
 
-export function toRequest(event: APIGatewayProxyEventV2, context?: Pick<Context, 'awsRequestId'>): HttpRequest {
+export function toRequest(event: APIGatewayProxyEventV2, context?: Pick<Context, 'awsRequestId'>): HttpRequest & { guards: Promise<void>[] } {
   let raw: Buffer | undefined;
+  const guards: Promise<void>[] = [];
   let parsedJson: Record<string, unknown> | undefined;
   const rawBody = (): Buffer =>
     (raw ??= Buffer.from(event.body ?? '', event.isBase64Encoded ? 'base64' : 'utf8'));
@@ -91,6 +94,11 @@ export function toRequest(event: APIGatewayProxyEventV2, context?: Pick<Context,
     rawBody,
     // Parsed once, however many parameter readers ask (message body, Bot API sender).
     json: () => (parsedJson ??= parseJson()),
+    guards,
+    guard: (check) => {
+      check.catch(() => undefined); // awaited by httpHandler; never an unhandled rejection meanwhile
+      guards.push(check);
+    },
   };
   function parseJson(): Record<string, unknown> {
     const text = rawBody().toString('utf8');
@@ -119,9 +127,12 @@ export function httpHandler(fn: (req: HttpRequest) => Promise<HttpReply>): Handl
     let reply: APIGatewayProxyStructuredResultV2;
     try {
       const r = await fn(req);
+      await Promise.all(req.guards);
       reply = jsonReply(r.status, r.body, r.headers);
     } catch (err) {
-      reply = errorReply(err, req.logKeys);
+      // A failed guard (an erased user) is the answer, whatever the handler's own outcome.
+      const guardError = await Promise.all(req.guards).then(() => undefined, (e: unknown) => e);
+      reply = errorReply(guardError ?? err, req.logKeys);
     }
     log('info', 'request', { ...req.logKeys, status: reply.statusCode, duration_ms: Math.round((performance.now() - started) * 10) / 10 });
     return reply;

@@ -47,10 +47,12 @@ export function historyPage(req: HttpRequest): HistoryPage {
   return { limit, after, before };
 }
 
+const ExternalId = v.pipe(text(1, LIMITS.externalIdLength), v.maxBytes(LIMITS.externalIdBytes, `must be at most ${LIMITS.externalIdBytes} bytes as UTF-8`));
+
 /** POST /api/client/session */
 export const SessionBody = v.object({
   client_key: v.pipe(v.string('client_key is required and must be a string'), v.regex(/^cli_[A-Za-z0-9]{1,128}$/, 'must look like cli_...')),
-  external_id: v.nullish(v.pipe(text(1, LIMITS.externalIdLength), v.maxBytes(LIMITS.externalIdBytes, `must be at most ${LIMITS.externalIdBytes} bytes as UTF-8`))),
+  external_id: v.nullish(ExternalId),
   first_name: v.nullish(text(0, LIMITS.personNameLength)),
   last_name: v.nullish(text(0, LIMITS.personNameLength)),
   external_id_hash: v.nullish(v.pipe(v.string('must be a string'), maxChars(128))),
@@ -183,4 +185,18 @@ export function fileIdParam(req: HttpRequest): string {
   const fileId = req.pathParam('file_id');
   if (!isUuid(fileId)) throw new InvalidInputError('Invalid file_id: expected a UUID');
   return fileId;
+}
+
+/** GET /api/bot/users?external_id=…: the one query parameter, required. */
+export function externalIdQuery(req: HttpRequest): string {
+  const value = req.query('external_id');
+  if (value === undefined) throw new InvalidInputError('external_id: the query parameter is required');
+  return parse(v.object({ external_id: ExternalId }), { external_id: value }).external_id;
+}
+
+/** A UUID path parameter (`user_id`, `task_id`). */
+export function uuidParam(req: HttpRequest, name: 'user_id' | 'task_id'): string {
+  const value = req.pathParam(name);
+  if (!isUuid(value)) throw new InvalidInputError(`Invalid ${name}: expected a UUID`);
+  return value;
 }

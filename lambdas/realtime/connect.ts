@@ -4,6 +4,7 @@
 // protocol's connect command must then carry a token of the same user.
 import { AppError } from '../shared/errors';
 import { verifyToken, type TokenClaims } from '../domain/tokens';
+import { assertNotRevoked } from '../domain/revocation';
 import { recordConnection } from '../centrifuge/hub';
 import { wsFields, type WsEvent, type WsResult } from '../centrifuge/ws';
 import { log } from '../shared/log';
@@ -14,6 +15,7 @@ export async function handler(event: WsEvent): Promise<WsResult> {
   let claims: TokenClaims;
   try {
     claims = await verifyToken('realtime', token);
+    await assertNotRevoked(claims.userId); // an erased user's token opens no socket
   } catch (err) {
     // Bad or expired: the handshake is refused; the client gets a fresh token (getToken) and reconnects.
     if (err instanceof AppError && (err.kind === 'unauthenticated' || err.kind === 'token_expired')) return { statusCode: 401, body: err.message };

@@ -42,6 +42,10 @@ export interface Config {
   wsManagementEndpoint?: string;
   /** SQS queue of webhook deliveries, and where deliveries that keep failing end up. */
   webhookQueueUrl?: string;
+  /** The Bot API's background tasks (erase, export). */
+  taskQueueUrl?: string;
+  /** How long an erase job waits for requests that passed their checks before the DELETE (domain/erase.ts). */
+  eraseDelaySeconds: number;
   webhookDlqUrl?: string;
   /** Set locally (the local SQS stand-in); absent on AWS. */
   sqsEndpoint?: string;
@@ -88,6 +92,8 @@ export function config(): Config {
     realtimeUrl: process.env.REALTIME_URL || undefined,
     wsManagementEndpoint: process.env.WS_MANAGEMENT_ENDPOINT || undefined,
     webhookQueueUrl: process.env.WEBHOOK_QUEUE_URL || undefined,
+    taskQueueUrl: process.env.TASK_QUEUE_URL || undefined,
+    eraseDelaySeconds: intEnv('ERASE_DELAY_SECONDS', 15),
     webhookDlqUrl: process.env.WEBHOOK_DLQ_URL || undefined,
     sqsEndpoint: process.env.SQS_ENDPOINT || undefined,
     webhookTimeoutMs: intEnv('WEBHOOK_TIMEOUT_MS', 5000),

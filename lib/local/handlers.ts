@@ -21,28 +21,28 @@ export const invocationObservers: ((inv: Invocation) => void)[] = [];
 /** Called after every invocation settles, with no context: the stream poller wakes (a handler may have written). */
 export const invocationEndListeners = new Set<() => void>();
 
-export function handlerLoader<H extends (event: never) => Promise<unknown>>(root: string): (entry: string) => Promise<H> {
+export function handlerLoader<H extends (event: never, context: never) => Promise<unknown>>(root: string): (entry: string) => Promise<H> {
   const loaded = new Map<string, Promise<H>>();
   return (entry) => {
     let h = loaded.get(entry);
     if (!h) {
       h = import(resolve(root, entry)).then((m) => {
         const handler = (m.handler ?? m.default?.handler) as H;
-        const observed = async (event: never) => {
+        const observed = async (event: never, context: never) => {
           // An async context makes every promise of the process cost more (Node 20's promise hooks), so
           // invocations run in one only while someone observes them.
-          if (!invocationObservers.length) return handler(event);
+          if (!invocationObservers.length) return handler(event, context);
           const inv: Invocation = { entry, event, counters: {}, startedAt: performance.now() };
           try {
-            return await invocations.run(inv, () => handler(event));
+            return await invocations.run(inv, () => handler(event, context));
           } finally {
             inv.endedAt = performance.now();
             for (const observe of invocationObservers) observe(inv);
           }
         };
-        const wrapped = async (event: never) => {
+        const wrapped = async (event: never, context: never) => {
           try {
-            return await observed(event);
+            return await observed(event, context);
           } finally {
             for (const listener of invocationEndListeners) listener();
           }

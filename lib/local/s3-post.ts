@@ -11,6 +11,7 @@ import { pipeline } from 'node:stream/promises';
 import busboy from 'busboy';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { Sha256 } from '@smithy/core/checksum';
+import { isBucketListing, listingSignatureValid } from './s3-list';
 
 export interface PostCheck {
   fields: Record<string, string>;
@@ -128,9 +129,19 @@ export async function startPostPolicyProxy(o: {
   const isUpload = (req: IncomingMessage) =>
     req.method === 'POST' && /^\/[^/?]+\/?(\?.*)?$/.test(req.url ?? '') && (req.url ?? '').slice(1).split(/[/?]/)[0] === o.bucket && /^multipart\/form-data/i.test(req.headers['content-type'] ?? '');
   const server = createServer((req, res) => {
+    if (isBucketListing(req, o.bucket)) return void checkListing(req, res);
     if (!isUpload(req)) return forward(o.target, req, res, req);
     void checkUpload(req, res);
   });
+  async function checkListing(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (!(await listingSignatureValid(req, o.credentials))) {
+      return replyError(res, 403, 'SignatureDoesNotMatch', 'The request signature we calculated does not match the signature you provided.');
+    }
+    const headers = { ...req.headers };
+    for (const h of ['authorization', 'x-amz-date', 'x-amz-content-sha256']) delete headers[h];
+    const url = new URL(req.url ?? '/', 'http://x');
+    forward(o.target, { ...req, url: `/${o.bucket}${url.search}`, method: req.method } as IncomingMessage, res, req, headers);
+  }
   async function checkUpload(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const dir = mkdtempSync(join(tmpdir(), 's3-post-'));
     const file = join(dir, 'body');

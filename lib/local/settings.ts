@@ -69,6 +69,7 @@ export function applyLocalEnv(s: LocalSettings): void {
     SQS_ENDPOINT: sqsEndpoint(s),
     WEBHOOK_QUEUE_URL: queueUrl(s, 'webhooks'),
     WEBHOOK_DLQ_URL: queueUrl(s, 'webhooks_dlq'),
+    TASK_QUEUE_URL: queueUrl(s, 'tasks'),
     AWS_REGION: process.env.AWS_REGION || 'us-east-1',
     // The S3 emulator verifies signatures with its fixed key; DynamoDB Local accepts any.
     AWS_ACCESS_KEY_ID: 'S3RVER',

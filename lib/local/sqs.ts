@@ -1,4 +1,4 @@
-// A local stand-in for the two SQS queues: the SQS JSON API's SendMessage and SendMessageBatch (what our
+// A local stand-in for the SQS queues: the SQS JSON API's SendMessage and SendMessageBatch (what our
 // code calls, through lambdas/aws/sqs.ts with an endpoint override), delays, and an SQS event source that
 // feeds the consumer like Lambda does (batches, batchItemFailures, visibility timeout, maxReceiveCount →
 // the dead-letter queue). The dead-letter queue is a file: DATA_DIR/dead-letter/<queue>.jsonl.
@@ -7,11 +7,16 @@ import { createHash, randomUUID } from 'node:crypto';
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { handlerLoader } from './handlers';
-import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { type FunctionDef } from '../routes';
-import { WEBHOOK_QUEUE } from '../consumers';
 
-type SqsHandler = (event: SQSEvent) => Promise<SQSBatchResponse | void>;
+type SqsHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | void>;
+
+/** A queue's consumer and its event source's settings (WEBHOOK_QUEUE's shape). */
+export interface QueueConsumer {
+  def: FunctionDef;
+  queue: { batchSize: number; visibilityTimeoutSeconds: number; maxReceiveCount: number };
+}
 
 interface Message {
   id: string;
@@ -32,7 +37,7 @@ export interface LocalQueuesOptions {
   root: string;
   deadLetterDir: string;
   /** queue name → its consumer; queues without one are dead-letter queues (written to a file). */
-  consumers: Record<string, FunctionDef | undefined>;
+  consumers: Record<string, QueueConsumer | undefined>;
   log: (line: string) => void;
   /** Redelivery delay after a consumer failure; SQS's visibility timeout (shortened by tests). */
   visibilityTimeoutMs?: number;
@@ -43,7 +48,6 @@ const md5 = (s: string) => createHash('md5').update(s).digest('hex');
 export async function startLocalQueues(o: LocalQueuesOptions): Promise<LocalQueues> {
   const endpoint = `http://localhost:${o.port}`;
   const queues = new Map<string, Message[]>(Object.keys(o.consumers).map((n) => [n, []]));
-  const visibilityMs = o.visibilityTimeoutMs ?? WEBHOOK_QUEUE.visibilityTimeoutSeconds * 1000;
   let stopped = false;
   // Each consumer's loop sleeps until its next message is due or something changes (a send, a redelivery,
   // a batch done): an idle stack does no work here.
@@ -104,8 +108,10 @@ export async function startLocalQueues(o: LocalQueuesOptions): Promise<LocalQueu
   // The event source: poll visible messages, invoke the consumer with up to batchSize of them, at most a few
   // batches at once (Lambda scales out the same way), honouring batchItemFailures.
   const workers: Promise<void>[] = [];
-  for (const [name, def] of Object.entries(o.consumers)) {
-    if (!def) continue;
+  for (const [name, consumer] of Object.entries(o.consumers)) {
+    if (!consumer) continue;
+    const { def, queue } = consumer;
+    const visibilityMs = o.visibilityTimeoutMs ?? queue.visibilityTimeoutSeconds * 1000;
     const handler = handlerLoader<SqsHandler>(o.root)(def.entry);
     let inFlight = 0;
     const run = async (batch: Message[]) => {
@@ -128,7 +134,10 @@ export async function startLocalQueues(o: LocalQueuesOptions): Promise<LocalQueu
       }));
       let failed: Set<string>;
       try {
-        const res = await (await handler)({ Records: records });
+        // Lambda's context as far as our handlers read it: the time left before the function's timeout.
+        const deadline = Date.now() + (def.timeoutSeconds ?? 10) * 1000;
+        const context = { awsRequestId: randomUUID(), functionName: def.id, getRemainingTimeInMillis: () => deadline - Date.now() } as Context;
+        const res = await (await handler)({ Records: records }, context);
         failed = new Set((res?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
       } catch (err) {
         o.log(`${def.id}: handler threw (${(err as Error).message}); the batch will be redelivered`);
@@ -137,7 +146,7 @@ export async function startLocalQueues(o: LocalQueuesOptions): Promise<LocalQueu
       const list = queues.get(name) as Message[];
       for (const m of batch) {
         if (!failed.has(m.id)) continue;
-        if (m.receiveCount >= WEBHOOK_QUEUE.maxReceiveCount) deadLetter(`${name}_dlq`, m.body, `failed ${m.receiveCount} receives`);
+        if (m.receiveCount >= queue.maxReceiveCount) deadLetter(`${name}_dlq`, m.body, `failed ${m.receiveCount} receives`);
         else list.push({ ...m, visibleAt: Date.now() + visibilityMs });
       }
       inFlight--;
@@ -150,7 +159,7 @@ export async function startLocalQueues(o: LocalQueuesOptions): Promise<LocalQueu
           const now = Date.now();
           const ready = list.filter((m) => m.visibleAt <= now);
           if (ready.length && inFlight < 4) {
-            const batch = ready.slice(0, WEBHOOK_QUEUE.batchSize);
+            const batch = ready.slice(0, queue.batchSize);
             queues.set(name, list.filter((m) => !batch.includes(m)));
             for (const m of batch) m.receiveCount++;
             void run(batch);

@@ -12,7 +12,7 @@ import { webFallback } from './web';
 import { startWsGateway } from './ws-gateway';
 import { startStreamPoller } from './stream-poller';
 import { startLocalQueues } from './sqs';
-import { publisherFor, UPLOAD_COMPLETER, WEBHOOK_DELIVERER, WEBHOOK_DISPATCHER } from '../consumers';
+import { publisherFor, TASK_QUEUE, TASK_WORKER, UPLOAD_COMPLETER, WEBHOOK_DELIVERER, WEBHOOK_DISPATCHER, WEBHOOK_QUEUE } from '../consumers';
 import { s3Notifications } from './s3-events';
 import { startEchoBot } from '../../examples/echo-bot';
 import { applyLocalEnv, jwtSecretFile, type LocalSettings } from './settings';
@@ -152,12 +152,17 @@ export async function startLocalStack(s: LocalSettings, log: (line: string) => v
       port: s.sqsPort,
       root: s.root,
       deadLetterDir,
-      consumers: { webhooks: WEBHOOK_DELIVERER, webhooks_dlq: undefined },
+      consumers: {
+        webhooks: { def: WEBHOOK_DELIVERER, queue: WEBHOOK_QUEUE },
+        webhooks_dlq: undefined,
+        tasks: { def: TASK_WORKER, queue: TASK_QUEUE },
+        tasks_dlq: undefined,
+      },
       log,
       visibilityTimeoutMs: process.env.LOCAL_SQS_VISIBILITY_MS ? Number(process.env.LOCAL_SQS_VISIBILITY_MS) : undefined,
     });
     stops.push(queues.stop);
-    log(`SQS API on ${queues.endpoint} (webhook queue; dead letters in ${deadLetterDir})`);
+    log(`SQS API on ${queues.endpoint} (webhook and task queues; dead letters in ${deadLetterDir})`);
 
     let realtimeUrl: string | undefined;
     if (s.realtime) {

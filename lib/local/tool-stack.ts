@@ -19,7 +19,7 @@ export interface ToolStack {
 /** The functions' log lines written so far (the benchmark's cost phase counts what CloudWatch would ingest). */
 export const functionLogs = { lines: 0, bytes: 0 };
 
-export async function startToolStack(name: string, env: { BOT_CACHE_TTL_MS: string }): Promise<ToolStack> {
+export async function startToolStack(name: string, env: { BOT_CACHE_TTL_MS: string } & Record<string, string>): Promise<ToolStack> {
   const dataDir = mkdtempSync(join(tmpdir(), `chat-${name}-`));
   Object.assign(process.env, {
     DATA_DIR: dataDir,

@@ -14,7 +14,7 @@ test('cdk synth bundles each handler (HTTP routes, WebSocket routes, publisher) 
   try {
     synthBundled(outdir);
     const assets = readdirSync(outdir).filter((d) => d.startsWith('asset.') && statSync(join(outdir, d)).isDirectory());
-    expect(assets).toHaveLength(ROUTES.length + WS_ROUTES.length + 5); // + publisher, webhook dispatcher and deliverer, upload completer, not-found
+    expect(assets).toHaveLength(ROUTES.length + WS_ROUTES.length + 6); // + publisher, webhook dispatcher and deliverer, upload completer, task worker, not-found
     for (const a of assets) {
       const code = readFileSync(join(outdir, a, 'index.js'), 'utf8');
       const lines = code.split('\n').length;

@@ -26,7 +26,7 @@ describe('alarms', () => {
     expect(fnRefs(byMetric('IteratorAge'))).toEqual([ids.functions.publisher, ids.functions.webhook_dispatcher].sort());
     for (const [, a] of byMetric('IteratorAge')) expect(a.Properties).toMatchObject({ Statistic: 'Maximum', Threshold: 60_000 });
     const dlqs = byMetric('ApproximateNumberOfMessagesVisible').map(([, a]) => a.Properties.Dimensions[0].Value['Fn::GetAtt'][0]).sort();
-    expect(dlqs).toEqual([ids.queues.webhooks_dlq, ids.webhookDispatcherDlq, ids.publisherDlq!, ids.uploadCompleterDlq].sort());
+    expect(dlqs).toEqual([ids.queues.webhooks_dlq, ids.queues.tasks_dlq, ids.webhookDispatcherDlq, ids.publisherDlq!, ids.uploadCompleterDlq].sort());
     const rate = alarms.filter(([, a]) => a.Properties.Metrics?.some((m: any) => m.MetricStat?.Metric.Namespace === 'AWS/ApiGateway'));
     expect(rate).toHaveLength(1);
     expect(rate[0][1].Properties).toMatchObject({ Threshold: 5, ComparisonOperator: 'GreaterThanOrEqualToThreshold' });
@@ -69,10 +69,10 @@ describe('alarms', () => {
       const [[, a], ...more] = tableAlarm(name);
       expect(more).toEqual([]);
       const ops = a.Properties.Metrics.filter((m: any) => m.MetricStat).map((m: any) => m.MetricStat.Metric.Dimensions.find((d: any) => d.Name === 'Operation').Value);
-      expect([name, ops.sort()]).toEqual([name, ['BatchGetItem', 'DeleteItem', 'GetItem', 'PutItem', 'Query', 'TransactWriteItems', 'UpdateItem']]);
+      expect([name, ops.sort()]).toEqual([name, ['BatchGetItem', 'BatchWriteItem', 'DeleteItem', 'GetItem', 'PutItem', 'Query', 'TransactWriteItems', 'UpdateItem']]);
       expect(a.Properties.Threshold).toBe(1);
     }
-    expect(alarms).toHaveLength(3 * ALL_DEFS.length + 2 * 2 + 1 + 4 + 1 + 1 + 2);
+    expect(alarms).toHaveLength(3 * ALL_DEFS.length + 2 * 2 + 1 + 5 + 1 + 1 + 2);
     for (const [, a] of alarms) {
       expect(a.Properties.TreatMissingData).toBe('notBreaching');
       expect(a.Properties.AlarmActions).toBeUndefined();
@@ -99,7 +99,7 @@ describe('alarms', () => {
     const alarms = alarmsOf(t);
     for (const [, a] of alarms) expect(a.Properties.AlarmActions).toEqual([arn]);
     expect(alarms.filter(([, a]) => a.Properties.MetricName === 'IteratorAge')).toHaveLength(2);
-    expect(alarms.filter(([, a]) => a.Properties.MetricName === 'ApproximateNumberOfMessagesVisible')).toHaveLength(4);
+    expect(alarms.filter(([, a]) => a.Properties.MetricName === 'ApproximateNumberOfMessagesVisible')).toHaveLength(5);
     expect(alarms.filter(([, a]) => a.Properties.MetricName === 'ExecutionError')).toHaveLength(0);
     expect(alarms.filter(([, a]) => a.Properties.MetricName === 'PublisherBatchItemFailures')).toHaveLength(1);
   });

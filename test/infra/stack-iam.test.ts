@@ -1,7 +1,7 @@
 // CDK assertions on least privilege: each function's role gets exactly what its definition lists, on exactly its resources, X-Ray on or off.
 import { logicalIds, SHAPES, template, type StackIds } from '../support/shapes';
 import { type FunctionDef } from '../../lib/routes';
-import { ALL_FUNCTIONS, PUBLISHER, UPLOAD_COMPLETER, WEBHOOK_DELIVERER } from '../../lib/consumers';
+import { ALL_FUNCTIONS, PUBLISHER, TASK_WORKER, UPLOAD_COMPLETER, WEBHOOK_DELIVERER } from '../../lib/consumers';
 
 const ALL_DEFS = ALL_FUNCTIONS;
 
@@ -43,8 +43,11 @@ function grantsOf({ res, ids }: Shape, fnId: string): string[] {
   const statements = Object.values(res)
     .filter((r) => r.Type === 'AWS::IAM::Policy' && r.Properties.Roles.some((x: any) => x.Ref === roleId))
     .flatMap((r) => r.Properties.PolicyDocument.Statement);
-  expect(statements.every((st: any) => st.Effect === 'Allow' && !st.Condition)).toBe(true);
-  return sortedSet(statements.flatMap((st: any) => [st.Action].flat().flatMap((a: string) => [st.Resource].flat().map((r: any) => `${a} on ${flat(r)}`))));
+  // The one condition: listing the bucket only under bots/ (an erasure lists one user's files).
+  const listUnderBots = (st: any) => st.Action === 's3:ListBucket' && JSON.stringify(st.Condition) === JSON.stringify({ StringLike: { 's3:prefix': ['bots/*'] } });
+  expect(statements.every((st: any) => st.Effect === 'Allow' && (!st.Condition || listUnderBots(st)))).toBe(true);
+  const when = (st: any) => (st.Condition ? ' if s3:prefix bots/*' : '');
+  return sortedSet(statements.flatMap((st: any) => [st.Action].flat().flatMap((a: string) => [st.Resource].flat().map((r: any) => `${a} on ${flat(r)}${when(st)}`))));
 }
 
 /** What a definition says its function may do, on exactly which resources. */
@@ -55,10 +58,15 @@ function expectedGrants({ res, ids }: Shape, def: FunctionDef, tracing: boolean)
   return sortedSet([
     ...pairs(LOG_ACTIONS, `<${ids.logGroups[def.id]}.Arn>`), // its own log group only
     ...pairs(def.dynamodb.map((a) => `dynamodb:${a}`), table, ...(def.index ? [`${table}/index/gsi1`] : [])),
-    ...pairs(def.s3 ?? [], `<${ids.bucket}.Arn>/bots/*`),
+    ...pairs((def.s3 ?? []).filter((a) => a !== 's3:ListBucket'), `<${ids.bucket}.Arn>/bots/*`),
+    ...(def.s3?.includes('s3:ListBucket') ? [`s3:ListBucket on <${ids.bucket}.Arn> if s3:prefix bots/*`] : []),
     ...(def.jwt ? pairs(SECRET_ACTIONS, secret) : []),
-    ...(def.manageConnections
-      ? pairs(['execute-api:ManageConnections'], `arn:<AWS::Partition>:execute-api:<AWS::Region>:<AWS::AccountId>:<${ids.wsApi!}>/live/POST/@connections/*`)
+    // Publishing posts to sockets; closing them (an erasure) posts a Disconnect push, then deletes them.
+    ...(def.manageConnections || def.closeConnections
+      ? pairs(
+          ['execute-api:ManageConnections'],
+          ...['POST', ...(def.closeConnections ? ['DELETE'] : [])].map((m) => `arn:<AWS::Partition>:execute-api:<AWS::Region>:<AWS::AccountId>:<${ids.wsApi!}>/live/${m}/@connections/*`),
+        )
       : []),
     ...(def.queues ?? []).flatMap((q) => pairs(SEND_ACTIONS, `<${ids.queues[q]}.Arn>`)),
     // Event source mappings read the stream (ListStreams cannot be scoped) and send failures to the DLQ...
@@ -69,6 +77,7 @@ function expectedGrants({ res, ids }: Shape, def: FunctionDef, tracing: boolean)
     ...(def === UPLOAD_COMPLETER ? pairs(DESTINATION_ACTIONS, `<${ids.uploadCompleterDlq}.Arn>`) : []),
     // ...or consume the queue, with the function's role.
     ...(def === WEBHOOK_DELIVERER ? pairs(SQS_CONSUMER_ACTIONS, `<${ids.queues.webhooks}.Arn>`) : []),
+    ...(def === TASK_WORKER ? pairs(SQS_CONSUMER_ACTIONS, `<${ids.queues.tasks}.Arn>`) : []),
     ...(tracing ? pairs(XRAY_ACTIONS, '*') : []), // X-Ray has no resource-level permissions
   ]);
 }
@@ -79,8 +88,8 @@ describe('least privilege', () => {
     for (const def of ALL_DEFS) {
       expect({ fn: def.id, grants: grantsOf(shape, def.id) }).toEqual({ fn: def.id, grants: expectedGrants(shape, def, false) });
     }
-    // Only the publisher posts to sockets; list_chats writes nothing.
-    for (const def of ALL_DEFS.filter((d) => d !== PUBLISHER)) {
+    // Only the publisher and what erases a user reach sockets; list_chats writes nothing.
+    for (const def of ALL_DEFS.filter((d) => d !== PUBLISHER && !d.closeConnections)) {
       expect(grantsOf(shape, def.id).join('\n')).not.toContain('execute-api:');
     }
     for (const write of ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 's3:PutObject']) {

@@ -75,7 +75,7 @@ test('HTTP API: CORS for any origin with every header a handler reads; one route
     CorsConfiguration: Match.objectLike({
       AllowOrigins: ['*'],
       AllowHeaders: ['authorization', 'content-type', 'idempotency-key'],
-      AllowMethods: ['GET', 'POST', 'PATCH', 'OPTIONS'],
+      AllowMethods: ['GET', 'POST', 'PATCH', 'DELETE', 'OPTIONS'],
       MaxAge: 7200,
     }),
   });
@@ -104,6 +104,8 @@ test('each route has its own function: Node 22 on arm64, with the table, bucket 
     const expected = ['BOT_CACHE_TTL_MS', 'BUCKET_NAME', 'NODE_OPTIONS', 'TABLE_NAME'];
     if (route.jwt) expected.push('JWT_SECRET_ARN'); // the Bot API never sees the JWT key
     if (route.id === 'create_session') expected.push('REALTIME_URL'); // only session creation hands out the URL
+    if (route.closeConnections) expected.push('WS_MANAGEMENT_ENDPOINT'); // an erasure closes the user's sockets
+    if (route.queues?.includes('tasks')) expected.push('TASK_QUEUE_URL');
     expect({ route: route.id, env: Object.keys(props.Environment.Variables).sort() }).toEqual({ route: route.id, env: expected.sort() });
   }
   // Every integration points at a different function.
@@ -159,15 +161,15 @@ describe('realtime', () => {
   test('realtime off: no WebSocket API, no realtime URL; the publisher only moves chats; the HTTP API is whole', async () => {
     const off = Template.fromJSON(await shape('RealtimeOff'));
     off.resourceCountIs('AWS::ApiGatewayV2::Api', 1);
-    // The webhook pipeline (its stream dispatcher and SQS deliverer) and the publisher, on new messages only.
-    off.resourceCountIs('AWS::Lambda::EventSourceMapping', 3);
+    // The webhook pipeline (its stream dispatcher and SQS deliverer), the task worker and the publisher, on new messages only.
+    off.resourceCountIs('AWS::Lambda::EventSourceMapping', 4);
     off.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
       FunctionName: { Ref: Match.stringLikeRegexp('^PublisherFn') },
       FilterCriteria: { Filters: [{ Pattern: JSON.stringify(PUBLISHER.filters[0]) }] },
     });
-    off.resourceCountIs('AWS::SQS::Queue', 5);
-    // + publisher, webhook dispatcher, deliverer, upload completer, not-found, and S3's notification handler (CDK's own)
-    off.resourceCountIs('AWS::Lambda::Function', ROUTES.length + 6);
+    off.resourceCountIs('AWS::SQS::Queue', 7);
+    // + publisher, webhook dispatcher, deliverer, upload completer, task worker, not-found, and S3's notification handler (CDK's own)
+    off.resourceCountIs('AWS::Lambda::Function', ROUTES.length + 7);
     // It calls nothing but the chat update: no socket to post to, no file to sign for.
     const policies = Object.values(off.findResources('AWS::IAM::Policy')).filter((p) => JSON.stringify(p.Properties.Roles).includes('PublisherRole'));
     expect(JSON.stringify(policies)).not.toMatch(/execute-api|s3:|dynamodb:Query|dynamodb:DeleteItem/);

@@ -4,7 +4,7 @@ import { loadShape } from '../support/cdk-template';
 import { logicalIds, REFUSED_PROPS, refusals, template as shape, type StackIds } from '../support/shapes';
 import { DEFAULT_THROTTLE } from '../../lib/stack-config';
 import { NOT_FOUND } from '../../lib/routes';
-import { ALL_FUNCTIONS, UPLOAD_COMPLETER, WEBHOOK_DELIVERER } from '../../lib/consumers';
+import { ALL_FUNCTIONS, TASK_WORKER, UPLOAD_COMPLETER, WEBHOOK_DELIVERER } from '../../lib/consumers';
 
 const ALL_DEFS = ALL_FUNCTIONS;
 
@@ -49,7 +49,7 @@ describe('settings (lib/stack-config.ts)', () => {
     for (const def of ALL_DEFS) {
       const props = resources[ids.functions[def.id]].Properties;
       // Per function: 512 MB for requests, 256 for the stream, queue and S3 event consumers (mostly waiting on I/O).
-      expect([def.id, props.MemorySize, props.Architectures]).toEqual([def.id, 'filters' in def || def === WEBHOOK_DELIVERER || def === UPLOAD_COMPLETER ? 256 : 512, ['arm64']]);
+      expect([def.id, props.MemorySize, props.Architectures]).toEqual([def.id, 'filters' in def || def === WEBHOOK_DELIVERER || def === UPLOAD_COMPLETER || def === TASK_WORKER ? 256 : 512, ['arm64']]);
       // JSON lines; Lambda's START/END/REPORT lines off (LAMBDA_LOGGING).
       expect([def.id, props.LoggingConfig]).toEqual([def.id, { LogFormat: 'JSON', SystemLogLevel: 'WARN', ApplicationLogLevel: 'INFO', LogGroup: expect.anything() }]);
     }

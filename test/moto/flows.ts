@@ -31,16 +31,16 @@ interface Session {
   channel: string;
 }
 
-export class Flows {
+export class CoreFlows {
   /** Handles of functions with their full policy. */
-  private handles: Record<string, Handle> = {};
+  protected handles: Record<string, Handle> = {};
   /** The function under test, with a changed policy (a cold start of its own). */
   override?: Handle;
   ctx: Any = {};
-  private admin: DynamoDBDocumentClient;
-  private sqs: SQSClient;
+  protected admin: DynamoDBDocumentClient;
+  protected sqs: SQSClient;
 
-  constructor(private hx: Harness) {
+  constructor(protected hx: Harness) {
     const opts = { endpoint: hx.rec.endpoint, region: REGION, credentials: hx.keys.admin };
     this.admin = DynamoDBDocumentClient.from(new DynamoDBClient(opts));
     this.sqs = new SQSClient(opts);
@@ -61,21 +61,21 @@ export class Flows {
     return this.hx.invoke<HttpResult>(this.fn(id), httpEvent(def, spec));
   }
 
-  private expectStatus(r: HttpResult, status: number, what: string): Any {
+  protected expectStatus(r: HttpResult, status: number, what: string): Any {
     if (r.statusCode !== status) throw new Error(`${what}: expected ${status}, got ${r.statusCode} ${r.body ?? ''}`);
     return bodyOf(r);
   }
 
   /** Fetches a presigned URL (from moto, through the recorder) and checks the bytes. */
-  private async download(url: string, bytes: Buffer, what: string): Promise<void> {
+  protected async download(url: string, bytes: Buffer, what: string): Promise<void> {
     const res = await fetch(url);
     const got = Buffer.from(await res.arrayBuffer());
     if (res.status !== 200) throw new Error(`${what}: presigned GET answered ${res.status} ${got.toString().slice(0, 300)}`);
     if (!got.equals(bytes)) throw new Error(`${what}: presigned GET returned other bytes`);
   }
 
-  private auth = (token: string) => ({ authorization: `Bearer ${token}` });
-  private get botAuth() {
+  protected auth = (token: string) => ({ authorization: `Bearer ${token}` });
+  protected get botAuth() {
     return { authorization: `Bearer ${this.ctx.botA.secretKey}` };
   }
 
@@ -90,7 +90,7 @@ export class Flows {
     this.ctx.botB = { ...updated.bot };
   }
 
-  private async session(externalId?: string, fnId = 'create_session'): Promise<Session> {
+  protected async session(externalId?: string, fnId = 'create_session'): Promise<Session> {
     const r = await this.http(fnId, json({ client_key: this.ctx.botA.client_key, ...(externalId && { external_id: externalId }) }));
     const b = this.expectStatus(r, 200, 'session');
     return { token: b.session_token, userId: b.user.id, realtimeToken: b.realtime?.token, channel: b.realtime?.channel };
@@ -121,7 +121,7 @@ export class Flows {
     if (!chats.some((c: Any) => c.id === this.ctx.chat.id)) throw new Error('the chat is not listed');
   }
 
-  private async upload(fnId: string, headers: Record<string, string>, fields: Record<string, string> = {}): Promise<Any> {
+  protected async upload(fnId: string, headers: Record<string, string>, fields: Record<string, string> = {}): Promise<Any> {
     const bytes = Buffer.concat([PNG, Buffer.from(randomUUID())]);
     const file = this.expectStatus(await this.http(fnId, { ...multipart('pixel.png', 'image/png', bytes, fields), headers }), 201, `${fnId}`);
     await this.download(file.url, bytes, `${fnId} url`);
@@ -134,7 +134,7 @@ export class Flows {
   }
 
   /** A direct upload: the ticket from `fnId`, then the browser's POST of the bytes (to moto, through the recorder). */
-  private async directUpload(fnId: 'create_upload' | 'bot_create_upload', headers: Record<string, string>, body: object, bytes: Buffer, mime: string): Promise<Any> {
+  protected async directUpload(fnId: 'create_upload' | 'bot_create_upload', headers: Record<string, string>, body: object, bytes: Buffer, mime: string): Promise<Any> {
     const ticket = this.expectStatus(await this.http(fnId, { ...json(body), headers }), 201, fnId);
     const form = new FormData();
     for (const [k, v] of Object.entries(ticket.upload.fields as Record<string, string>)) form.append(k, v);
@@ -178,7 +178,7 @@ export class Flows {
   }
 
   /** Straight to moto (not through the recorder, which would count the 404 as a refused call). */
-  private async expectNoObject(key: string, failure: string): Promise<void> {
+  protected async expectNoObject(key: string, failure: string): Promise<void> {
     const found = await this.withAdminS3((s3) =>
       s3.send(new GetObjectCommand({ Bucket: this.hx.stack.bucket, Key: key })).then(
         () => true,
@@ -188,7 +188,7 @@ export class Flows {
     if (found) throw new Error(failure);
   }
 
-  private async withAdminS3<T>(use: (s3: S3Client) => Promise<T>): Promise<T> {
+  protected async withAdminS3<T>(use: (s3: S3Client) => Promise<T>): Promise<T> {
     const s3 = new S3Client({ endpoint: this.hx.moto.endpoint, region: REGION, forcePathStyle: true, credentials: this.hx.keys.admin });
     try {
       return await use(s3);
@@ -237,7 +237,7 @@ export class Flows {
     }
   }
 
-  private async history(fnId: string, headers: Record<string, string>): Promise<void> {
+  protected async history(fnId: string, headers: Record<string, string>): Promise<void> {
     const params = { chat_id: this.ctx.chat.id };
     const all = this.expectStatus(await this.http(fnId, { params, headers }), 200, `${fnId}`);
     if (all.length < 5) throw new Error(`${fnId}: ${all.length} messages`);
@@ -327,12 +327,12 @@ export class Flows {
 
   // ---- Realtime ----
 
-  private async ws(id: 'ws_connect' | 'ws_default' | 'ws_disconnect', event: unknown): Promise<Any> {
+  protected async ws(id: 'ws_connect' | 'ws_default' | 'ws_disconnect', event: unknown): Promise<Any> {
     return this.hx.invoke(this.fn(id), event);
   }
 
   /** A socket of the user: $connect with its realtime token, then connect and subscribe (one frame or two). */
-  private async socket(oneFrame: boolean): Promise<string> {
+  protected async socket(oneFrame: boolean): Promise<string> {
     const conn = randomUUID();
     const { realtimeToken: token, channel } = this.ctx.user;
     const open = await this.ws('ws_connect', wsEvent('$connect', conn, { query: { token } }));
@@ -353,7 +353,7 @@ export class Flows {
     return conn;
   }
 
-  private async item(pk: string, sk: string): Promise<Any> {
+  protected async item(pk: string, sk: string): Promise<Any> {
     const out = await this.admin.send(new GetCommand({ TableName: this.hx.stack.tableName, Key: { pk, sk }, ConsistentRead: true }));
     return out.Item;
   }
@@ -433,8 +433,8 @@ export class Flows {
     await this.expectNoObject(stale.key, "a removed file's object was kept");
   }
 
-  private async receive(queue: 'webhooks' | 'webhooks_dlq'): Promise<Any[]> {
-    const url = queue === 'webhooks' ? this.queueUrl('WebhookQueue') : this.queueUrl('WebhookDlq');
+  protected async receive(queue: 'webhooks' | 'webhooks_dlq' | 'tasks'): Promise<Any[]> {
+    const url = this.queueUrl({ webhooks: 'WebhookQueue', webhooks_dlq: 'WebhookDlq', tasks: 'TaskQueue' }[queue]);
     const got: Any[] = [];
     for (;;) {
       const out = await this.sqs.send(new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 10, MessageSystemAttributeNames: ['All'] }));
@@ -443,12 +443,12 @@ export class Flows {
     }
   }
 
-  private queueUrl(prefix: string): string {
+  protected queueUrl(prefix: string): string {
     const [, url] = Object.entries(this.hx.stack.queueUrls).find(([id]) => id.startsWith(prefix) && id.slice(prefix.length).length === 8)!;
     return url;
   }
 
-  private queueArn(prefix: string): string {
+  protected queueArn(prefix: string): string {
     const id = Object.keys(this.hx.stack.queueUrls).find((q) => q.startsWith(prefix) && q.slice(prefix.length).length === 8)!;
     return this.hx.stack.refs[id].attrs.Arn;
   }
@@ -497,8 +497,8 @@ export class Flows {
   }
 }
 
-/** Every function's flow, in an order where each finds what it needs (run for the functions routes.ts has). */
-export const FLOW_ORDER = [
+/** The core functions' flows, in an order where each finds what it needs (user-flows.ts adds the rest). */
+export const CORE_FLOW_ORDER = [
   'create_session',
   'create_chat',
   'list_chats',

@@ -39,7 +39,7 @@ export interface Handle {
   id: string;
   env: Record<string, string>;
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  handler: (event: any) => Promise<any>;
+  handler: (event: any, context?: any) => Promise<any>;
 }
 
 export interface Webhooks {
@@ -130,6 +130,8 @@ export class Harness {
       ...(this.stack.functions[id].env.WS_MANAGEMENT_ENDPOINT && { WS_MANAGEMENT_ENDPOINT: e }),
       // One retry, without delay, so a failing webhook reaches the dead-letter queue in two deliveries.
       WEBHOOK_RETRY_DELAYS: '0',
+      // An erasure's job receivable at once (15 s on AWS, for requests in flight).
+      ERASE_DELAY_SECONDS: '0',
       WEBHOOK_TIMEOUT_MS: '3000',
       // moto is slower than AWS on a first call; the functions' bounded waits stay bounded.
       AWS_REQUEST_TIMEOUT_MS: '5000',
@@ -151,9 +153,9 @@ export class Harness {
   }
 
   /** Runs a handler with its function's environment (credentials are read on its first call). */
-  async invoke<T = unknown>(h: Handle, event: unknown): Promise<T> {
+  async invoke<T = unknown>(h: Handle, event: unknown, context?: unknown): Promise<T> {
     process.env = { ...h.env };
-    return (await h.handler(event)) as T;
+    return (await h.handler(event, context)) as T;
   }
 
   /** A module of lambdas/ loaded with admin credentials (bots.ts for createBot/updateBot). */

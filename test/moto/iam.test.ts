@@ -3,7 +3,7 @@
 // correctly, allowed by the policy, valid. And the policies are no wider than needed: without any one of the
 // actions routes.ts grants, the function's flow is refused.
 import { Harness, describeCall, iamActionOf } from './harness';
-import { Flows, FLOW_ORDER } from './flows';
+import { Flows, FLOW_ORDER } from './user-flows';
 import { ALL_DEFS, routeActions } from './template';
 
 const hx = new Harness();

@@ -12,13 +12,16 @@
 //   arn:aws:s3:::<bucket>/<key> with IAM's wildcard matching; only then are the bytes fetched from moto
 //   (with the admin's header-signed request) and returned.
 // - Browser POST uploads (a presigned POST): moto does not authorize them; post-upload.ts does, as S3 does.
+// - Bucket listings with a prefix: moto's SigV4 check refuses them whatever the signer; list-bucket.ts verifies
+//   the signature and the policy's s3:ListBucket (with its s3:prefix condition) and answers from moto's listing.
 // - GoneException: moto's @connections API accepts a post to any id; a connection the test marks gone is
 //   answered 410 after moto has authorized the post.
 import { createHash, createHmac } from 'node:crypto';
 import { createServer, request, type IncomingHttpHeaders, type Server } from 'node:http';
-import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { freePort } from '../../lib/local/ports';
 import { isPostUpload, policyAllows, postUpload } from './post-upload';
+import { isPrefixListing, prefixListing } from './list-bucket';
 
 export interface Call {
   /** The function (or 'admin') whose access key signed the call. */
@@ -142,7 +145,7 @@ export async function startRecorder(motoEndpoint: string, adminKeys: () => { acc
       : connection
         ? `${req.method === 'POST' ? 'PostToConnection' : req.method === 'DELETE' ? 'DeleteConnection' : 'GetConnection'}`
         : service === 's3'
-          ? `${S3_OPERATIONS[req.method ?? ''] ?? req.method} ${url.pathname}`
+          ? `${req.method === 'GET' && /^\/[^/]+\/?$/.test(url.pathname) ? 'ListBucket' : (S3_OPERATIONS[req.method ?? ''] ?? req.method)} ${url.pathname}`
           : 'unknown';
     const call: Call = { caller, service, operation, status: 0 };
     calls.push(call);
@@ -165,6 +168,23 @@ export async function startRecorder(motoEndpoint: string, adminKeys: () => { acc
       } else {
         res.writeHead(204).end();
       }
+      return;
+    }
+
+    if (service === 's3' && isPrefixListing(req.method, url)) {
+      const signer = { keyId: cred?.[0] ?? '', secret: cred && secrets.get(cred[0]), policy: policies.get(caller) };
+      const out = await prefixListing(req, url, signer, async (bucket) => {
+        const s3 = new S3Client({ endpoint: motoEndpoint, region: cred![2], forcePathStyle: true, credentials: adminKeys() });
+        try {
+          const listed = await s3.send(new ListObjectsV2Command({ Bucket: bucket }));
+          return (listed.Contents ?? []).map((o) => ({ key: o.Key as string, size: o.Size ?? 0 }));
+        } finally {
+          s3.destroy();
+        }
+      }).catch((err) => ({ status: 500, code: 'InternalError', message: String(err), xml: undefined }));
+      Object.assign(call, { status: out.status, ...(out.code && { errorType: out.code, message: out.message, ...(out.code === 'AccessDenied' && { deniedAction: 's3:ListBucket' }) }) });
+      const xml = out.xml ?? `<?xml version="1.0" encoding="UTF-8"?><Error><Code>${out.code}</Code><Message>${out.message}</Message></Error>`;
+      res.writeHead(out.status, { 'content-type': 'application/xml', 'content-length': String(Buffer.byteLength(xml)) }).end(xml);
       return;
     }
 

@@ -13,7 +13,7 @@ export const REGION = 'us-east-1';
 export const ACCOUNT = '123456789012';
 export const ALL_DEFS: FunctionDef[] = ALL_FUNCTIONS;
 /** The logical id prefix of each queue routes.ts names. */
-const QUEUE_IDS: Record<QueueName, string> = { webhooks: 'WebhookQueue', webhooks_dlq: 'WebhookDlq' };
+const QUEUE_IDS: Record<QueueName, string> = { webhooks: 'WebhookQueue', webhooks_dlq: 'WebhookDlq', tasks: 'TaskQueue', tasks_dlq: 'TaskDlq' };
 const pascal = (id: string) => id.replace(/(^|_)(\w)/g, (_m, _s, c: string) => c.toUpperCase());
 
 type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -153,7 +153,7 @@ const list = (x: Json): string[] => (Array.isArray(x) ? x : [x]);
  *   granted, and the recorder checks each item's action as AWS does.
  * - SendMessageBatch is authorized by sqs:SendMessage on AWS; moto names it sqs:SendMessageBatch.
  * - @connections: AWS's action is execute-api:ManageConnections; moto names it after the operation
- *   (execute-api:PostToConnection), on resource `*`.
+ *   (execute-api:PostToConnection, execute-api:DeleteConnection), on resource `*`.
  */
 export function motoPolicy(statements: Json[], without?: string): { document: Json; allowed: Set<string> } {
   const allowed = new Set<string>();
@@ -166,10 +166,13 @@ export function motoPolicy(statements: Json[], without?: string): { document: Js
       const extra: string[] = [];
       if (actions.some((a) => /^dynamodb:(PutItem|UpdateItem|DeleteItem|ConditionCheckItem)$/.test(a))) extra.push('dynamodb:TransactWriteItems');
       if (actions.includes('sqs:SendMessage')) extra.push('sqs:SendMessageBatch');
-      if (actions.includes('execute-api:ManageConnections')) extra.push('execute-api:PostToConnection');
+      if (actions.includes('execute-api:ManageConnections')) {
+        extra.push('execute-api:PostToConnection');
+        if (list(s.Resource).some((r) => JSON.stringify(r).includes('/DELETE/@connections'))) extra.push('execute-api:DeleteConnection');
+      }
       actions.forEach((a) => allowed.add(a));
       const widen = actions.some((a) => /^(dynamodb|secretsmanager|execute-api):/.test(a));
-      return actions.length ? { Effect: s.Effect, Action: [...actions, ...extra], Resource: widen ? '*' : s.Resource } : undefined;
+      return actions.length ? { Effect: s.Effect, Action: [...actions, ...extra], Resource: widen ? '*' : s.Resource, ...(s.Condition && { Condition: s.Condition }) } : undefined;
     })
     .filter(Boolean);
   return { document: { Version: '2012-10-17', Statement: out }, allowed };
@@ -181,7 +184,7 @@ export function routeActions(def: FunctionDef): string[] {
     ...def.dynamodb.map((a) => `dynamodb:${a}`),
     ...(def.s3 ?? []),
     ...(def.jwt ? ['secretsmanager:GetSecretValue'] : []),
-    ...(def.manageConnections ? ['execute-api:ManageConnections'] : []),
+    ...(def.manageConnections || def.closeConnections ? ['execute-api:ManageConnections'] : []),
     ...(def.queues ?? []).map((q) => `sqs:SendMessage@${QUEUE_IDS[q]}`),
   ];
 }

@@ -23,6 +23,12 @@ export default async function globalSetup(): Promise<void> {
     RATE_CHATS_PER_MINUTE: '1000',
     RATE_UPLOADS_PER_MINUTE: '1000',
     RATE_SESSIONS_PER_IP_PER_MINUTE: '100000',
+    // DynamoDB Local on two cores, with every suite running at once, can take over 2 s (the default, sized for
+    // AWS) to answer under a burst; a request timing out there is the emulator's load, not what a test checks
+    // (test/e2e/faults.test.ts sets its own short timeout).
+    AWS_REQUEST_TIMEOUT_MS: '5000',
+    // Erasures start a second after the DELETE (15 s on AWS: requests in flight finish first).
+    ERASE_DELAY_SECONDS: '1',
   });
   // Its output goes to test-output/local-stack.log for anyone debugging a failure.
   const logFile = join(ROOT, 'test-output', 'local-stack.log');

@@ -1,0 +1,40 @@
+// Task queue (SQS) → the Bot API's background tasks (erase a user). A task runs until done or until its
+// invocation is nearly out of time, then queues its rest; a failure is redelivered by SQS and, after the last
+// receive, the task says failed (asking again resumes it). Every step is idempotent: a redelivery, or a run
+// cut short by a crash, ends in the same state.
+import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { eraseUser } from '../domain/erase';
+import { failTask, queueTask, readTask, setTaskStatus, TASK_MAX_RECEIVES, type TaskJob } from '../domain/tasks';
+import { closeUserConnections } from '../centrifuge/hub';
+import { log } from '../shared/log';
+
+async function run(job: TaskJob, context: Context): Promise<void> {
+  const task = await readTask(job.task_id);
+  if (!task || task.status === 'completed' || task.status === 'failed') return; // done, or waiting to be asked again
+  await setTaskStatus(task.task_id, 'running', ['pending', 'running']);
+  if (task.kind !== 'erase') throw new Error(`no worker for tasks of kind ${task.kind}`);
+  await closeUserConnections(task.user_id as string);
+  const done = await eraseUser(task, () => context.getRemainingTimeInMillis());
+  if (!done) {
+    log('info', 'task continues in a new invocation', { task_id: task.task_id });
+    await queueTask(task.task_id);
+  }
+}
+
+const processor = new BatchProcessor(EventType.SQS);
+
+async function record(r: SQSRecord, context: Context): Promise<void> {
+  const job = JSON.parse(r.body) as TaskJob;
+  try {
+    await run(job, context);
+  } catch (err) {
+    const last = Number(r.attributes.ApproximateReceiveCount) >= TASK_MAX_RECEIVES;
+    log('error', last ? 'task failed on its last receive' : 'task failed; SQS will redeliver it', { task_id: job.task_id }, err);
+    if (last) await failTask(job.task_id, `The task stopped on an error (${(err as Error).name}); ask again to resume it`);
+    throw err;
+  }
+}
+
+export const handler = (event: SQSEvent, context: Context): Promise<SQSBatchResponse> =>
+  processPartialResponse(event, record, processor, { context, throwOnFullBatchFailure: false });

@@ -1,0 +1,30 @@
+// An erased user's tokens: refused from the moment the Bot API's DELETE answers, for as long as any of them
+// could still be valid (a session and its realtime token live SESSION_TTL_SECONDS).
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo, tableName } from '../aws/dynamo';
+import { config } from '../shared/config';
+import { UnauthenticatedError } from '../shared/errors';
+import { keys } from './keys';
+
+/** How long after the last token could expire the revocation is kept (clock skew, a slow request). */
+const MARGIN_SECONDS = 3600;
+
+export async function revokeUser(userId: string): Promise<void> {
+  const ttl = Math.floor(Date.now() / 1000) + config().sessionTtlSeconds + MARGIN_SECONDS;
+  await dynamo.send(new PutCommand({ TableName: tableName(), Item: { ...keys.revokedUser(userId), entity: 'revoked_user', ttl } }));
+}
+
+/** Strongly consistent: a DELETE that answered is seen at once. */
+export async function isRevoked(userId: string): Promise<boolean> {
+  const out = await dynamo.send(
+    new GetCommand({ TableName: tableName(), Key: keys.revokedUser(userId), ProjectionExpression: 'pk', ConsistentRead: true }),
+  );
+  return Boolean(out.Item);
+}
+
+export const erasedUserError = () => new UnauthenticatedError('This user has been erased; the token is no longer valid');
+
+/** Every request with a user's token asks this (a send asks it in its chat read: domain/messages.ts). */
+export async function assertNotRevoked(userId: string): Promise<void> {
+  if (await isRevoked(userId)) throw erasedUserError();
+}

@@ -1,0 +1,152 @@
+// The Bot API's background tasks (erase a user, export one): a record the bot polls, and a job on the task
+// queue that the task worker (lambdas/bot/task-worker.ts) runs, resumably, until the record says completed.
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo, isConditionFailed, tableName } from '../aws/dynamo';
+import { sendToQueue } from '../aws/sqs';
+import { config, requireEnv } from '../shared/config';
+import { NotFoundError } from '../shared/errors';
+import { keys } from './keys';
+
+export type TaskKind = 'erase' | 'export';
+export type TaskStatus = 'pending' | 'running' | 'completed' | 'failed';
+
+export interface TaskRecord {
+  task_id: string;
+  kind: TaskKind;
+  status: TaskStatus;
+  bot_id: string;
+  /** The user's ids while the task runs; an erase removes them from its record when it completes. */
+  user_id?: string;
+  external_id?: string;
+  error?: string;
+  /** An export's object in the bucket. */
+  download_key?: string;
+  created_at: string;
+  completed_at?: string;
+  ttl?: number;
+}
+
+/** What the worker's queue carries: the task's id only (the record holds the rest). */
+export interface TaskJob {
+  task_id: string;
+}
+
+/** Receives of a task's job before SQS dead-letters it (lib/consumers.ts TASK_QUEUE uses the same): the last marks it failed. */
+export const TASK_MAX_RECEIVES = 5;
+
+/** How long a finished task can still be read (its record then expires). */
+export const TASK_KEEP_SECONDS = 30 * 86400;
+
+/** Puts a new task; an existing one (a repeated request) is left as it is. */
+export async function putTask(task: TaskRecord): Promise<void> {
+  try {
+    await dynamo.send(
+      new PutCommand({ TableName: tableName(), Item: { ...keys.task(task.task_id), entity: 'task', ...task }, ConditionExpression: 'attribute_not_exists(pk)' }),
+    );
+  } catch (err) {
+    if (!isConditionFailed(err)) throw err;
+  }
+}
+
+export async function readTask(taskId: string): Promise<TaskRecord | undefined> {
+  const out = await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.task(taskId), ConsistentRead: true }));
+  return out.Item as TaskRecord | undefined;
+}
+
+/** The bot's task (GET /api/bot/tasks/{task_id}): another bot's, or none, is a 404. */
+export async function botTask(botId: string, taskId: string): Promise<TaskRecord> {
+  const task = await readTask(taskId);
+  if (!task || task.bot_id !== botId) throw new NotFoundError('Task not found');
+  return task;
+}
+
+/** A failed task asked for again starts over as pending (the work is idempotent: it resumes where it stopped). */
+export async function setTaskStatus(taskId: string, status: 'running' | 'pending', from: TaskStatus[]): Promise<boolean> {
+  try {
+    await dynamo.send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.task(taskId),
+        UpdateExpression: 'SET #status = :to REMOVE #error',
+        ConditionExpression: '#status IN (' + from.map((_, i) => `:f${i}`).join(', ') + ')',
+        ExpressionAttributeNames: { '#status': 'status', '#error': 'error' },
+        ExpressionAttributeValues: { ':to': status, ...Object.fromEntries(from.map((f, i) => [`:f${i}`, f])) },
+      }),
+    );
+    return true;
+  } catch (err) {
+    if (isConditionFailed(err)) return false;
+    throw err;
+  }
+}
+
+/** Done: kept TASK_KEEP_SECONDS for the bot to read; `forget` names fields the record must no longer hold. */
+export async function completeTask(taskId: string, set: Record<string, string> = {}, forget: string[] = []): Promise<void> {
+  const names = Object.keys(set);
+  await dynamo.send(
+    new UpdateCommand({
+      TableName: tableName(),
+      Key: keys.task(taskId),
+      UpdateExpression:
+        'SET #status = :done, completed_at = :now, #ttl = :ttl' +
+        names.map((n, i) => `, #s${i} = :s${i}`).join('') +
+        (forget.length ? ' REMOVE ' + forget.map((_, i) => `#f${i}`).join(', ') : ''),
+      ExpressionAttributeNames: {
+        '#status': 'status',
+        '#ttl': 'ttl',
+        ...Object.fromEntries(names.map((n, i) => [`#s${i}`, n])),
+        ...Object.fromEntries(forget.map((f, i) => [`#f${i}`, f])),
+      },
+      ExpressionAttributeValues: {
+        ':done': 'completed',
+        ':now': new Date().toISOString(),
+        ':ttl': Math.floor(Date.now() / 1000) + TASK_KEEP_SECONDS,
+        ...Object.fromEntries(names.map((n, i) => [`:s${i}`, set[n]])),
+      },
+    }),
+  );
+}
+
+/** Every retry failed: the bot sees why; asking again (the same DELETE or export) resumes it. */
+export async function failTask(taskId: string, error: string): Promise<void> {
+  await dynamo.send(
+    new UpdateCommand({
+      TableName: tableName(),
+      Key: keys.task(taskId),
+      UpdateExpression: 'SET #status = :failed, #error = :error',
+      ConditionExpression: '#status <> :done',
+      ExpressionAttributeNames: { '#status': 'status', '#error': 'error' },
+      ExpressionAttributeValues: { ':failed': 'failed', ':error': error, ':done': 'completed' },
+    }),
+  ).catch((err) => {
+    if (!isConditionFailed(err)) throw err;
+  });
+}
+
+/** Queues the task's job; `delaySeconds` lets requests already past their checks finish first (erase). */
+export async function queueTask(taskId: string, delaySeconds = 0): Promise<void> {
+  const job: TaskJob = { task_id: taskId };
+  await sendToQueue(config().taskQueueUrl ?? requireEnv('TASK_QUEUE_URL'), job, delaySeconds);
+}
+
+export interface TaskJson {
+  task_id: string;
+  kind: TaskKind;
+  status: TaskStatus;
+  error?: string;
+  download_url?: string;
+  created_at: string;
+  completed_at?: string;
+}
+
+export function toTaskJson(task: TaskRecord, downloadUrl?: string): TaskJson {
+  return {
+    task_id: task.task_id,
+    kind: task.kind,
+    status: task.status,
+    ...(task.error && { error: task.error }),
+    ...(downloadUrl && { download_url: downloadUrl }),
+    created_at: task.created_at,
+    ...(task.completed_at && { completed_at: task.completed_at }),
+  };
+}

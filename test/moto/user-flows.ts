@@ -1,0 +1,86 @@
+// The flows of the Bot API's users (find, erase, a task's state) and of the task worker that erases: each makes
+// its own user (a chat, a photo message, an open socket), so it runs again on its own with a changed policy.
+import { randomUUID } from 'node:crypto';
+import { CoreFlows, CORE_FLOW_ORDER } from './flows';
+import { json, multipart, sqsEvent, wsEvent } from './harness';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { keys } from '../../lambdas/domain/keys';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Any = any;
+
+const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
+
+/** Lambda's context as the task worker reads it: the time left before its timeout. */
+const contextWith = (ms: number) => ({ awsRequestId: randomUUID(), getRemainingTimeInMillis: () => ms });
+
+export class Flows extends CoreFlows {
+  /** A user of bot A with a chat, a photo message, a reply and a socket; erased by the flows below. */
+  private async userToErase(): Promise<{ id: string; externalId: string; chatId: string; fileKey: string }> {
+    const externalId = `moto-erase-${randomUUID()}`;
+    const s = await this.session(externalId);
+    const headers = this.auth(s.token);
+    const chat = this.expectStatus(await this.http('create_chat', { ...json({ name: 'erase me' }), headers }), 201, 'create chat');
+    const file = this.expectStatus(await this.http('upload_file', { ...multipart('p.png', 'image/png', PNG), headers }), 201, 'upload');
+    const photo = { content: '', content_type: 'photo', files: [file.id] };
+    this.expectStatus(await this.http('create_message', { ...json(photo), headers, params: { chat_id: chat.id } }), 201, 'send');
+    const open = await this.ws('ws_connect', wsEvent('$connect', randomUUID(), { query: { token: s.realtimeToken } }));
+    if (open.statusCode !== 200) throw new Error(`$connect: ${open.statusCode}`);
+    return { id: s.userId, externalId, chatId: chat.id, fileKey: new URL(file.url).pathname.split('/').slice(2).join('/') };
+  }
+
+  async bot_find_user(): Promise<void> {
+    const ext = `moto-find-${randomUUID()}`;
+    const s = await this.session(ext);
+    const found = this.expectStatus(await this.http('bot_find_user', { headers: this.botAuth, query: { external_id: ext } }), 200, 'find user');
+    if (found.id !== s.userId) throw new Error('found another user');
+    this.expectStatus(await this.http('bot_find_user', { headers: this.botAuth, query: { external_id: `nobody-${randomUUID()}` } }), 404, 'unknown user');
+  }
+
+  async bot_get_user(): Promise<void> {
+    const s = await this.session(`moto-get-${randomUUID()}`);
+    const user = this.expectStatus(await this.http('bot_get_user', { headers: this.botAuth, params: { user_id: s.userId } }), 200, 'get user');
+    if (user.id !== s.userId || user.status !== 'active') throw new Error(`got ${JSON.stringify(user)}`);
+  }
+
+  /** DELETE: the tokens revoked, the socket closed (a push, then DeleteConnection), the job queued. */
+  async bot_delete_user(): Promise<void> {
+    const u = await this.userToErase();
+    const task = this.expectStatus(await this.http('bot_delete_user', { headers: this.botAuth, params: { user_id: u.id } }), 202, 'erase');
+    if (task.status !== 'pending') throw new Error(`task ${JSON.stringify(task)}`);
+    const jobs = await this.receive('tasks');
+    if (!jobs.some((j) => JSON.parse(j.Body).task_id === task.task_id)) throw new Error('no erase job queued');
+    this.ctx.eraseTask = task.task_id;
+  }
+
+  async bot_get_task(): Promise<void> {
+    const task = this.expectStatus(await this.http('bot_get_task', { headers: this.botAuth, params: { task_id: this.ctx.eraseTask } }), 200, 'task');
+    if (task.kind !== 'erase') throw new Error(`task ${JSON.stringify(task)}`);
+  }
+
+  /** The worker: cut short after the files (it queues the rest), then run again to the end. */
+  async task_worker(): Promise<void> {
+    const u = await this.userToErase();
+    this.expectStatus(await this.http('bot_delete_user', { headers: this.botAuth, params: { user_id: u.id } }), 202, 'erase');
+    // A socket that opened in the moment before the DELETE answered: the worker closes it too.
+    const late = randomUUID();
+    await this.admin.send(new PutCommand({ TableName: this.hx.stack.tableName, Item: { ...keys.connectionRef(u.id, late), entity: 'connection_ref', connection_id: late } }));
+    const arn = this.queueArn('TaskQueue');
+    const [job] = await this.receive('tasks');
+    let out = await this.hx.invoke<Any>(this.fn('task_worker'), sqsEvent(arn, [job]), contextWith(1000));
+    if (out.batchItemFailures.length) throw new Error('the worker failed its first run');
+    await this.expectNoObject(u.fileKey, "an erased user's file was kept");
+    const [rest] = await this.receive('tasks');
+    if (!rest) throw new Error('the worker queued nothing for the rest');
+    out = await this.hx.invoke<Any>(this.fn('task_worker'), sqsEvent(arn, [rest]), contextWith(200_000));
+    if (out.batchItemFailures.length) throw new Error('the worker failed its second run');
+    for (const [pk, sk] of [keys.chatPointer(u.chatId), keys.userRef(u.id), keys.user(this.ctx.botA.id, u.externalId), keys.connectionRef(u.id, late)].map((k) => [k.pk, k.sk])) {
+      if (await this.item(pk, sk)) throw new Error(`${pk} ${sk} was kept`);
+    }
+    const task = await this.item(keys.task(JSON.parse(job.Body).task_id).pk, 'TASK');
+    if (task?.status !== 'completed' || task.user_id) throw new Error(`task ${JSON.stringify(task)}`);
+  }
+}
+
+/** Every function's flow, in an order where each finds what it needs (run for the functions routes.ts has). */
+export const FLOW_ORDER = [...CORE_FLOW_ORDER, 'bot_find_user', 'bot_get_user', 'bot_delete_user', 'bot_get_task', 'task_worker'] as const;
