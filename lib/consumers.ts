@@ -111,8 +111,8 @@ export const WEBHOOK_DISPATCHER: StreamConsumerDef = {
       eventName: ['INSERT'],
       dynamodb: { NewImage: { entity: { S: ['message'] }, sender_type: { S: ['outcoming'] }, webhook: { BOOL: [true] } } },
     },
-    // A file record removed (TTL, or deleted): its object goes too.
-    { eventName: ['REMOVE'], dynamodb: { OldImage: { entity: { S: ['file'] } } } },
+    // A file record removed (TTL, or deleted), or an export's item expired: its object goes too.
+    { eventName: ['REMOVE'], dynamodb: { OldImage: { entity: { S: ['file', 'export'] } } } },
   ],
 };
 
@@ -160,16 +160,17 @@ export const UPLOAD_COMPLETER: FunctionDef & { events: { prefix: string; eventNa
 export const ASYNC_DELIVERY = { retryAttempts: 2, maxEventAgeSeconds: 6 * 3600 };
 
 /**
- * The Bot API's background tasks (erase a user): an SQS consumer that runs one task at a time until done or
+ * The Bot API's background tasks (erase a user, export one): an SQS consumer that runs one task at a time until done or
  * nearly out of time, then queues the rest of it (lambdas/bot/task-worker.ts).
  */
 export const TASK_WORKER: FunctionDef = {
   id: 'task_worker',
   entry: 'lambdas/bot/task-worker.ts',
   // Query: the partitions of the user, its chats and rate windows; BatchWriteItem: their deletion, 25 at a time;
-  // DeleteItem: the user item, only if still this user's.
-  dynamodb: ['GetItem', 'Query', 'UpdateItem', 'BatchWriteItem', 'DeleteItem'],
-  s3: ['s3:ListBucket', 's3:DeleteObject'],
+  // DeleteItem: the user item, only if still this user's. An export: BatchGetItem (the files), PutItem (its
+  // expiring item), s3:PutObject (the file), s3:GetObject (the files' presigned URLs in it).
+  dynamodb: ['GetItem', 'BatchGetItem', 'Query', 'UpdateItem', 'PutItem', 'BatchWriteItem', 'DeleteItem'],
+  s3: ['s3:ListBucket', 's3:DeleteObject', 's3:PutObject', 's3:GetObject'],
   closeConnections: true,
   queues: ['tasks'],
   memorySize: 256,

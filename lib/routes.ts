@@ -246,11 +246,21 @@ export const ROUTES: RouteDef[] = [
     queues: ['tasks'],
   },
   {
+    id: 'bot_export_user',
+    method: 'POST',
+    path: `${BOT}/users/{user_id}/export`,
+    entry: 'lambdas/bot/export-user.ts',
+    dynamodb: ['GetItem', 'PutItem'],
+    queues: ['tasks'],
+  },
+  {
+    // s3:GetObject: a completed export's presigned download URL.
     id: 'bot_get_task',
     method: 'GET',
     path: `${BOT}/tasks/{task_id}`,
     entry: 'lambdas/bot/get-task.ts',
     dynamodb: ['GetItem'],
+    s3: ['s3:GetObject'],
   },
 ];
 

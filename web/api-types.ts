@@ -329,6 +329,33 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/bot/users/{user_id}/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A user id (UUID). Malformed → 400; unknown or another bot's → 404. */
+                user_id: components["parameters"]["UserId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Export the user's data (a background task)
+         * @description Poll `GET /api/bot/tasks/{task_id}` until `completed`: its `download_url` is a presigned GET (valid 1 hour;
+         *     ask the task again for a new one) of an NDJSON file, kept 24 hours. Line by line: `{"type": "user", "user"}`,
+         *     then each chat `{"type": "chat", "chat"}` followed by its messages in order `{"type": "message", "message"}`,
+         *     then each file sent in the user's chats by either side `{"type": "file", "file"}` with its metadata, status
+         *     and a presigned URL. A user being erased is a 409.
+         */
+        post: operations["botExportUser"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/bot/tasks/{task_id}": {
         parameters: {
             query?: never;
@@ -407,7 +434,7 @@ export interface components {
             status: "pending" | "running" | "completed" | "failed";
             /** @description Why it failed; asking again (the same request) resumes it */
             error?: string;
-            /** @description A completed export: a presigned GET of its NDJSON file, valid 1 hour */
+            /** @description A completed export, for 24 hours: a presigned GET of its NDJSON file, valid 1 hour from this answer */
             download_url?: string;
             created_at: components["schemas"]["Timestamp"];
             completed_at?: components["schemas"]["Timestamp"];
@@ -1476,6 +1503,30 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    botExportUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A user id (UUID). Malformed → 400; unknown or another bot's → 404. */
+                user_id: components["parameters"]["UserId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            202: components["responses"]["TaskAccepted"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];

@@ -1,5 +1,5 @@
-// Phase 1, the Bot API's users: finding one, erasing one (the DELETE and the task worker's whole run), a task's
-// state. Measured like the other endpoints (round-trips.ts); the worker's run is per erased user of one chat
+// Phase 1, the Bot API's users: finding one, exporting and erasing one (the request and the task worker's whole
+// run), a task's state. Measured like the other endpoints (round-trips.ts); the worker's run is per erased user of one chat
 // with a few messages both ways and one file.
 import { ROUTES } from '../../lib/routes';
 import { TASK_WORKER } from '../../lib/consumers';
@@ -42,6 +42,13 @@ export async function userCosts(
     task = (await request(apiUrl, 'DELETE', `/api/bot/users/${u.id}`, bot)).task_id;
   }));
   record('bot_get_task', await measure(entry('bot_get_task'), () => request(apiUrl, 'GET', `/api/bot/tasks/${task}`, bot)));
+  record('bot_export_user', await measure(entry('bot_export_user'), () => request(apiUrl, 'POST', `/api/bot/users/${found.id}/export`, bot)));
+  // The worker's export of that user (one chat, six messages, one file), written to S3.
+  record('task_worker_per_export', await measure(TASK_WORKER.entry, async () => {
+    await request(apiUrl, 'POST', `/api/bot/users/${found.id}/export`, bot);
+    seen.length = 0;
+    await pollUntil(() => seen.some((x) => x.entry === TASK_WORKER.entry), 400);
+  }));
   record('task_worker_per_erase', await measure(TASK_WORKER.entry, async () => {
     const u = await user();
     await request(apiUrl, 'DELETE', `/api/bot/users/${u.id}`, bot);

@@ -1,10 +1,11 @@
-// Task queue (SQS) → the Bot API's background tasks (erase a user). A task runs until done or until its
+// Task queue (SQS) → the Bot API's background tasks (erase a user, export one). A task runs until done or until its
 // invocation is nearly out of time, then queues its rest; a failure is redelivered by SQS and, after the last
 // receive, the task says failed (asking again resumes it). Every step is idempotent: a redelivery, or a run
 // cut short by a crash, ends in the same state.
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { eraseUser } from '../domain/erase';
+import { exportUser } from '../domain/export';
 import { failTask, queueTask, readTask, setTaskStatus, TASK_MAX_RECEIVES, type TaskJob } from '../domain/tasks';
 import { closeUserConnections } from '../centrifuge/hub';
 import { log } from '../shared/log';
@@ -13,7 +14,7 @@ async function run(job: TaskJob, context: Context): Promise<void> {
   const task = await readTask(job.task_id);
   if (!task || task.status === 'completed' || task.status === 'failed') return; // done, or waiting to be asked again
   await setTaskStatus(task.task_id, 'running', ['pending', 'running']);
-  if (task.kind !== 'erase') throw new Error(`no worker for tasks of kind ${task.kind}`);
+  if (task.kind === 'export') return exportUser(task);
   await closeUserConnections(task.user_id as string);
   const done = await eraseUser(task, () => context.getRemainingTimeInMillis());
   if (!done) {

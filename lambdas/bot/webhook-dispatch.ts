@@ -25,7 +25,7 @@ export async function handler(event: DynamoDBStreamEvent): Promise<DynamoDBBatch
     try {
       if (record.eventName === 'REMOVE' && record.dynamodb?.OldImage) {
         const old = image(record.dynamodb.OldImage);
-        if (old.entity === 'file') await forgetFileObject(old);
+        if (old.entity === 'file' || old.entity === 'export') await forgetFileObject(old);
         continue;
       }
       const newImage = record.dynamodb?.NewImage;

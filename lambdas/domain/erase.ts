@@ -3,16 +3,15 @@
 // table and the bucket. Every step is a delete of what is still there, so a run cut short and run again ends
 // in the same state (docs/bot-api.md "Erasing a user" lists what goes and what stays).
 import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { batchWrite, dynamo, isConditionFailed, queryAll, tableName, type WriteRequest } from '../aws/dynamo';
-import { deleteObject, listKeys } from '../aws/s3';
+import { batchWrite, dynamo, isConditionFailed, tableName, type WriteRequest } from '../aws/dynamo';
+import { deleteObject } from '../aws/s3';
 import { newUuid } from '../shared/ids';
 import { config } from '../shared/config';
 import { keys, type Key } from './keys';
 import { revokeUser } from './revocation';
 import { completeTask, putTask, queueTask, readTask, setTaskStatus, type TaskRecord } from './tasks';
 import { userRef } from './users';
-import { fileKeyPrefix } from './files';
-import { fileIdOfKey } from './uploads';
+import { partitionItems, userData } from './user-data';
 
 
 /** The rate limits whose subject is a user (their windows name the user id). */
@@ -73,16 +72,6 @@ async function markUserItem(botId: string, externalId: string, userId: string, t
 const keyOf = (item: Record<string, unknown>): Key => ({ pk: item.pk as string, sk: item.sk as string });
 const deletes = (items: Key[]): WriteRequest[] => items.map((Key) => ({ DeleteRequest: { Key } }));
 
-/** Every item of a partition (keys and what the erasure needs to follow from them). */
-const partition = (pk: string): Promise<Record<string, unknown>[]> =>
-  queryAll({
-    KeyConditionExpression: 'pk = :pk',
-    ExpressionAttributeValues: { ':pk': pk },
-    ProjectionExpression: 'pk, sk, entity, id, chat_id, file_id, #files',
-    ExpressionAttributeNames: { '#files': 'files' },
-    ConsistentRead: true,
-  });
-
 /**
  * The worker's part. `timeLeft` says how long the invocation may still run: when it gets short the erasure
  * stops between steps and returns false (the worker queues the rest). True once nothing of the user is left
@@ -91,34 +80,22 @@ const partition = (pk: string): Promise<Record<string, unknown>[]> =>
 export async function eraseUser(task: TaskRecord, timeLeft: () => number): Promise<boolean> {
   const userId = task.user_id as string;
   const enough = () => timeLeft() > 30_000;
-  const owned = await partition(keys.userPartition(userId));
-  const chatIds = new Set<string>();
-  const fileIds = new Set<string>();
-  for (const item of owned) {
-    if (item.entity === 'chat') chatIds.add(item.id as string);
-    if (typeof item.chat_id === 'string') chatIds.add(item.chat_id);
-    if (typeof item.file_id === 'string') fileIds.add(item.file_id);
-    for (const f of (item.files as { id?: string | null }[] | null | undefined) ?? []) if (f.id) fileIds.add(f.id);
-  }
-  // Files: every object under the user's prefix (attached or not, the bot's too), and every record found.
-  const objects = await listKeys(fileKeyPrefix(task.bot_id, userId));
-  for (const key of objects) {
-    const id = fileIdOfKey(key);
-    if (id) fileIds.add(id);
-  }
+  // Files: every object under the user's prefix (attached or not, the bot's too, exports), every record found.
+  const { owned, chatIds, fileIds, objects } = await userData(task.bot_id, userId);
   await batchWrite(deletes([...fileIds].map(keys.file)));
   for (let i = 0; i < objects.length; i += 10) await Promise.all(objects.slice(i, i + 10).map(deleteObject));
   if (!enough()) return false;
   // Each chat's own partitions: pointer, reminder, typing; idempotency keys.
   for (const chatId of chatIds) {
-    const items = [...(await partition(keys.chatPartition(chatId))), ...(await partition(keys.idempotencyPartition(chatId)))];
+    const items = [...(await partitionItems(keys.chatPartition(chatId))), ...(await partitionItems(keys.idempotencyPartition(chatId)))];
     await batchWrite(deletes(items.map(keyOf)));
     if (!enough()) return false;
   }
-  for (const name of USER_RATE_LIMITS) await batchWrite(deletes((await partition(keys.ratePartition(name, userId))).map(keyOf)));
-  // The user's own partition (chats, messages, markers, counters, references), its reference by id last: a
-  // run cut short is found again from it.
-  await batchWrite(deletes(owned.filter((i) => i.sk !== keys.userRef(userId).sk).map(keyOf)));
+  for (const name of USER_RATE_LIMITS) await batchWrite(deletes((await partitionItems(keys.ratePartition(name, userId))).map(keyOf)));
+  // The user's own partition (chats, messages, markers, counters, references, exports and their tasks, which
+  // name the export's key), its reference by id last: a run cut short is found again from it.
+  const exportTasks = owned.filter((i) => i.entity === 'export' && typeof i.task_id === 'string').map((i) => keys.task(i.task_id as string));
+  await batchWrite(deletes([...exportTasks, ...owned.filter((i) => i.sk !== keys.userRef(userId).sk).map(keyOf)]));
   if (!enough()) return false;
   // The user item only if it is still this user's: once deleted, the external id may start a new user.
   await dynamo.send(

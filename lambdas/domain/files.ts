@@ -28,8 +28,10 @@ export interface FileRecord {
 
 export type FileStatus = 'pending' | 'uploaded' | 'rejected';
 
+/** Everything of a user in the bucket (files, exports) is under one prefix: an erasure lists it. */
+export const userKeyPrefix = (botId: string, userId: string): string => `bots/${botId}/users/${userId}/`;
 /** Where a file's bytes live: under its bot and user, so a user's files are one prefix. */
-export const fileKeyPrefix = (botId: string, userId: string): string => `bots/${botId}/users/${userId}/files/`;
+export const fileKeyPrefix = (botId: string, userId: string): string => `${userKeyPrefix(botId, userId)}files/`;
 export const fileKey = (botId: string, userId: string, fileId: string): string => fileKeyPrefix(botId, userId) + fileId;
 
 /** A file as a message stores it: uploaded ones by S3 key, linked ones (complete_files) by their own URL. */

@@ -1,6 +1,6 @@
 // A chat's history: one strongly consistent Query of the owner's partition per page.
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo, tableName } from '../aws/dynamo';
+import { dynamo, queryAll, tableName } from '../aws/dynamo';
 import { byCodeUnits } from '../shared/ids';
 import { rejectChatAccess } from './chats';
 import { keys } from './keys';
@@ -52,4 +52,14 @@ async function chatExists(userId: string, chatId: string): Promise<boolean> {
     new GetCommand({ TableName: tableName(), Key: keys.chat(userId, chatId), ProjectionExpression: 'pk', ConsistentRead: true }),
   );
   return Boolean(out.Item);
+}
+
+/** Every message of a chat, oldest first (an export): the Query of its range, page after page. */
+export async function allMessages(userId: string, chatId: string): Promise<MessageItem[]> {
+  const items = await queryAll({
+    KeyConditionExpression: 'pk = :pk AND sk BETWEEN :low AND :high',
+    ExpressionAttributeValues: { ':pk': keys.userPartition(userId), ':low': keys.chatStart(userId, chatId).sk, ':high': keys.chatEnd(userId, chatId).sk },
+    ConsistentRead: true,
+  });
+  return items.filter((i) => i.entity === 'message') as unknown as MessageItem[];
 }

@@ -25,6 +25,8 @@ export const keys = {
   /** A socket of the user (written at $connect): erasure closes it even before it subscribed. */
   connectionRef: (userId: string, connectionId: string): Key => ({ pk: keys.userPartition(userId), sk: keys.connectionRefPrefix + connectionId }),
   connectionRefPrefix: 'CONN#',
+  /** A user's export in the bucket: removed by TTL a day after it was written, its object then deleted. */
+  exportObject: (userId: string, taskId: string): Key => ({ pk: keys.userPartition(userId), sk: `EXPORT#${taskId}` }),
   /** A background task of the Bot API (erase, export). */
   task: (taskId: string): Key => ({ pk: `TASK#${taskId}`, sk: 'TASK' }),
   /** Per-user counters (how many chats). */
@@ -100,4 +102,5 @@ export type Entity =
   | 'revoked_user'
   | 'upload_ref'
   | 'connection_ref'
-  | 'task';
+  | 'task'
+  | 'export';

@@ -19,8 +19,9 @@ export interface TaskRecord {
   user_id?: string;
   external_id?: string;
   error?: string;
-  /** An export's object in the bucket. */
+  /** An export's object in the bucket, and until when it can be downloaded. */
   download_key?: string;
+  expires_at?: string;
   created_at: string;
   completed_at?: string;
   ttl?: number;
@@ -80,8 +81,11 @@ export async function setTaskStatus(taskId: string, status: 'running' | 'pending
   }
 }
 
-/** Done: kept TASK_KEEP_SECONDS for the bot to read; `forget` names fields the record must no longer hold. */
-export async function completeTask(taskId: string, set: Record<string, string> = {}, forget: string[] = []): Promise<void> {
+/**
+ * Done: kept `keepUntil` (epoch seconds; TASK_KEEP_SECONDS from now by default) for the bot to read; `forget`
+ * names fields the record must no longer hold.
+ */
+export async function completeTask(taskId: string, set: Record<string, string> = {}, forget: string[] = [], keepUntil?: number): Promise<void> {
   const names = Object.keys(set);
   await dynamo.send(
     new UpdateCommand({
@@ -100,7 +104,7 @@ export async function completeTask(taskId: string, set: Record<string, string> =
       ExpressionAttributeValues: {
         ':done': 'completed',
         ':now': new Date().toISOString(),
-        ':ttl': Math.floor(Date.now() / 1000) + TASK_KEEP_SECONDS,
+        ':ttl': keepUntil ?? Math.floor(Date.now() / 1000) + TASK_KEEP_SECONDS,
         ...Object.fromEntries(names.map((n, i) => [`:s${i}`, set[n]])),
       },
     }),

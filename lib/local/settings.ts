@@ -18,6 +18,8 @@ export interface LocalSettings {
   s3Port: number;
   tableName: string;
   bucketName: string;
+  /** How often expired items are deleted (DynamoDB Local keeps them; AWS's TTL deletes them). */
+  ttlSweepMs: number;
 }
 
 function port(name: string, fallback: number): number {
@@ -31,6 +33,13 @@ function onOff(name: string): boolean {
   const raw = (process.env[name] ?? 'on').toLowerCase();
   if (!['on', 'off', 'true', 'false', '1', '0'].includes(raw)) throw new Error(`${name} must be on or off, got "${raw}"`);
   return ['on', 'true', '1'].includes(raw);
+}
+
+function sweepMs(): number {
+  const raw = process.env.LOCAL_TTL_SWEEP_MS;
+  const n = raw ? Number(raw) : 60_000;
+  if (!Number.isInteger(n) || n < 100) throw new Error(`LOCAL_TTL_SWEEP_MS must be a whole number of ms, 100 or more, got "${raw}"`);
+  return n;
 }
 
 export function localSettings(): LocalSettings {
@@ -49,6 +58,7 @@ export function localSettings(): LocalSettings {
     s3Port: port('S3_PORT', 4569),
     tableName: process.env.TABLE_NAME || 'chat-local',
     bucketName: process.env.BUCKET_NAME || 'chat-files-local',
+    ttlSweepMs: sweepMs(),
   };
 }
 

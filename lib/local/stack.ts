@@ -12,6 +12,7 @@ import { webFallback } from './web';
 import { startWsGateway } from './ws-gateway';
 import { startStreamPoller } from './stream-poller';
 import { startLocalQueues } from './sqs';
+import { startTtlSweeper } from './ttl-sweeper';
 import { publisherFor, TASK_QUEUE, TASK_WORKER, UPLOAD_COMPLETER, WEBHOOK_DELIVERER, WEBHOOK_DISPATCHER, WEBHOOK_QUEUE } from '../consumers';
 import { s3Notifications } from './s3-events';
 import { startEchoBot } from '../../examples/echo-bot';
@@ -183,6 +184,9 @@ export async function startLocalStack(s: LocalSettings, log: (line: string) => v
       log,
     });
     stops.push(poller.stop);
+    // Expired items deleted as AWS's TTL does (DynamoDB Local keeps them), their REMOVEs on the stream.
+    const sweeper = startTtlSweeper({ endpoint: dynamo.endpoint, region: process.env.AWS_REGION as string, tableName: s.tableName, intervalMs: s.ttlSweepMs, log });
+    stops.push(sweeper.stop);
 
     const fallback = await webFallback(s.root, { api_url: apiUrl, client_key: demoBot.client_key });
     const http = await startHttpGateway({ host: s.host, port: s.port, root: s.root, fallback });

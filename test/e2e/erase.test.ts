@@ -3,13 +3,11 @@
 // worker deletes the rest, and a scan of the whole table and a listing of the whole bucket find nothing that
 // names the user, its chats or its files, while another user of the same bot is untouched.
 import { createServer } from 'node:http';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { call, newBot, newSession, UUID } from '../support/api';
 import { freePort } from '../support/ports';
 import { liveClient, until } from '../support/realtime';
 import { checkSchema } from '../support/openapi';
+import { listBucket, scanTable } from '../support/storage';
 import { updateBot } from '../../lambdas/domain/bots';
 import { createUpload } from '../../lambdas/domain/uploads';
 import { eraseUser } from '../../lambdas/domain/erase';
@@ -37,33 +35,6 @@ async function failingReceiver() {
     server.close();
   });
   return { url: `http://127.0.0.1:${port}/hook`, events };
-}
-
-const sdkDynamo = () => DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: process.env.DYNAMODB_ENDPOINT, region: process.env.AWS_REGION }));
-
-/** Every item of the table, as JSON text per item (read with the SDK's own client, not the code under test). */
-async function scanTable(): Promise<string[]> {
-  const ddb = sdkDynamo();
-  const items: string[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const out = await ddb.send(new ScanCommand({ TableName: process.env.TABLE_NAME, ConsistentRead: true, ExclusiveStartKey: start }));
-    items.push(...(out.Items ?? []).map((i) => JSON.stringify(i)));
-    start = out.LastEvaluatedKey;
-  } while (start);
-  return items;
-}
-
-async function listBucket(): Promise<string[]> {
-  const s3 = new S3Client({ endpoint: process.env.S3_ENDPOINT, region: process.env.AWS_REGION, forcePathStyle: true });
-  const keys: string[] = [];
-  let token: string | undefined;
-  do {
-    const out = await s3.send(new ListObjectsV2Command({ Bucket: process.env.BUCKET_NAME, ContinuationToken: token }));
-    keys.push(...(out.Contents ?? []).map((o) => o.Key as string));
-    token = out.IsTruncated ? out.NextContinuationToken : undefined;
-  } while (token);
-  return keys;
 }
 
 const bot = (secretKey: string) => ({ headers: { authorization: `Bearer ${secretKey}` } });

@@ -13,6 +13,7 @@ const PINNED: Record<string, string[]> = {
     'BotCreateUploadFnFAFB0090',
     'BotDeleteUserFn0A75BFE4',
     'BotEditMessageFn0AFAD26E',
+    'BotExportUserFn632D66FC',
     'BotFindUserFn5C552E76',
     'BotGetTaskFnE0F513A2',
     'BotGetUserFn24DFA569',

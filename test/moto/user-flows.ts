@@ -53,24 +53,55 @@ export class Flows extends CoreFlows {
     this.ctx.eraseTask = task.task_id;
   }
 
+  /** The queued job of this task (a flow refused halfway may have left another task's job behind). */
+  private async taskJob(taskId: string): Promise<Any> {
+    const job = (await this.receive('tasks')).find((j) => JSON.parse(j.Body).task_id === taskId);
+    if (!job) throw new Error(`no job queued for task ${taskId}`);
+    return job;
+  }
+
+  async bot_export_user(): Promise<void> {
+    const u = await this.userToErase();
+    const task = this.expectStatus(await this.http('bot_export_user', { headers: this.botAuth, params: { user_id: u.id } }), 202, 'export');
+    const jobs = await this.receive('tasks');
+    if (!jobs.some((j) => JSON.parse(j.Body).task_id === task.task_id)) throw new Error('no export job queued');
+  }
+
+  /** An export run by the worker (its full policy), then read as the task: its download URL serves the file. */
+  private async exported(): Promise<{ task: Any; lines: Any[] }> {
+    const u = await this.userToErase();
+    const started = this.expectStatus(await this.http('bot_export_user', { headers: this.botAuth, params: { user_id: u.id } }), 202, 'export');
+    const job = await this.taskJob(started.task_id);
+    const out = await this.hx.invoke<Any>(this.fn('task_worker'), sqsEvent(this.queueArn('TaskQueue'), [job]), contextWith(200_000));
+    if (out.batchItemFailures.length) throw new Error('the worker failed the export');
+    const id = JSON.parse(job.Body).task_id;
+    const task = this.expectStatus(await this.http('bot_get_task', { headers: this.botAuth, params: { task_id: id } }), 200, 'task');
+    if (task.status !== 'completed' || !task.download_url) throw new Error(`export task ${JSON.stringify(task)}`);
+    const res = await fetch(task.download_url);
+    const text = await res.text();
+    if (res.status !== 200) throw new Error(`the export's download URL answered ${res.status} ${text.slice(0, 300)}`);
+    return { task, lines: text.trim().split('\n').map((l) => JSON.parse(l)) };
+  }
+
   async bot_get_task(): Promise<void> {
     const task = this.expectStatus(await this.http('bot_get_task', { headers: this.botAuth, params: { task_id: this.ctx.eraseTask } }), 200, 'task');
     if (task.kind !== 'erase') throw new Error(`task ${JSON.stringify(task)}`);
+    await this.exported();
   }
 
   /** The worker: cut short after the files (it queues the rest), then run again to the end. */
   async task_worker(): Promise<void> {
     const u = await this.userToErase();
-    this.expectStatus(await this.http('bot_delete_user', { headers: this.botAuth, params: { user_id: u.id } }), 202, 'erase');
+    const erase = this.expectStatus(await this.http('bot_delete_user', { headers: this.botAuth, params: { user_id: u.id } }), 202, 'erase');
     // A socket that opened in the moment before the DELETE answered: the worker closes it too.
     const late = randomUUID();
     await this.admin.send(new PutCommand({ TableName: this.hx.stack.tableName, Item: { ...keys.connectionRef(u.id, late), entity: 'connection_ref', connection_id: late } }));
     const arn = this.queueArn('TaskQueue');
-    const [job] = await this.receive('tasks');
+    const job = await this.taskJob(erase.task_id);
     let out = await this.hx.invoke<Any>(this.fn('task_worker'), sqsEvent(arn, [job]), contextWith(1000));
     if (out.batchItemFailures.length) throw new Error('the worker failed its first run');
     await this.expectNoObject(u.fileKey, "an erased user's file was kept");
-    const [rest] = await this.receive('tasks');
+    const rest = await this.taskJob(erase.task_id);
     if (!rest) throw new Error('the worker queued nothing for the rest');
     out = await this.hx.invoke<Any>(this.fn('task_worker'), sqsEvent(arn, [rest]), contextWith(200_000));
     if (out.batchItemFailures.length) throw new Error('the worker failed its second run');
@@ -79,8 +110,14 @@ export class Flows extends CoreFlows {
     }
     const task = await this.item(keys.task(JSON.parse(job.Body).task_id).pk, 'TASK');
     if (task?.status !== 'completed' || task.user_id) throw new Error(`task ${JSON.stringify(task)}`);
+    // An export: the file written, its files' URLs (signed by the worker) serving their bytes.
+    const { lines } = await this.exported();
+    const file = lines.find((l) => l.type === 'file')?.file;
+    if (!file) throw new Error(`no file in the export: ${JSON.stringify(lines).slice(0, 300)}`);
+    const res = await fetch(file.url);
+    if (res.status !== 200) throw new Error(`an exported file's URL answered ${res.status}`);
   }
 }
 
 /** Every function's flow, in an order where each finds what it needs (run for the functions routes.ts has). */
-export const FLOW_ORDER = [...CORE_FLOW_ORDER, 'bot_find_user', 'bot_get_user', 'bot_delete_user', 'bot_get_task', 'task_worker'] as const;
+export const FLOW_ORDER = [...CORE_FLOW_ORDER, 'bot_find_user', 'bot_get_user', 'bot_delete_user', 'bot_export_user', 'bot_get_task', 'task_worker'] as const;

@@ -29,6 +29,8 @@ export default async function globalSetup(): Promise<void> {
     AWS_REQUEST_TIMEOUT_MS: '5000',
     // Erasures start a second after the DELETE (15 s on AWS: requests in flight finish first).
     ERASE_DELAY_SECONDS: '1',
+    // Expired items (TTL) swept every 2 s, not every minute: a test of an expiry sees it within seconds.
+    LOCAL_TTL_SWEEP_MS: '2000',
   });
   // Its output goes to test-output/local-stack.log for anyone debugging a failure.
   const logFile = join(ROOT, 'test-output', 'local-stack.log');

@@ -1,0 +1,66 @@
+// Exporting a user (Bot API POST /api/bot/users/{user_id}/export): the task worker writes one NDJSON file of
+// everything the user has (`{type: "user", user}`, each `{type: "chat", chat}` followed by its
+// `{type: "message", message}` lines in order, each `{type: "file", file}` with a presigned URL) under the user's prefix in the bucket; the task hands out a presigned GET of it for a day. An
+// item with a TTL stands for the file: when DynamoDB removes it, the webhook dispatcher deletes the object.
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { batchGet, dynamo, tableName } from '../aws/dynamo';
+import { presignedGetUrl, putObject } from '../aws/s3';
+import { ConflictError } from '../shared/errors';
+import { byCodeUnits, newUuid } from '../shared/ids';
+import { listChats } from './chats';
+import { toUploadJson, userKeyPrefix, type FileRecord } from './files';
+import { allMessages } from './history';
+import { keys } from './keys';
+import { toMessage } from './messages';
+import { isRevoked } from './revocation';
+import { completeTask, failTask, putTask, queueTask, type TaskRecord } from './tasks';
+import { userData } from './user-data';
+import { findUser, userRef } from './users';
+
+/** How long an export can be downloaded (its object is then deleted). */
+export const EXPORT_KEEP_SECONDS = 24 * 3600;
+/** How long one download URL of it is valid. */
+export const DOWNLOAD_URL_SECONDS = 3600;
+const AS_DOWNLOAD = { contentType: 'application/x-ndjson', disposition: 'attachment; filename="user-export.ndjson"' };
+
+export const exportKey = (botId: string, userId: string, taskId: string): string => `${userKeyPrefix(botId, userId)}exports/${taskId}.ndjson`;
+
+/** The task, queued; a user being erased has nothing to export (409). */
+export async function startExport(botId: string, userId: string): Promise<TaskRecord> {
+  const ref = await userRef(botId, userId);
+  if (ref.erase_task) throw new ConflictError('This user is being erased; there is nothing to export');
+  const task: TaskRecord = { task_id: newUuid(), kind: 'export', status: 'pending', bot_id: botId, user_id: userId, external_id: ref.external_id, created_at: new Date().toISOString() };
+  await putTask(task);
+  await queueTask(task.task_id);
+  return task;
+}
+
+/** The worker's part: writes the file, its expiring item, and completes the task (which then names no user). */
+export async function exportUser(task: TaskRecord): Promise<void> {
+  const userId = task.user_id as string;
+  if (await isRevoked(userId)) return failTask(task.task_id, 'The user has been erased; there is nothing to export');
+  const user = await findUser(task.bot_id, task.external_id as string);
+  const data = await userData(task.bot_id, userId);
+  const lines: unknown[] = [{ type: 'user', user }];
+  const chats = (await listChats(userId)).sort((a, b) => byCodeUnits(a.created_at, b.created_at) || byCodeUnits(a.id, b.id));
+  for (const chat of chats) {
+    lines.push({ type: 'chat', chat });
+    for (const m of await allMessages(userId, chat.id)) lines.push({ type: 'message', message: await toMessage(m) });
+  }
+  const files = (await batchGet([...data.fileIds].map(keys.file), true)) as unknown as FileRecord[];
+  for (const f of files.sort((a, b) => byCodeUnits(a.created_at, b.created_at))) lines.push({ type: 'file', file: await toUploadJson(f) });
+  const key = exportKey(task.bot_id, userId, task.task_id);
+  await putObject(key, Buffer.from(lines.map((l) => JSON.stringify(l)).join('\n') + '\n'), AS_DOWNLOAD.contentType, AS_DOWNLOAD.disposition);
+  const expires = Math.floor(Date.now() / 1000) + EXPORT_KEEP_SECONDS;
+  await dynamo.send(
+    new PutCommand({ TableName: tableName(), Item: { ...keys.exportObject(userId, task.task_id), entity: 'export', task_id: task.task_id, s3_key: key, ttl: expires } }),
+  );
+  // The task lasts as long as its file (its download_key names the user): an erasure finds it from that item.
+  await completeTask(task.task_id, { download_key: key, expires_at: new Date(expires * 1000).toISOString() }, ['user_id', 'external_id'], expires);
+}
+
+/** A completed export's download URL while it lasts (1 hour each); none once it expired. */
+export function downloadUrl(task: TaskRecord): Promise<string> | undefined {
+  if (!task.download_key || !task.expires_at || Date.parse(task.expires_at) <= Date.now()) return undefined;
+  return presignedGetUrl(task.download_key, DOWNLOAD_URL_SECONDS, AS_DOWNLOAD);
+}
