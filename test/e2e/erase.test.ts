@@ -2,9 +2,8 @@
 // id) and erases one. At once the user's tokens get 401, its socket closes and no session starts; then the task
 // worker deletes the rest, and a scan of the whole table and a listing of the whole bucket find nothing that
 // names the user, its chats or its files, while another user of the same bot is untouched.
-import { createServer } from 'node:http';
 import { call, newBot, newSession, UUID } from '../support/api';
-import { freePort } from '../support/ports';
+import { startReceiver } from '../support/receiver';
 import { liveClient, until } from '../support/realtime';
 import { checkSchema } from '../support/openapi';
 import { listBucket, scanTable } from '../support/storage';
@@ -20,21 +19,9 @@ afterAll(() => closers.forEach((c) => c()));
 
 /** A webhook receiver that answers 500: the bot's jobs stay queued and retried (pending webhook work). */
 async function failingReceiver() {
-  const events: any[] = [];
-  const server = createServer(async (req, res) => {
-    const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
-    events.push({ at: Date.now(), body: JSON.parse(Buffer.concat(chunks).toString()) });
-    res.writeHead(500);
-    res.end();
-  });
-  const port = await freePort();
-  await new Promise<void>((r) => server.listen(port, '127.0.0.1', () => r()));
-  closers.push(() => {
-    server.closeAllConnections();
-    server.close();
-  });
-  return { url: `http://127.0.0.1:${port}/hook`, events };
+  const r = await startReceiver(500);
+  closers.push(r.close);
+  return r;
 }
 
 const bot = (secretKey: string) => ({ headers: { authorization: `Bearer ${secretKey}` } });
@@ -163,7 +150,7 @@ describe('erasing a user', () => {
     // Gone for the bot too; the pending webhook retries were dropped, not sent.
     expect((await call('GET', `/api/bot/users/${userId}`, bot(secretKey))).status).toBe(404);
     expect((await call('GET', '/api/bot/users?external_id=erase-me', bot(secretKey))).status).toBe(404);
-    const sentAfter = hook.events.filter((e) => e.at > Date.parse(done.completed_at));
+    const sentAfter = hook.hits.filter((e) => e.at > Date.parse(done.completed_at));
     expect(sentAfter).toEqual([]);
     // The external id starts a new user with no chats.
     const fresh = await newSession(b.client_key, { external_id: 'erase-me' });

@@ -2,12 +2,11 @@
 // unread give the bot's webhook one signed chat.unread_reminder per burst, checked against docs/openapi.yaml;
 // a read before it fires cancels it; a new reply after a read starts a new burst; a redelivered record or job
 // gives no second one; with reminders off nothing is scheduled.
-import { createServer, type IncomingMessage } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { call, newSession, userWithChat } from '../support/api';
 import { ROOT } from '../support/local-process';
-import { freePort } from '../support/ports';
+import { startReceiver } from '../support/receiver';
 import { until } from '../support/realtime';
 import { updateBot } from '../../lambdas/domain/bots';
 import { fireReminder, scheduleReminder, type ReminderJob } from '../../lambdas/domain/reminders';
@@ -18,32 +17,13 @@ import type { MessageItem } from '../../lambdas/domain/messages';
 import { verifyWebhook } from '../../examples/echo-bot';
 import { checkWebhook } from '../support/openapi';
 
-interface Hit {
-  headers: IncomingMessage['headers'];
-  raw: string;
-  body: any;
-}
-
 const closers: (() => void)[] = [];
 afterAll(() => closers.forEach((c) => c()));
 
 async function receiver() {
-  const hits: Hit[] = [];
-  const server = createServer(async (req, res) => {
-    const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
-    const raw = Buffer.concat(chunks).toString();
-    hits.push({ headers: req.headers, raw, body: JSON.parse(raw) });
-    res.writeHead(200);
-    res.end();
-  });
-  const port = await freePort();
-  await new Promise<void>((r) => server.listen(port, '127.0.0.1', () => r()));
-  closers.push(() => {
-    server.closeAllConnections();
-    server.close();
-  });
-  return { url: `http://127.0.0.1:${port}/hook`, hits, reminders: () => hits.filter((h) => h.body.event === 'chat.unread_reminder') };
+  const r = await startReceiver();
+  closers.push(r.close);
+  return { ...r, reminders: () => r.hits.filter((h) => h.body.event === 'chat.unread_reminder') };
 }
 
 /** A user, a chat and a bot whose webhook goes to a receiver of the test, with reminders after `seconds`. */

@@ -68,8 +68,8 @@ export class Flows extends CoreFlows {
   }
 
   /** An export run by the worker (its full policy), then read as the task: its download URL serves the file. */
-  private async exported(): Promise<{ task: Any; lines: Any[] }> {
-    const u = await this.userToErase();
+  private async exported(user?: { id: string }): Promise<{ task: Any; lines: Any[] }> {
+    const u = user ?? (await this.userToErase());
     const started = this.expectStatus(await this.http('bot_export_user', { headers: this.botAuth, params: { user_id: u.id } }), 202, 'export');
     const job = await this.taskJob(started.task_id);
     const out = await this.hx.invoke<Any>(this.fn('task_worker'), sqsEvent(this.queueArn('TaskQueue'), [job]), contextWith(200_000));
@@ -89,9 +89,15 @@ export class Flows extends CoreFlows {
     await this.exported();
   }
 
-  /** The worker: cut short after the files (it queues the rest), then run again to the end. */
+  /** The worker: an export (its files' URLs, signed by the worker, serving their bytes); then the same user's
+   * erasure, cut short after the files (it queues the rest), then run again to the end. */
   async task_worker(): Promise<void> {
     const u = await this.userToErase();
+    const { lines } = await this.exported(u);
+    const file = lines.find((l) => l.type === 'file')?.file;
+    if (!file) throw new Error(`no file in the export: ${JSON.stringify(lines).slice(0, 300)}`);
+    const res = await fetch(file.url);
+    if (res.status !== 200) throw new Error(`an exported file's URL answered ${res.status}`);
     const erase = this.expectStatus(await this.http('bot_delete_user', { headers: this.botAuth, params: { user_id: u.id } }), 202, 'erase');
     // A socket that opened in the moment before the DELETE answered: the worker closes it too.
     const late = randomUUID();
@@ -102,20 +108,13 @@ export class Flows extends CoreFlows {
     if (out.batchItemFailures.length) throw new Error('the worker failed its first run');
     await this.expectNoObject(u.fileKey, "an erased user's file was kept");
     const rest = await this.taskJob(erase.task_id);
-    if (!rest) throw new Error('the worker queued nothing for the rest');
     out = await this.hx.invoke<Any>(this.fn('task_worker'), sqsEvent(arn, [rest]), contextWith(200_000));
     if (out.batchItemFailures.length) throw new Error('the worker failed its second run');
     for (const [pk, sk] of [keys.chatPointer(u.chatId), keys.userRef(u.id), keys.user(this.ctx.botA.id, u.externalId), keys.connectionRef(u.id, late)].map((k) => [k.pk, k.sk])) {
       if (await this.item(pk, sk)) throw new Error(`${pk} ${sk} was kept`);
     }
-    const task = await this.item(keys.task(JSON.parse(job.Body).task_id).pk, 'TASK');
+    const task = await this.item(keys.task(erase.task_id).pk, 'TASK');
     if (task?.status !== 'completed' || task.user_id) throw new Error(`task ${JSON.stringify(task)}`);
-    // An export: the file written, its files' URLs (signed by the worker) serving their bytes.
-    const { lines } = await this.exported();
-    const file = lines.find((l) => l.type === 'file')?.file;
-    if (!file) throw new Error(`no file in the export: ${JSON.stringify(lines).slice(0, 300)}`);
-    const res = await fetch(file.url);
-    if (res.status !== 200) throw new Error(`an exported file's URL answered ${res.status}`);
   }
 }
 
