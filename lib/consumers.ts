@@ -183,8 +183,8 @@ export const TASK_QUEUE = {
   batchSize: 1,
   /** Above the worker's timeout: a task's job is never received twice at once. */
   visibilityTimeoutSeconds: 360,
-  /** = TASK_MAX_RECEIVES in lambdas/domain/tasks.ts (its last receive marks the task failed). */
-  maxReceiveCount: 5,
+  /** TASK_MAX_RECEIVES (lambdas/domain/tasks.ts) runs, then a receive that marks the task failed. */
+  maxReceiveCount: 6,
 };
 
 /** Every function the stack deploys (CDK's own custom-resource handlers aside), in the order of the tables. */

@@ -34,19 +34,24 @@ export async function queryAll(input: Omit<QueryCommandInput, 'TableName' | 'Exc
   return items;
 }
 
+/** The most keys one BatchGetItem takes. */
+const BATCH_GET_MAX = 100;
+
 /**
- * The items at these keys (missing ones are simply absent), in one BatchGetItem; keys DynamoDB leaves
- * unprocessed under load are asked for again (rare, bounded).
+ * The items at these keys (missing ones are simply absent), 100 keys per BatchGetItem; keys DynamoDB leaves
+ * unprocessed under load are asked for again (rare, bounded), and still unprocessed it throws (never a silent gap).
  */
 export async function batchGet(keys: { pk: string; sk: string }[], consistentRead = false): Promise<Record<string, unknown>[]> {
-  if (keys.length === 0) return [];
   const table = tableName();
   let items: Record<string, unknown>[] = [];
-  let pending: Record<string, unknown>[] | undefined = keys;
-  for (let attempt = 0; pending?.length && attempt < 6; attempt++) {
-    const out: BatchGetCommandOutput = await dynamo.send(new BatchGetCommand({ RequestItems: { [table]: { Keys: pending, ConsistentRead: consistentRead } } }));
-    items = items.concat(out.Responses?.[table] ?? []);
-    pending = out.UnprocessedKeys?.[table]?.Keys;
+  for (let i = 0; i < keys.length; i += BATCH_GET_MAX) {
+    let pending: Record<string, unknown>[] | undefined = keys.slice(i, i + BATCH_GET_MAX);
+    for (let attempt = 0; pending?.length; attempt++) {
+      if (attempt >= 6) throw new Error(`DynamoDB left ${pending.length} keys unprocessed after ${attempt} attempts`);
+      const out: BatchGetCommandOutput = await dynamo.send(new BatchGetCommand({ RequestItems: { [table]: { Keys: pending, ConsistentRead: consistentRead } } }));
+      items = items.concat(out.Responses?.[table] ?? []);
+      pending = out.UnprocessedKeys?.[table]?.Keys;
+    }
   }
   return items;
 }

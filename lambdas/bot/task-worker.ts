@@ -27,12 +27,17 @@ const processor = new BatchProcessor(EventType.SQS);
 
 async function record(r: SQSRecord, context: Context): Promise<void> {
   const job = JSON.parse(r.body) as TaskJob;
+  // Received once more than it may run: every run failed, an error or a crash (a timeout never reaches a catch).
+  if (Number(r.attributes.ApproximateReceiveCount) > TASK_MAX_RECEIVES) {
+    const task = await readTask(job.task_id);
+    log('error', 'task failed on every receive', { task_id: job.task_id });
+    if (task) await failTask(job.task_id, 'The task stopped on an error on every try; ask again to resume it', task.kind);
+    return;
+  }
   try {
     await run(job, context);
   } catch (err) {
-    const last = Number(r.attributes.ApproximateReceiveCount) >= TASK_MAX_RECEIVES;
-    log('error', last ? 'task failed on its last receive' : 'task failed; SQS will redeliver it', { task_id: job.task_id }, err);
-    if (last) await failTask(job.task_id, `The task stopped on an error (${(err as Error).name}); ask again to resume it`);
+    log('error', 'task failed; SQS will redeliver it', { task_id: job.task_id }, err);
     throw err;
   }
 }

@@ -9,6 +9,7 @@ import { sendToQueue } from '../aws/sqs';
 import { buildWebhookEvent, deliver, type WebhookJob } from '../domain/webhooks';
 import { log } from '../shared/log';
 import { fireReminder, reminderId, type ReminderJob } from '../domain/reminders';
+import { isRevoked } from '../domain/revocation';
 
 type Job = WebhookJob | ReminderJob;
 
@@ -22,6 +23,8 @@ async function eventOf(job: Job, token: string): Promise<{ id: string; event: { 
     if (!event) log('info', 'webhook not sent: the user was erased', jobFields(job));
     return event && { id: job.message.id, event, retry: job };
   }
+  // A retry carries the event it built; its user may have been erased since (fireReminder checks a first attempt).
+  if (job.event && (await isRevoked(job.user_id))) return undefined;
   const event = job.event ?? (await fireReminder(job, token));
   if (!event) {
     log('info', 'reminder not sent: already sent for this burst, or every reply read', jobFields(job));

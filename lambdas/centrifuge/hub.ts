@@ -136,13 +136,14 @@ export async function closeUserConnections(userId: string): Promise<void> {
     ExpressionAttributeValues: { ':pk': keys.userPartition(userId), ':conn': keys.connectionRefPrefix },
     ConsistentRead: true,
   });
-  const ids = refs.map((r) => r.connection_id as string);
-  // A Disconnect push with a terminal code first (the client does not reconnect), then the socket closed.
-  if (config().wsManagementEndpoint) await Promise.all(ids.map(async (id) => (await postToConnection(id, ERASED_FRAME)) && closeConnection(id)));
   const channel = userChannel(userId);
   const subscribers = await channelSubscribers(channel);
+  // Subscribed or not (a socket opened before connection refs existed has none, but is subscribed).
+  const ids = [...new Set([...refs.map((r) => r.connection_id as string), ...subscribers])];
+  // A Disconnect push with a terminal code first (the client does not reconnect), then the socket closed.
+  if (config().wsManagementEndpoint) await Promise.all(ids.map(async (id) => (await postToConnection(id, ERASED_FRAME)) && closeConnection(id)));
   await batchWrite([
-    ...[...new Set([...ids, ...subscribers])].map((id) => ({ DeleteRequest: { Key: keys.connection(id) } })),
+    ...ids.map((id) => ({ DeleteRequest: { Key: keys.connection(id) } })),
     ...subscribers.map((id) => ({ DeleteRequest: { Key: keys.subscription(channel, id) } })),
     ...refs.map((r) => ({ DeleteRequest: { Key: { pk: r.pk as string, sk: r.sk as string } } })),
   ]);

@@ -2,9 +2,9 @@
 // everything the user has (`{type: "user", user}`, each `{type: "chat", chat}` followed by its
 // `{type: "message", message}` lines in order, each `{type: "file", file}` with a presigned URL) under the user's prefix in the bucket; the task hands out a presigned GET of it for a day. An
 // item with a TTL stands for the file: when DynamoDB removes it, the webhook dispatcher deletes the object.
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { batchGet, dynamo, tableName } from '../aws/dynamo';
-import { presignedGetUrl, putObject } from '../aws/s3';
+import { deleteObject, presignedGetUrl, putObject } from '../aws/s3';
 import { ConflictError } from '../shared/errors';
 import { byCodeUnits, newUuid } from '../shared/ids';
 import { listChats } from './chats';
@@ -25,20 +25,37 @@ const AS_DOWNLOAD = { contentType: 'application/x-ndjson', disposition: 'attachm
 
 export const exportKey = (botId: string, userId: string, taskId: string): string => `${userKeyPrefix(botId, userId)}exports/${taskId}.ndjson`;
 
-/** The task, queued; a user being erased has nothing to export (409). */
+/** How long an export's task and item last before the export completes (then: EXPORT_KEEP_SECONDS from then). */
+const PENDING_KEEP_SECONDS = 2 * 86400;
+
+/**
+ * The task, queued; a user being erased has nothing to export (409). The export's item is put at once, in the
+ * user's partition: an erasure finds the task from it (and deletes both) whatever state the export is in.
+ */
 export async function startExport(botId: string, userId: string): Promise<TaskRecord> {
   const ref = await userRef(botId, userId);
   if (ref.erase_task) throw new ConflictError('This user is being erased; there is nothing to export');
-  const task: TaskRecord = { task_id: newUuid(), kind: 'export', status: 'pending', bot_id: botId, user_id: userId, external_id: ref.external_id, created_at: new Date().toISOString() };
+  const ttl = Math.floor(Date.now() / 1000) + PENDING_KEEP_SECONDS;
+  const task: TaskRecord = { task_id: newUuid(), kind: 'export', status: 'pending', bot_id: botId, user_id: userId, external_id: ref.external_id, created_at: new Date().toISOString(), ttl };
+  await putExportItem(userId, task.task_id, ttl);
   await putTask(task);
   await queueTask(task.task_id);
   return task;
 }
 
+const putExportItem = (userId: string, taskId: string, ttl: number, s3Key?: string) =>
+  dynamo.send(new PutCommand({ TableName: tableName(), Item: { ...keys.exportObject(userId, taskId), entity: 'export', task_id: taskId, s3_key: s3Key, ttl } }));
+
+/** An export that raced an erasure: its file and item go (the erasure has taken, or takes, the task). */
+async function withdraw(userId: string, taskId: string, key: string): Promise<void> {
+  await deleteObject(key);
+  await dynamo.send(new DeleteCommand({ TableName: tableName(), Key: keys.exportObject(userId, taskId) }));
+}
+
 /** The worker's part: writes the file, its expiring item, and completes the task (which then names no user). */
 export async function exportUser(task: TaskRecord): Promise<void> {
   const userId = task.user_id as string;
-  if (await isRevoked(userId)) return failTask(task.task_id, 'The user has been erased; there is nothing to export');
+  if (await isRevoked(userId)) return failTask(task.task_id, 'The user has been erased; there is nothing to export', 'export');
   const user = await findUser(task.bot_id, task.external_id as string);
   const data = await userData(task.bot_id, userId);
   const lines: unknown[] = [{ type: 'user', user }];
@@ -52,11 +69,12 @@ export async function exportUser(task: TaskRecord): Promise<void> {
   const key = exportKey(task.bot_id, userId, task.task_id);
   await putObject(key, Buffer.from(lines.map((l) => JSON.stringify(l)).join('\n') + '\n'), AS_DOWNLOAD.contentType, AS_DOWNLOAD.disposition);
   const expires = Math.floor(Date.now() / 1000) + EXPORT_KEEP_SECONDS;
-  await dynamo.send(
-    new PutCommand({ TableName: tableName(), Item: { ...keys.exportObject(userId, task.task_id), entity: 'export', task_id: task.task_id, s3_key: key, ttl: expires } }),
-  );
+  await putExportItem(userId, task.task_id, expires, key);
+  // Erased meanwhile (after this export's reads): nothing of the user may stay behind.
+  if (await isRevoked(userId)) return withdraw(userId, task.task_id, key);
   // The task lasts as long as its file (its download_key names the user): an erasure finds it from that item.
-  await completeTask(task.task_id, { download_key: key, expires_at: new Date(expires * 1000).toISOString() }, ['user_id', 'external_id'], expires);
+  const completed = await completeTask(task.task_id, { download_key: key, expires_at: new Date(expires * 1000).toISOString() }, ['user_id', 'external_id'], expires);
+  if (!completed) await withdraw(userId, task.task_id, key);
 }
 
 /** A completed export's download URL while it lasts (1 hour each); none once it expired. */

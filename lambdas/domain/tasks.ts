@@ -32,7 +32,10 @@ export interface TaskJob {
   task_id: string;
 }
 
-/** Receives of a task's job before SQS dead-letters it (lib/consumers.ts TASK_QUEUE uses the same): the last marks it failed. */
+/**
+ * Runs of a task's job before it is failed: the receive after the last run marks the task failed, and SQS
+ * dead-letters the job after that (lib/consumers.ts TASK_QUEUE: maxReceiveCount = this + 1).
+ */
 export const TASK_MAX_RECEIVES = 5;
 
 /** How long a finished task can still be read (its record then expires). */
@@ -83,14 +86,16 @@ export async function setTaskStatus(taskId: string, status: 'running' | 'pending
 
 /**
  * Done: kept `keepUntil` (epoch seconds; TASK_KEEP_SECONDS from now by default) for the bot to read; `forget`
- * names fields the record must no longer hold.
+ * names fields the record must no longer hold. False when the record is gone (an erasure deleted an export's).
  */
-export async function completeTask(taskId: string, set: Record<string, string> = {}, forget: string[] = [], keepUntil?: number): Promise<void> {
+export async function completeTask(taskId: string, set: Record<string, string> = {}, forget: string[] = [], keepUntil?: number): Promise<boolean> {
   const names = Object.keys(set);
+  try {
   await dynamo.send(
     new UpdateCommand({
       TableName: tableName(),
       Key: keys.task(taskId),
+      ConditionExpression: 'attribute_exists(pk)',
       UpdateExpression:
         'SET #status = :done, completed_at = :now, #ttl = :ttl' +
         names.map((n, i) => `, #s${i} = :s${i}`).join('') +
@@ -109,18 +114,27 @@ export async function completeTask(taskId: string, set: Record<string, string> =
       },
     }),
   );
+  } catch (err) {
+    if (isConditionFailed(err)) return false;
+    throw err;
+  }
+  return true;
 }
 
-/** Every retry failed: the bot sees why; asking again (the same DELETE or export) resumes it. */
-export async function failTask(taskId: string, error: string): Promise<void> {
+/**
+ * Every retry failed: the bot sees why; the same DELETE resumes an erasure (its record keeps the user's ids for
+ * that). A failed export forgets the user and is kept TASK_KEEP_SECONDS (asking again starts a new one).
+ */
+export async function failTask(taskId: string, error: string, kind: TaskKind = 'erase'): Promise<void> {
+  const forget = kind === 'export';
   await dynamo.send(
     new UpdateCommand({
       TableName: tableName(),
       Key: keys.task(taskId),
-      UpdateExpression: 'SET #status = :failed, #error = :error',
-      ConditionExpression: '#status <> :done',
-      ExpressionAttributeNames: { '#status': 'status', '#error': 'error' },
-      ExpressionAttributeValues: { ':failed': 'failed', ':error': error, ':done': 'completed' },
+      UpdateExpression: 'SET #status = :failed, #error = :error' + (forget ? ', #ttl = :ttl REMOVE user_id, external_id' : ''),
+      ConditionExpression: 'attribute_exists(pk) AND #status <> :done',
+      ExpressionAttributeNames: { '#status': 'status', '#error': 'error', ...(forget && { '#ttl': 'ttl' }) },
+      ExpressionAttributeValues: { ':failed': 'failed', ':error': error, ':done': 'completed', ...(forget && { ':ttl': Math.floor(Date.now() / 1000) + TASK_KEEP_SECONDS }) },
     }),
   ).catch((err) => {
     if (!isConditionFailed(err)) throw err;
