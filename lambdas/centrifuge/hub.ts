@@ -40,8 +40,8 @@ export async function recordConnection(connectionId: string, claims: TokenClaims
 }
 
 /**
- * The protocol's connect command: binds the connection to the token's user, unless $connect already
- * bound it to another user.
+ * The protocol's connect command: binds the connection to the token's user, unless $connect already bound it
+ * to another user or its record is gone.
  */
 export async function bindConnection(connectionId: string, claims: TokenClaims): Promise<void> {
   try {
@@ -51,7 +51,8 @@ export async function bindConnection(connectionId: string, claims: TokenClaims):
         Key: keys.connection(connectionId),
         UpdateExpression:
           'SET entity = :entity, connection_id = :id, user_id = :user, bot_id = :bot, connected = :true, #ttl = :ttl',
-        ConditionExpression: 'attribute_not_exists(user_id) OR user_id = :user',
+        // The record $connect made (never one written anew: an erasure or $disconnect may have deleted it).
+        ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(user_id) OR user_id = :user)',
         ExpressionAttributeNames: { '#ttl': 'ttl' },
         ExpressionAttributeValues: {
           ':entity': 'connection',
@@ -64,7 +65,7 @@ export async function bindConnection(connectionId: string, claims: TokenClaims):
       }),
     );
   } catch (err) {
-    if (isConditionFailed(err)) throw new UnauthenticatedError('the connection belongs to another user', { cause: err });
+    if (isConditionFailed(err)) throw new UnauthenticatedError('the connection belongs to another user, or is closed', { cause: err });
     throw err;
   }
 }
