@@ -1,7 +1,7 @@
 // Erasing a user (Bot API DELETE /api/bot/users/{user_id}): at once the user's tokens are refused and no new
 // session starts; then the task worker deletes everything that names the user, its chats or its files, in the
 // table and the bucket. Every step is a delete of what is still there, so a run cut short and run again ends
-// in the same state (docs/bot-api.md "Erasing a user" lists what goes and what stays).
+// in the same state (docs/bot-api.md "A visitor's data: find and erase" lists what goes and what stays).
 import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { batchWrite, dynamo, isConditionFailed, tableName, type WriteRequest } from '../aws/dynamo';
 import { deleteObject } from '../aws/s3';
@@ -9,10 +9,9 @@ import { newUuid } from '../shared/ids';
 import { config } from '../shared/config';
 import { keys, type Key } from './keys';
 import { revokeUser } from './revocation';
-import { completeTask, putTask, queueTask, readTask, setTaskStatus, type TaskRecord } from './tasks';
+import { completeTask, putTask, queueTask, setTaskStatus, type TaskRecord } from './tasks';
 import { userRef } from './users';
 import { partitionItems, userData } from './user-data';
-
 
 /** The rate limits whose subject is a user (their windows name the user id). */
 const USER_RATE_LIMITS = ['messages', 'chats', 'uploads'];
@@ -30,8 +29,7 @@ export async function startErase(botId: string, userId: string): Promise<TaskRec
   const taskId = ref.erase_task ?? (await claimErase(userId));
   await markUserItem(botId, ref.external_id, userId, taskId);
   const now = new Date().toISOString();
-  await putTask({ task_id: taskId, kind: 'erase', status: 'pending', bot_id: botId, user_id: userId, external_id: ref.external_id, created_at: now });
-  const task = (await readTask(taskId)) as TaskRecord;
+  const task = await putTask({ task_id: taskId, kind: 'erase', status: 'pending', bot_id: botId, user_id: userId, external_id: ref.external_id, created_at: now });
   if (task.status === 'failed' && (await setTaskStatus(taskId, 'pending', ['failed']))) task.status = 'pending';
   if (task.status !== 'completed') await queueTask(taskId, config().eraseDelaySeconds);
   return task;

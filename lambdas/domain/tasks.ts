@@ -1,7 +1,7 @@
 // The Bot API's background tasks (erase a user, export one): a record the bot polls, and a job on the task
 // queue that the task worker (lambdas/bot/task-worker.ts) runs, resumably, until the record says completed.
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo, isConditionFailed, tableName } from '../aws/dynamo';
+import { conditionFailedItem, dynamo, isConditionFailed, tableName } from '../aws/dynamo';
 import { sendToQueue } from '../aws/sqs';
 import { config, requireEnv } from '../shared/config';
 import { NotFoundError } from '../shared/errors';
@@ -41,14 +41,21 @@ export const TASK_MAX_RECEIVES = 5;
 /** How long a finished task can still be read (its record then expires). */
 export const TASK_KEEP_SECONDS = 30 * 86400;
 
-/** Puts a new task; an existing one (a repeated request) is left as it is. */
-export async function putTask(task: TaskRecord): Promise<void> {
+/** Puts a new task; an existing one (a repeated request) is left as it is. Returns the stored one. */
+export async function putTask(task: TaskRecord): Promise<TaskRecord> {
   try {
     await dynamo.send(
-      new PutCommand({ TableName: tableName(), Item: { ...keys.task(task.task_id), entity: 'task', ...task }, ConditionExpression: 'attribute_not_exists(pk)' }),
+      new PutCommand({
+        TableName: tableName(),
+        Item: { ...keys.task(task.task_id), entity: 'task', ...task },
+        ConditionExpression: 'attribute_not_exists(pk)',
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
     );
+    return task;
   } catch (err) {
     if (!isConditionFailed(err)) throw err;
+    return conditionFailedItem(err) as unknown as TaskRecord;
   }
 }
 
