@@ -5,19 +5,21 @@ import { applyLocalEnv, dynamoEndpoint, localSettings } from '../lib/local/setti
 const USAGE = `Usage:
   npm run bot -- create --name <name> [--allowed-origin <origin>]... [--primary-color <#hex>]
                         [--multiple-chats true|false] [--attachments true|false] [--json] [--aws]
-                        [--unread-reminder <seconds>|off]
+                        [--unread-reminder <seconds>|off] [--retention-days <days>|off]
   npm run bot -- update <bot_id> [--name <name>] [--enabled true|false] [--client-api true|false]
                         [--allowed-origin <origin>]... [--clear-allowed-origins] [--primary-color <#hex>]
                         [--multiple-chats true|false] [--attachments true|false] [--json] [--aws]
                         [--webhook-url <url>] [--clear-webhook]
                         [--identity-verification on|off] [--require-identity true|false]
-                        [--unread-reminder <seconds>|off]
+                        [--unread-reminder <seconds>|off] [--retention-days <days>|off]
   npm run bot -- rotate-secret <bot_id> [--json] [--aws]
   npm run bot -- rotate-webhook-secret <bot_id> [--json] [--aws]
   npm run bot -- list [--json] [--aws]
 
 --webhook-url prints the webhook signing secret (whsec_...); --identity-verification on prints the
 identity secret (idsec_...) your server signs external ids with; rotate-* print the new secret once.
+--retention-days keeps messages and files that many days (1-3650; off: for ever); a change prints the
+retention_task_id that re-dates what is stored (GET /api/bot/tasks/{task_id} follows it).
 
 By default it talks to the local stack (npm start; same DATA_DIR/DYNAMODB_PORT/TABLE_NAME env).
 With --aws it uses the table named by TABLE_NAME and the usual AWS credentials and region.`;
@@ -42,6 +44,7 @@ const { values: flags, positionals } = (() => {
         'identity-verification': { type: 'string' },
         'require-identity': { type: 'string' },
         'unread-reminder': { type: 'string' },
+        'retention-days': { type: 'string' },
         json: { type: 'boolean' },
         aws: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
@@ -100,6 +103,10 @@ function settingsFromFlags() {
   if (reminder !== undefined && reminder !== 'off' && !(/^\d+$/.test(reminder) && Number(reminder) >= 1 && Number(reminder) <= 900)) {
     throw new UsageError(`--unread-reminder must be a whole number of seconds from 1 to 900, or off: "${reminder}"`);
   }
+  const retention = flags['retention-days'];
+  if (retention !== undefined && retention !== 'off' && !(/^\d+$/.test(retention) && Number(retention) >= 1 && Number(retention) <= 3650)) {
+    throw new UsageError(`--retention-days must be a whole number of days from 1 to 3650, or off: "${retention}"`);
+  }
   if (flags.name !== undefined && (flags.name.trim() === '' || flags.name.length > 200)) {
     throw new UsageError('--name must be 1 to 200 characters');
   }
@@ -113,6 +120,7 @@ function settingsFromFlags() {
     identity_verification: identity,
     require_identity: bool('require-identity'),
     unread_reminder_seconds: reminder === undefined ? undefined : reminder === 'off' ? null : Number(reminder),
+    retention_days: retention === undefined ? undefined : retention === 'off' ? null : Number(retention),
   };
 }
 
@@ -128,6 +136,7 @@ function view(bot: import('../lambdas/domain/bots').Bot, secretKey?: string, sho
     identity_verification: Boolean(bot.identity_secret),
     require_identity: Boolean(bot.require_identity),
     unread_reminder_seconds: bot.unread_reminder_seconds ?? null,
+    retention_days: bot.retention_days ?? null,
     ...(showIdentitySecret && bot.identity_secret && { identity_secret: bot.identity_secret }),
     name: bot.name,
     enabled: bot.enabled,
@@ -178,8 +187,14 @@ async function main(): Promise<void> {
       const [botId] = rest;
       if (!botId) throw new UsageError('update needs <bot_id>');
       const settings = settingsFromFlags();
+      const before = await bots.readBot(botId);
       const { bot } = await bots.updateBot(botId, settings);
-      return print(view(bot, undefined, typeof settings.webhook_url === 'string', settings.identity_verification === true));
+      const v = view(bot, undefined, typeof settings.webhook_url === 'string', settings.identity_verification === true);
+      // The stream's record of this change starts the task under this id (lambdas/domain/retention-task.ts).
+      if (before && before.retention_days !== bot.retention_days) {
+        v.retention_task_id = (await import('../lambdas/domain/retention-task')).retentionTaskId(bot.id, bot.updated_at);
+      }
+      return print(v);
     }
     case 'rotate-secret':
     case 'rotate-webhook-secret': {

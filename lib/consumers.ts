@@ -79,16 +79,17 @@ export const publisherFor = (realtime: boolean): StreamConsumerDef =>
 
 /**
  * The bot side's stream consumer. Webhooks, step 1: every new user message of a bot with a webhook becomes a
- * job on the webhook queue. And a file's object lives as long as its record: a removed file record (a direct
- * upload that never completed, expired by TTL after 24 h) has its object deleted.
+ * job on the webhook queue. A file's object lives as long as its record: a removed file record (a direct
+ * upload that never completed, expired by TTL after 24 h, or by its bot's retention) has its object deleted.
+ * And a change of a bot's retention starts the task that re-dates what the bot has stored.
  */
 export const WEBHOOK_DISPATCHER: StreamConsumerDef = {
   id: 'webhook_dispatcher',
   entry: 'lambdas/bot/webhook-dispatch.ts',
-  // GetItem: the bot (cached) and, for a reminder, the chat; PutItem: the chat's reminder item.
+  // GetItem: the bot (cached) and, for a reminder, the chat; PutItem: the chat's reminder item, a retention task.
   dynamodb: ['GetItem', 'PutItem'],
   s3: ['s3:DeleteObject'],
-  queues: ['webhooks'],
+  queues: ['webhooks', 'tasks'],
   memorySize: 256,
   // Per record at worst a reminder's three calls (the chat read, the reminder's put, its delayed job), or a bot
   // read (cached), or an object deletion; per 10 jobs one SendMessageBatch: 20 × 3 + 2 calls × AWS_CALL_SECONDS
@@ -113,6 +114,8 @@ export const WEBHOOK_DISPATCHER: StreamConsumerDef = {
     },
     // A file record removed (TTL, or deleted), or an export's item expired: its object goes too.
     { eventName: ['REMOVE'], dynamodb: { OldImage: { entity: { S: ['file', 'export'] } } } },
+    // A bot's settings changed (rare): a new retention_days re-dates its messages and files.
+    { eventName: ['MODIFY'], dynamodb: { NewImage: { entity: { S: ['bot'] } } } },
   ],
 };
 
@@ -160,16 +163,20 @@ export const UPLOAD_COMPLETER: FunctionDef & { events: { prefix: string; eventNa
 export const ASYNC_DELIVERY = { retryAttempts: 2, maxEventAgeSeconds: 6 * 3600 };
 
 /**
- * The Bot API's background tasks (erase a user, export one): an SQS consumer that runs one task at a time until done or
- * nearly out of time, then queues the rest of it (lambdas/bot/task-worker.ts).
+ * The Bot API's background tasks (erase a user, export one, re-date a bot's messages and files to a new retention):
+ * an SQS consumer that runs one task at a time until done or nearly out of time, then queues the rest of it
+ * (lambdas/bot/task-worker.ts).
  */
 export const TASK_WORKER: FunctionDef = {
   id: 'task_worker',
   entry: 'lambdas/bot/task-worker.ts',
   // Query: the partitions of the user, its chats and rate windows; BatchWriteItem: their deletion, 25 at a time;
   // DeleteItem: the user item, only if still this user's. An export: BatchGetItem (the files), PutItem (its
-  // expiring item), s3:PutObject (the file), s3:GetObject (the files' presigned URLs in it).
+  // expiring item), s3:PutObject (the file), s3:GetObject (the files' presigned URLs in it). A retention
+  // change: the bot's chats (Query of gsi1), their messages (Query), each ttl (UpdateItem), the bot's objects
+  // (s3:ListBucket) and their files (BatchGetItem).
   dynamodb: ['GetItem', 'BatchGetItem', 'Query', 'UpdateItem', 'PutItem', 'BatchWriteItem', 'DeleteItem'],
+  index: true,
   s3: ['s3:ListBucket', 's3:DeleteObject', 's3:PutObject', 's3:GetObject'],
   closeConnections: true,
   queues: ['tasks'],

@@ -428,8 +428,11 @@ export interface components {
     schemas: {
         Task: {
             task_id: components["schemas"]["Uuid"];
-            /** @enum {unknown} */
-            kind: "erase" | "export";
+            /**
+             * @description erase and export: of a user (the Bot API starts them); retention: a change of the bot's retention_days re-dating its stored messages and files (the bot CLI prints its id)
+             * @enum {unknown}
+             */
+            kind: "erase" | "export" | "retention";
             /** @enum {unknown} */
             status: "pending" | "running" | "completed" | "failed";
             /** @description Why it failed; asking again (the same request) resumes it */

@@ -77,14 +77,21 @@ export async function deleteObject(key: string): Promise<void> {
   await s3.send(new DeleteObjectCommand({ Bucket: bucket(), Key: key }));
 }
 
-/** Every key under the prefix (1000 per ListObjectsV2 page). */
+/** One ListObjectsV2 page of keys under the prefix (up to 1000), and the token of the next page if there is one. */
+export async function listKeysPage(prefix: string, token?: string): Promise<{ keys: string[]; next?: string }> {
+  const out = await s3.send(new ListObjectsV2Command({ Bucket: bucket(), Prefix: prefix, ContinuationToken: token }));
+  const keys = (out.Contents ?? []).map((o) => o.Key).filter((k): k is string => Boolean(k));
+  return { keys, next: out.IsTruncated ? out.NextContinuationToken : undefined };
+}
+
+/** Every key under the prefix, page after page. */
 export async function listKeys(prefix: string): Promise<string[]> {
   const found: string[] = [];
   let token: string | undefined;
   do {
-    const out = await s3.send(new ListObjectsV2Command({ Bucket: bucket(), Prefix: prefix, ContinuationToken: token }));
-    for (const o of out.Contents ?? []) if (o.Key) found.push(o.Key);
-    token = out.IsTruncated ? out.NextContinuationToken : undefined;
+    const page = await listKeysPage(prefix, token);
+    found.push(...page.keys);
+    token = page.next;
   } while (token);
   return found;
 }

@@ -11,6 +11,6 @@ export const handler = httpHandler(async (req) => {
   const sender = botSender(req);
   // With unread reminders on, the reply is marked for the webhook dispatcher's stream filter (it schedules them).
   const remind = Boolean(bot.webhook_url && bot.unread_reminder_seconds);
-  const { message, created } = await sendMessage(await botChatOwner(req, bot, chatId, true), chatId, body, sender, remind);
+  const { message, created } = await sendMessage(await botChatOwner(req, bot, chatId, true), chatId, body, sender, { webhook: remind, bot });
   return { status: created ? 201 : 200, body: message };
 });

@@ -3,6 +3,7 @@
 import { httpHandler } from '../http/http';
 import { authenticateBot, botChatOwner } from '../http/auth';
 import { editMessage } from '../domain/edits';
+import { retentionWindow } from '../domain/retention';
 import { chatIdParam, editBody, messageIdParam } from '../http/params';
 
 export const handler = httpHandler(async (req) => {
@@ -10,5 +11,5 @@ export const handler = httpHandler(async (req) => {
   const chatId = chatIdParam(req);
   const messageId = messageIdParam(req);
   const edit = editBody(req);
-  return { status: 200, body: await editMessage(await botChatOwner(req, bot, chatId), chatId, messageId, edit) };
+  return { status: 200, body: await editMessage(await botChatOwner(req, bot, chatId), chatId, messageId, edit, retentionWindow(bot)) };
 });

@@ -2,10 +2,11 @@
 import { httpHandler } from '../http/http';
 import { authenticateBot } from '../http/auth';
 import { listBotChats } from '../domain/chats';
+import { retentionWindow } from '../domain/retention';
 import { botChatsPage } from '../http/params';
 
 export const handler = httpHandler(async (req) => {
   const bot = await authenticateBot(req);
   const { limit, cursor } = botChatsPage(req);
-  return { status: 200, body: await listBotChats(bot.id, limit, cursor) };
+  return { status: 200, body: await listBotChats(bot.id, limit, cursor, retentionWindow(bot)) };
 });

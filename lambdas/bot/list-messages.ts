@@ -2,6 +2,7 @@
 import { httpHandler } from '../http/http';
 import { authenticateBot, botChatOwner } from '../http/auth';
 import { listMessages } from '../domain/history';
+import { retentionWindow } from '../domain/retention';
 import { toMessage } from '../domain/messages';
 import { chatIdParam, historyPage } from '../http/params';
 
@@ -10,6 +11,6 @@ export const handler = httpHandler(async (req) => {
   const chatId = chatIdParam(req);
   const page = historyPage(req);
   const owner = await botChatOwner(req, bot, chatId);
-  const items = await listMessages(owner.userId, chatId, page);
+  const items = await listMessages(owner.userId, chatId, page, retentionWindow(bot));
   return { status: 200, body: await Promise.all(items.map(toMessage)) };
 });

@@ -1,4 +1,4 @@
-// Task queue (SQS) → the Bot API's background tasks (erase a user, export one). A task runs until done or until its
+// Task queue (SQS) → the Bot API's background tasks (erase a user, export one, apply a bot's new retention). A task runs until done or until its
 // invocation is nearly out of time, then queues its rest; a failure is redelivered by SQS and, after the last
 // receive, the task says failed (asking again resumes it). Every step is idempotent: a redelivery, or a run
 // cut short by a crash, ends in the same state.
@@ -6,6 +6,7 @@ import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-p
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { eraseUser } from '../domain/erase';
 import { exportUser } from '../domain/export';
+import { applyRetention } from '../domain/retention-task';
 import { failTask, queueTask, readTask, setTaskStatus, TASK_MAX_RECEIVES, type TaskJob } from '../domain/tasks';
 import { closeUserConnections } from '../centrifuge/hub';
 import { log } from '../shared/log';
@@ -15,8 +16,13 @@ async function run(job: TaskJob, context: Context): Promise<void> {
   if (!task || task.status === 'completed' || task.status === 'failed') return; // done, or waiting to be asked again
   await setTaskStatus(task.task_id, 'running', ['pending', 'running']);
   if (task.kind === 'export') return exportUser(task);
-  await closeUserConnections(task.user_id as string);
-  const done = await eraseUser(task, () => context.getRemainingTimeInMillis());
+  const timeLeft = () => context.getRemainingTimeInMillis();
+  let done: boolean;
+  if (task.kind === 'retention') done = await applyRetention(task, timeLeft);
+  else {
+    await closeUserConnections(task.user_id as string);
+    done = await eraseUser(task, timeLeft);
+  }
   if (!done) {
     log('info', 'task continues in a new invocation', { task_id: task.task_id });
     await queueTask(task.task_id);

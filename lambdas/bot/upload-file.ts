@@ -13,6 +13,6 @@ export const handler = httpHandler(async (req) => {
   if (!isUuid(chatId)) throw new InvalidInputError('chat_id: a form field with the chat id (UUID) is required');
   // Stored as the chat user's file, so it can be attached to that chat's messages.
   const { userId } = await botChatOwner(req, bot, chatId, true);
-  const record = await saveUpload(userId, bot.id, upload);
+  const record = await saveUpload(userId, bot.id, upload, bot);
   return { status: 201, body: await toUploadJson(record) };
 });

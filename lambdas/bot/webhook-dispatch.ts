@@ -1,6 +1,7 @@
 // DynamoDB stream → for each new user message of a bot with a webhook, one job on the webhook queue; for the
 // first reply of a burst, with unread reminders on, the reminder's job, delayed until due; for each removed
-// file record, its object deleted (lib/consumers.ts WEBHOOK_DISPATCHER).
+// file record, its object deleted; for a bot whose retention changed, the task that re-dates its messages and
+// files (lib/consumers.ts WEBHOOK_DISPATCHER).
 // It only queues (never calls a receiver), so a slow or failing webhook cannot hold back the stream.
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
@@ -10,6 +11,7 @@ import { forgetFileObject } from '../domain/files';
 import { config, requireEnv } from '../shared/config';
 import { sendBatchToQueue, sendToQueue } from '../aws/sqs';
 import { scheduleReminder } from '../domain/reminders';
+import { startRetentionTask } from '../domain/retention-task';
 import type { MessageItem } from '../domain/messages';
 import type { WebhookJob } from '../domain/webhooks';
 import { log } from '../shared/log';
@@ -29,6 +31,11 @@ export async function handler(event: DynamoDBStreamEvent): Promise<DynamoDBBatch
         continue;
       }
       const newImage = record.dynamodb?.NewImage;
+      if (record.eventName === 'MODIFY' && newImage && record.dynamodb?.OldImage) {
+        const [before, after] = [image(record.dynamodb.OldImage), image(newImage)];
+        if (after.entity === 'bot' && before.retention_days !== after.retention_days) await startRetentionTask(after.id, after.updated_at, after.retention_days);
+        continue;
+      }
       if (record.eventName !== 'INSERT' || !newImage) continue;
       const { pk: _pk, sk: _sk, entity, ...message } = image(newImage);
       if (entity !== 'message') continue;

@@ -9,7 +9,7 @@ export const handler = httpHandler(async (req) => {
   const chatId = chatIdParam(req);
   // Whether the bot has a webhook comes from its cached settings: the flag spares the webhook dispatcher
   // every message of bots without one.
-  const { message, created } = await sendMessage(caller, chatId, messageBody(req), 'user', Boolean(caller.bot.webhook_url));
+  const { message, created } = await sendMessage(caller, chatId, messageBody(req), 'user', { webhook: Boolean(caller.bot.webhook_url), bot: caller.bot });
   // 201 for a new message; 200 with the first message when an idempotency key replays a send.
   return { status: created ? 201 : 200, body: message };
 });

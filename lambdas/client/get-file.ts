@@ -5,10 +5,11 @@ import { fileIdParam } from '../http/params';
 import { getUserFile } from '../domain/uploads';
 import { toUploadJson } from '../domain/files';
 import { NotFoundError } from '../shared/errors';
+import { retentionWindow } from '../domain/retention';
 
 export const handler = httpHandler(async (req) => {
-  const { userId } = await authenticateReader(req);
-  const file = await getUserFile(userId, fileIdParam(req));
+  const { userId, bot } = await authenticateReader(req);
+  const file = await getUserFile(userId, fileIdParam(req), retentionWindow(bot));
   if (!file) throw new NotFoundError('File not found');
   return { status: 200, body: await toUploadJson(file) };
 });

@@ -2,8 +2,9 @@
 import { httpHandler } from '../http/http';
 import { authenticateReader } from '../http/auth';
 import { listChats } from '../domain/chats';
+import { retentionWindow } from '../domain/retention';
 
 export const handler = httpHandler(async (req) => {
-  const { userId } = await authenticateReader(req);
-  return { status: 200, body: await listChats(userId) };
+  const { userId, bot } = await authenticateReader(req);
+  return { status: 200, body: await listChats(userId, retentionWindow(bot)) };
 });

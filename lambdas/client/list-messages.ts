@@ -2,11 +2,12 @@
 import { httpHandler } from '../http/http';
 import { authenticateReader } from '../http/auth';
 import { listMessages } from '../domain/history';
+import { retentionWindow } from '../domain/retention';
 import { toMessage } from '../domain/messages';
 import { chatIdParam, historyPage } from '../http/params';
 
 export const handler = httpHandler(async (req) => {
-  const { userId } = await authenticateReader(req);
-  const items = await listMessages(userId, chatIdParam(req), historyPage(req));
+  const { userId, bot } = await authenticateReader(req);
+  const items = await listMessages(userId, chatIdParam(req), historyPage(req), retentionWindow(bot));
   return { status: 200, body: await Promise.all(items.map(toMessage)) };
 });

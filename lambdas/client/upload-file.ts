@@ -7,9 +7,9 @@ import { consumeRate } from '../domain/rate';
 import { config } from '../shared/config';
 
 export const handler = httpHandler(async (req) => {
-  const { userId, botId } = await authenticate(req);
+  const { userId, botId, bot } = await authenticate(req);
   const upload = await parseUpload(req.header('content-type'), req.rawBody());
   await consumeRate({ name: 'uploads', subject: userId, perMinute: config().limits.uploadsPerMinute });
-  const record = await saveUpload(userId, botId, upload);
+  const record = await saveUpload(userId, botId, upload, bot);
   return { status: 201, body: await toUploadJson(record) };
 });

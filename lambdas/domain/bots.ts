@@ -7,6 +7,7 @@ import { ForbiddenError, InvalidInputError, NotFoundError, UnauthenticatedError 
 import { keys } from './keys';
 import { TtlCache } from '../shared/cache';
 import { newUuid } from '../shared/ids';
+import { checkRetention } from './retention';
 
 export interface Widget {
   primary_color: string;
@@ -33,6 +34,8 @@ export interface Bot {
   require_identity?: boolean;
   /** Replies left unread this long (1-900 s) give the webhook one chat.unread_reminder per burst; absent: off. */
   unread_reminder_seconds?: number;
+  /** Messages and files are kept this many days (1-3650), then expire (domain/retention.ts); absent: for ever. */
+  retention_days?: number;
   created_at: string;
   updated_at: string;
 }
@@ -144,6 +147,8 @@ export interface BotSettings {
   require_identity?: boolean;
   /** Seconds (1-900) before an unread reply gives a reminder; null turns reminders off. */
   unread_reminder_seconds?: number | null;
+  /** Days (1-3650) messages and files are kept; null keeps them for ever. */
+  retention_days?: number | null;
 }
 
 /** The longest a reminder can wait: SQS's longest delay (15 minutes). */
@@ -157,11 +162,12 @@ function checkReminder(seconds: number | null | undefined): void {
 }
 
 /** What a new bot can be made with; switches, webhooks and identity verification are set by updateBot. */
-export type NewBotSettings = Pick<BotSettings, 'allowed_origins' | 'widget' | 'unread_reminder_seconds'> & { name: string };
+export type NewBotSettings = Pick<BotSettings, 'allowed_origins' | 'widget' | 'unread_reminder_seconds' | 'retention_days'> & { name: string };
 
 /** Creates a bot with a fresh client key and secret key; the secret key is returned once and stored hashed. */
 export async function createBot(settings: NewBotSettings): Promise<{ bot: Bot; secretKey: string }> {
   checkReminder(settings.unread_reminder_seconds);
+  checkRetention(settings.retention_days);
   const now = new Date().toISOString();
   const id = newUuid();
   const secretKey = newSecretKey(id);
@@ -175,6 +181,7 @@ export async function createBot(settings: NewBotSettings): Promise<{ bot: Bot; s
     allowed_origins: settings.allowed_origins ?? [],
     widget: { ...DEFAULT_WIDGET, ...settings.widget },
     ...(settings.unread_reminder_seconds && { unread_reminder_seconds: settings.unread_reminder_seconds }),
+    ...(settings.retention_days && { retention_days: settings.retention_days }),
     created_at: now,
     updated_at: now,
   };
@@ -218,6 +225,7 @@ export interface Rotation {
 
 export async function updateBot(botId: string, settings: BotSettings, rotate: Rotation = {}): Promise<{ bot: Bot; secretKey?: string }> {
   checkReminder(settings.unread_reminder_seconds);
+  checkRetention(settings.retention_days);
   const current = await readBot(botId);
   if (!current) throw new NotFoundError(`Bot ${botId} not found`);
   const secretKey = rotate.secretKey ? newSecretKey(botId) : undefined;
@@ -238,6 +246,8 @@ export async function updateBot(botId: string, settings: BotSettings, rotate: Ro
     require_identity: settings.require_identity ?? current.require_identity ?? false,
     unread_reminder_seconds:
       settings.unread_reminder_seconds !== undefined ? (settings.unread_reminder_seconds ?? undefined) : current.unread_reminder_seconds,
+    // A change re-dates what the bot has stored: the stream's record of this put starts a retention task.
+    retention_days: settings.retention_days !== undefined ? (settings.retention_days ?? undefined) : current.retention_days,
     widget: { ...current.widget, ...settings.widget },
     updated_at: new Date().toISOString(),
   };

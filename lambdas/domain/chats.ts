@@ -8,6 +8,7 @@ import { transactWrite, type TransactItem } from '../aws/transact';
 import { TtlCache } from '../shared/cache';
 import { keys } from './keys';
 import { byCodeUnits, newUuid } from '../shared/ids';
+import { retainedUnread, retentionWindow, type RetentionWindow } from './retention';
 
 export interface Chat {
   id: string;
@@ -120,14 +121,18 @@ export async function createChat({ userId, botId, externalId }: ChatOwner, input
   return chat;
 }
 
-/** Every chat of the user, newest activity first; strongly consistent, so a chat just made is listed. */
-export async function listChats(userId: string): Promise<Chat[]> {
+/**
+ * Every chat of the user, newest activity first; strongly consistent, so a chat just made is listed. Unread
+ * counters as the bot's retention leaves them (domain/retention.ts).
+ */
+export async function listChats(userId: string, w: RetentionWindow = retentionWindow({})): Promise<Chat[]> {
   const items = await queryAll({
     KeyConditionExpression: 'pk = :pk AND begins_with(sk, :chat)',
     ExpressionAttributeValues: { ':pk': keys.userPartition(userId), ':chat': keys.chatPrefix },
     ConsistentRead: true,
   });
-  return items.map(toChat).sort((a, b) => byCodeUnits(b.updated_at, a.updated_at) || byCodeUnits(b.id, a.id));
+  const chats = await Promise.all(items.map(async (item) => ({ ...toChat(item), unread_msg_by_user: await retainedUnread(item, 'user', w) })));
+  return chats.sort((a, b) => byCodeUnits(b.updated_at, a.updated_at) || byCodeUnits(b.id, a.id));
 }
 
 /**
@@ -217,8 +222,11 @@ function decodeCursor(cursor: string, botId: string): Record<string, string> {
   return key as Record<string, string>;
 }
 
-/** The bot's chats, newest activity first, one page; each with its user (one BatchGet for the page). */
-export async function listBotChats(botId: string, limit: number, cursor?: string): Promise<BotChatPage> {
+/**
+ * The bot's chats, newest activity first, one page; each with its user (one BatchGet for the page) and its
+ * unread counters as the bot's retention leaves them.
+ */
+export async function listBotChats(botId: string, limit: number, cursor?: string, w: RetentionWindow = retentionWindow({})): Promise<BotChatPage> {
   const out = await dynamo.send(
     new QueryCommand({
       TableName: tableName(),
@@ -233,11 +241,12 @@ export async function listBotChats(botId: string, limit: number, cursor?: string
   const items = out.Items ?? [];
   const externalIds = [...new Set(items.map((i) => i.external_id as string | undefined).filter((e): e is string => !!e))];
   const users = new Map((await batchGet(externalIds.map((e) => keys.user(botId, e)))).map((u) => [u.external_id as string, u]));
-  const chats = items.map((item) => {
+  const chats = await Promise.all(items.map(async (item) => {
     const user = users.get(item.external_id as string);
     return {
       ...toChat(item),
-      unread_count: Number(item.unread_msg_by_operator ?? 0),
+      unread_msg_by_user: await retainedUnread(item, 'user', w),
+      unread_count: await retainedUnread(item, 'operator', w),
       user: {
         id: item.user_id as string,
         external_id: (item.external_id as string | undefined) ?? null,
@@ -245,7 +254,7 @@ export async function listBotChats(botId: string, limit: number, cursor?: string
         last_name: (user?.last_name as string) ?? '',
       },
     };
-  });
+  }));
   const last = out.LastEvaluatedKey;
   return {
     chats,

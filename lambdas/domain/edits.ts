@@ -5,6 +5,7 @@ import { ConflictError, ForbiddenError, NotFoundError } from '../shared/errors';
 import type { ChatOwner } from './chats';
 import { keys } from './keys';
 import { toMessage, type Message, type MessageItem } from './messages';
+import { isRetained, retentionWindow, type RetentionWindow } from './retention';
 
 export interface Edit {
   content: string;
@@ -16,9 +17,10 @@ export interface Edit {
  * The bot side edits one of its own messages (a streamed answer: many edits a second) in one UpdateItem.
  * Edits apply in order: `edited_at` only moves forward (so a client keeps the copy with the latest), and
  * with `version` an edit older than the last one applied is refused (409) rather than written over it. The
- * stream record of the update is the publication. A refused edit writes nothing.
+ * stream record of the update is the publication. A refused edit writes nothing; a message the bot's retention
+ * no longer keeps is not found.
  */
-export async function editMessage(owner: ChatOwner, chatId: string, messageId: string, edit: Edit): Promise<Message> {
+export async function editMessage(owner: ChatOwner, chatId: string, messageId: string, edit: Edit, w: RetentionWindow = retentionWindow({})): Promise<Message> {
   const key = keys.message(owner.userId, chatId, messageId);
   let now = new Date().toISOString();
   for (let attempt = 0; ; attempt++) {
@@ -30,13 +32,18 @@ export async function editMessage(owner: ChatOwner, chatId: string, messageId: s
           UpdateExpression: `SET content = :content, is_edited = :true, edited_at = :now${edit.version !== undefined ? ', edit_version = :version' : ''}`,
           ConditionExpression:
             'entity = :message AND sender_type = :outcoming AND (attribute_not_exists(edited_at) OR edited_at < :now)' +
+            ' AND (attribute_not_exists(#ttl) OR #ttl > :seconds)' +
+            (w.since ? ' AND created_at >= :since' : '') +
             (edit.version !== undefined ? ' AND (attribute_not_exists(edit_version) OR edit_version < :version)' : ''),
+          ExpressionAttributeNames: { '#ttl': 'ttl' },
           ExpressionAttributeValues: {
             ':content': edit.content,
             ':true': true,
             ':now': now,
             ':message': 'message',
             ':outcoming': 'outcoming',
+            ':seconds': Math.floor(w.nowMs / 1000),
+            ...(w.since && { ':since': w.since }),
             ...(edit.version !== undefined && { ':version': edit.version }),
           },
           ReturnValues: 'ALL_NEW',
@@ -48,7 +55,7 @@ export async function editMessage(owner: ChatOwner, chatId: string, messageId: s
     }
     // Error path only: say why, or move past an edit stamped in the same millisecond (or by a clock ahead).
     const { Item: item } = await dynamo.send(new GetCommand({ TableName: tableName(), Key: key, ConsistentRead: true }));
-    if (!item || item.entity !== 'message') throw new NotFoundError('Message not found');
+    if (!item || item.entity !== 'message' || !isRetained(item, w)) throw new NotFoundError('Message not found');
     if (item.sender_type !== 'outcoming') throw new ForbiddenError("Only the bot's or an operator's messages can be edited");
     if (edit.version !== undefined && typeof item.edit_version === 'number' && item.edit_version >= edit.version) {
       throw new ConflictError(`A newer edit of this message is applied already (version ${item.edit_version})`);

@@ -7,11 +7,13 @@ import { batchGet, dynamo, tableName } from '../aws/dynamo';
 import { deleteObject, presignedGetUrl, putObject } from '../aws/s3';
 import { ConflictError } from '../shared/errors';
 import { byCodeUnits, newUuid } from '../shared/ids';
+import { getBot } from './bots';
 import { listChats } from './chats';
 import { toUploadJson, userKeyPrefix, type FileRecord } from './files';
 import { allMessages } from './history';
 import { keys } from './keys';
 import { toMessage } from './messages';
+import { isRetained, retentionWindow } from './retention';
 import { isRevoked } from './revocation';
 import { completeTask, failTask, putTask, queueTask, type TaskRecord } from './tasks';
 import { userData } from './user-data';
@@ -58,13 +60,15 @@ export async function exportUser(task: TaskRecord): Promise<void> {
   if (await isRevoked(userId)) return failTask(task.task_id, 'The user has been erased; there is nothing to export', 'export');
   const user = await findUser(task.bot_id, task.external_id as string);
   const data = await userData(task.bot_id, userId);
+  // What the bot's retention keeps, as the APIs show it.
+  const w = retentionWindow((await getBot(task.bot_id)) ?? {});
   const lines: unknown[] = [{ type: 'user', user }];
-  const chats = (await listChats(userId)).sort((a, b) => byCodeUnits(a.created_at, b.created_at) || byCodeUnits(a.id, b.id));
+  const chats = (await listChats(userId, w)).sort((a, b) => byCodeUnits(a.created_at, b.created_at) || byCodeUnits(a.id, b.id));
   for (const chat of chats) {
     lines.push({ type: 'chat', chat });
-    for (const m of await allMessages(userId, chat.id)) lines.push({ type: 'message', message: await toMessage(m) });
+    for (const m of await allMessages(userId, chat.id, w)) lines.push({ type: 'message', message: await toMessage(m) });
   }
-  const files = (await batchGet([...data.fileIds].map(keys.file), true)) as unknown as FileRecord[];
+  const files = ((await batchGet([...data.fileIds].map(keys.file), true)) as unknown as FileRecord[]).filter((f) => isRetained(f, w));
   for (const f of files.sort((a, b) => byCodeUnits(a.created_at, b.created_at))) lines.push({ type: 'file', file: await toUploadJson(f) });
   const key = exportKey(task.bot_id, userId, task.task_id);
   await putObject(key, Buffer.from(lines.map((l) => JSON.stringify(l)).join('\n') + '\n'), AS_DOWNLOAD.contentType, AS_DOWNLOAD.disposition);

@@ -7,6 +7,7 @@ import { ConflictError, InvalidInputError, ForbiddenError } from '../shared/erro
 import { keys } from './keys';
 import { newUuid } from '../shared/ids';
 import type { FileType } from './limits';
+import { expiryOf, isRetained, retentionWindow, type Retained, type RetentionWindow } from './retention';
 
 export interface FileRecord {
   id: string;
@@ -22,14 +23,18 @@ export interface FileRecord {
   /** Why a direct upload was rejected. */
   reason?: string;
   created_at: string;
-  /** A pending upload expires (DynamoDB TTL) if its object never comes. */
+  /** When it expires (DynamoDB TTL): a pending upload whose object never comes, or its bot's retention. */
   ttl?: number;
+  /** A direct upload: the ttl its bot's retention gives it once uploaded (absent: kept for ever). */
+  retain_until?: number;
 }
 
 export type FileStatus = 'pending' | 'uploaded' | 'rejected';
 
+/** Everything of a bot's users in the bucket: a change of its retention lists it. */
+export const botKeyPrefix = (botId: string): string => `bots/${botId}/`;
 /** Everything of a user in the bucket (files, exports) is under one prefix: an erasure lists it. */
-export const userKeyPrefix = (botId: string, userId: string): string => `bots/${botId}/users/${userId}/`;
+export const userKeyPrefix = (botId: string, userId: string): string => `${botKeyPrefix(botId)}users/${userId}/`;
 /** Where a file's bytes live: under its bot and user, so a user's files are one prefix. */
 export const fileKeyPrefix = (botId: string, userId: string): string => `${userKeyPrefix(botId, userId)}files/`;
 export const fileKey = (botId: string, userId: string, fileId: string): string => fileKeyPrefix(botId, userId) + fileId;
@@ -94,9 +99,12 @@ export function newFileRecord(
   return { id, bot_id: botId, user_id: userId, s3_key: fileKey(botId, userId, id), ...f, status, created_at: new Date(now).toISOString() };
 }
 
-/** Stores the bytes first, then the record: a record never points at missing bytes. */
-export async function saveUpload(userId: string, botId: string, upload: Upload): Promise<FileRecord> {
-  const record = newFileRecord(userId, botId, { type: upload.type, name: upload.name, size: upload.bytes.length, mime_type: upload.mime_type }, 'uploaded');
+/** Stores the bytes first, then the record (expiring with the bot's retention): a record never points at missing bytes. */
+export async function saveUpload(userId: string, botId: string, upload: Upload, bot: Retained = {}): Promise<FileRecord> {
+  const now = Date.now();
+  const record = newFileRecord(userId, botId, { type: upload.type, name: upload.name, size: upload.bytes.length, mime_type: upload.mime_type }, 'uploaded', now);
+  const ttl = expiryOf(bot, now);
+  if (ttl !== undefined) record.ttl = ttl;
   // Stored with the object too (a plain GET of it opens the same way); the header keeps the full name.
   const as = dispositionOf(upload);
   const stored = `${as.disposition.split(';')[0]}; filename*=UTF-8''${encodeURIComponent(upload.name)}`;
@@ -111,13 +119,13 @@ export async function saveUpload(userId: string, botId: string, upload: Upload):
  * Reads the files a message attaches; each must exist, have been uploaded by this user, and have passed its
  * checks (a direct upload still in flight is a 409, a rejected one a 400).
  */
-export async function getOwnedFiles(userId: string, ids: string[]): Promise<FileRecord[]> {
+export async function getOwnedFiles(userId: string, ids: string[], w: RetentionWindow = retentionWindow({})): Promise<FileRecord[]> {
   // Strongly consistent: a file uploaded a moment ago is attached at once.
   const items = await batchGet(ids.map((id) => keys.file(id)), true);
   const byId = new Map(items.map((item) => [item.id as string, item as unknown as FileRecord]));
   return ids.map((id, i) => {
     const file = byId.get(id);
-    if (!file || isExpired(file)) throw new InvalidInputError(`files.${i}: no uploaded file has id ${id}`);
+    if (!file || !isRetained(file, w)) throw new InvalidInputError(`files.${i}: no uploaded file has id ${id}`);
     if (file.user_id !== userId) throw new ForbiddenError(`files.${i}: file ${id} was not uploaded by this user`);
     if (file.status === 'pending') throw new ConflictError(`files.${i}: file ${id} is still uploading; send it once its status is uploaded`);
     if (file.status === 'rejected') throw new InvalidInputError(`files.${i}: file ${id} was rejected: ${file.reason ?? 'it failed the checks'}`);
@@ -125,13 +133,10 @@ export async function getOwnedFiles(userId: string, ids: string[]): Promise<File
   });
 }
 
-/** A file record removed (its pending upload expired, or erased): its object is deleted too. Idempotent. */
+/** A file record removed (its pending upload or its retention expired, or erased): its object is deleted too. Idempotent. */
 export async function forgetFileObject(record: { s3_key?: unknown }): Promise<void> {
   if (typeof record.s3_key === 'string') await deleteObject(record.s3_key);
 }
-
-/** A direct upload still pending after its TTL has expired: DynamoDB deletes it within days; reads treat it as gone. */
-export const isExpired = (f: { ttl?: number }, nowMs = Date.now()): boolean => f.ttl !== undefined && f.ttl * 1000 <= nowMs;
 
 export const toStoredFile = (f: FileRecord): StoredFile => ({
   id: f.id,

@@ -5,6 +5,7 @@ import { byCodeUnits } from '../shared/ids';
 import { rejectChatAccess } from './chats';
 import { keys } from './keys';
 import type { MessageItem } from './messages';
+import { isRetained, retainedFrom, retentionWindow, type RetentionWindow } from './retention';
 
 export interface HistoryPage {
   limit: number;
@@ -16,12 +17,19 @@ export interface HistoryPage {
 
 /**
  * One strongly consistent Query of the owner's partition. The chat's start/end markers sit at both ends
- * of its message range, so an owned chat always returns an item; an empty result means "not yours".
+ * of its message range, so an owned chat always returns an item; an empty result means "not yours". The
+ * range starts no lower than the bot's retention keeps (out-of-date messages are never read), and what is
+ * past its own ttl (a message whose file expired first) is left out.
  */
-export async function listMessages(userId: string, chatId: string, page: HistoryPage): Promise<MessageItem[]> {
+export async function listMessages(userId: string, chatId: string, page: HistoryPage, w: RetentionWindow = retentionWindow({})): Promise<MessageItem[]> {
   const prefix = keys.messagePrefix(chatId);
-  const low = page.after ? prefix + page.after : keys.chatStart(userId, chatId).sk;
+  const kept = retainedFrom(chatId, w);
+  const after = page.after ? prefix + page.after : undefined;
+  const low = [after, kept].reduce<string>((a, b) => (b !== undefined && b > a ? b : a), keys.chatStart(userId, chatId).sk);
   const high = page.before ? prefix + page.before : keys.chatEnd(userId, chatId).sk;
+  // Both ends bounded (by ids or the retention), the markers are outside: an empty page asks whose chat it is.
+  const bounded = low !== keys.chatStart(userId, chatId).sk && high !== keys.chatEnd(userId, chatId).sk;
+  if (low > high) return (await chatExists(userId, chatId)) ? [] : rejectChatAccess(userId, chatId);
   // Without `after` we want the newest page, so read downwards; with it, upwards from `after`.
   const newestFirst = !page.after;
   const out = await dynamo.send(
@@ -37,12 +45,12 @@ export async function listMessages(userId: string, chatId: string, page: History
   );
   const items = out.Items ?? [];
   if (items.length === 0) {
-    // Both bounds given and nothing between them: the one case the markers cannot answer.
-    if (page.after && page.before && (await chatExists(userId, chatId))) return [];
+    // Both ends bounded and nothing between them: the one case the markers cannot answer.
+    if (bounded && (await chatExists(userId, chatId))) return [];
     return rejectChatAccess(userId, chatId);
   }
   const messages = items
-    .filter((i) => i.entity === 'message' && i.id !== page.after && i.id !== page.before)
+    .filter((i) => i.entity === 'message' && i.id !== page.after && i.id !== page.before && isRetained(i, w))
     .slice(0, page.limit) as MessageItem[];
   return messages.sort((a, b) => byCodeUnits(a.id, b.id));
 }
@@ -54,12 +62,12 @@ async function chatExists(userId: string, chatId: string): Promise<boolean> {
   return Boolean(out.Item);
 }
 
-/** Every message of a chat, oldest first (an export): the Query of its range, page after page. */
-export async function allMessages(userId: string, chatId: string): Promise<MessageItem[]> {
+/** Every message of a chat that its bot's retention keeps, oldest first (an export): the Query of its range, page after page. */
+export async function allMessages(userId: string, chatId: string, w: RetentionWindow): Promise<MessageItem[]> {
   const items = await queryAll({
     KeyConditionExpression: 'pk = :pk AND sk BETWEEN :low AND :high',
-    ExpressionAttributeValues: { ':pk': keys.userPartition(userId), ':low': keys.chatStart(userId, chatId).sk, ':high': keys.chatEnd(userId, chatId).sk },
+    ExpressionAttributeValues: { ':pk': keys.userPartition(userId), ':low': retainedFrom(chatId, w) ?? keys.chatStart(userId, chatId).sk, ':high': keys.chatEnd(userId, chatId).sk },
     ConsistentRead: true,
   });
-  return items.filter((i) => i.entity === 'message') as unknown as MessageItem[];
+  return items.filter((i) => i.entity === 'message' && isRetained(i, w)) as unknown as MessageItem[];
 }

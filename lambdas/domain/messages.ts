@@ -10,6 +10,7 @@ import { claimKey, idempotencyKey, releaseKey } from './idempotency';
 import { keys } from './keys';
 import { newMessageId } from '../shared/ids';
 import { getOwnedFiles, toFileJson, toStoredFile, type FileJson, type StoredFile } from './files';
+import { expiryOf, retentionWindow, type Retained } from './retention';
 
 /** A message to send, as either API gives it (files by id, linked files as stored). */
 export interface MessageInput {
@@ -54,6 +55,8 @@ export interface NewMessage {
   webhook?: boolean;
   /** client_message_id / Idempotency-Key: a retry with it returns the first message. */
   idempotencyKey?: string;
+  /** The bot's retention: the message expires that long after it was sent. */
+  retention?: Retained;
 }
 
 /** The stored item, as the table (and the stream publisher) sees it. */
@@ -67,6 +70,8 @@ export interface MessageItem extends Omit<Message, 'files' | 'edited_at'> {
   webhook?: true;
   /** The chat's counters and activity are the stream's to move (realtime/publish.ts); absent on older items. */
   count_in_chat?: true;
+  /** When it expires (epoch seconds): its bot's retention; absent: kept for ever. */
+  ttl?: number;
 }
 
 export async function toMessage(item: MessageItem | Record<string, unknown>): Promise<Message> {
@@ -99,6 +104,7 @@ export interface Created {
 
 function newItem(input: NewMessage, now: number): MessageItem {
   const incoming = input.sender === 'user';
+  const ttl = input.retention && expiryOf(input.retention, now);
   return {
     id: newMessageId(now),
     chat_id: input.chatId,
@@ -114,6 +120,7 @@ function newItem(input: NewMessage, now: number): MessageItem {
     created_at: new Date(now).toISOString(),
     ...(input.webhook && { webhook: true as const }),
     count_in_chat: true,
+    ...(ttl !== undefined && { ttl }),
   };
 }
 
@@ -182,25 +189,32 @@ async function requireChat(userId: string, chatId: string): Promise<void> {
   if (!items.some((i) => i.entity === 'chat')) await rejectChatAccess(userId, chatId);
 }
 
+/** How a send is marked: for the webhook dispatcher, and the bot's retention (its settings). */
+export interface SendOptions {
+  webhook?: boolean;
+  bot: Retained;
+}
+
 /** Sends a message into a chat of `owner` (client: the user; Bot API: the bot or an operator) → the Message. */
 export async function sendMessage(
   owner: ChatOwner,
   chatId: string,
   body: MessageInput,
   sender: Sender,
-  webhook = false,
+  { webhook = false, bot }: SendOptions,
 ): Promise<{ message: Message; created: boolean }> {
-  const uploaded = (await getOwnedFiles(owner.userId, body.files)).map(toStoredFile);
+  const uploaded = (await getOwnedFiles(owner.userId, body.files, retentionWindow(bot))).map(toStoredFile);
   const { item, created } = await createMessage(
     {
-    ...owner,
-    chatId,
-    content: body.content,
-    content_type: body.content_type,
-    files: [...uploaded, ...body.complete_files],
-    sender,
-    webhook,
+      ...owner,
+      chatId,
+      content: body.content,
+      content_type: body.content_type,
+      files: [...uploaded, ...body.complete_files],
+      sender,
+      webhook,
       idempotencyKey: body.idempotency_key,
+      retention: bot,
     },
     sender !== 'user', // the Bot API resolved the chat from its pointer
   );

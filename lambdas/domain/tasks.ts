@@ -1,4 +1,4 @@
-// The Bot API's background tasks (erase a user, export one): a record the bot polls, and a job on the task
+// The Bot API's background tasks (erase a user, export one, apply a new retention): a record the bot polls, and a job on the task
 // queue that the task worker (lambdas/bot/task-worker.ts) runs, resumably, until the record says completed.
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { conditionFailedItem, dynamo, isConditionFailed, tableName } from '../aws/dynamo';
@@ -7,7 +7,7 @@ import { config, requireEnv } from '../shared/config';
 import { NotFoundError } from '../shared/errors';
 import { keys } from './keys';
 
-export type TaskKind = 'erase' | 'export';
+export type TaskKind = 'erase' | 'export' | 'retention';
 export type TaskStatus = 'pending' | 'running' | 'completed' | 'failed';
 
 export interface TaskRecord {
@@ -22,6 +22,10 @@ export interface TaskRecord {
   /** An export's object in the bucket, and until when it can be downloaded. */
   download_key?: string;
   expires_at?: string;
+  /** Where a task that walks many items goes on from (retention: domain/retention-task.ts). */
+  cursor?: string;
+  /** A retention task: the retention_days it applies (0: off); another change of it supersedes the task. */
+  retention_days?: number;
   created_at: string;
   completed_at?: string;
   ttl?: number;
@@ -146,6 +150,20 @@ export async function failTask(taskId: string, error: string, kind: TaskKind = '
   ).catch((err) => {
     if (!isConditionFailed(err)) throw err;
   });
+}
+
+/** Records how far the task got: a later run (a redelivery, the rest queued) goes on from there. */
+export async function saveTaskCursor(taskId: string, cursor: string): Promise<void> {
+  await dynamo.send(
+    new UpdateCommand({
+      TableName: tableName(),
+      Key: keys.task(taskId),
+      UpdateExpression: 'SET #cursor = :cursor',
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeNames: { '#cursor': 'cursor' },
+      ExpressionAttributeValues: { ':cursor': cursor },
+    }),
+  );
 }
 
 /** Queues the task's job; `delaySeconds` lets requests already past their checks finish first (erase). */

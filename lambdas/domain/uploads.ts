@@ -7,7 +7,8 @@ import { batchWrite, dynamo, isConditionFailed, tableName } from '../aws/dynamo'
 import { deleteObject, objectHead, presignedPost } from '../aws/s3';
 import { config } from '../shared/config';
 import { InvalidInputError } from '../shared/errors';
-import { isExpired, newFileRecord, toUploadJson, type FileRecord, type UploadJson } from './files';
+import { newFileRecord, toUploadJson, type FileRecord, type UploadJson } from './files';
+import { expiryOf, isRetained, retentionWindow, type Retained, type RetentionWindow } from './retention';
 import { checkSignature, mimeAllowed } from './file-signatures';
 import { keys } from './keys';
 import type { FileType } from './limits';
@@ -40,12 +41,16 @@ export function checkUpload(input: NewUpload): void {
 }
 
 /** A pending file and the presigned POST that uploads its bytes (the key, type and size pinned by the policy). */
-export async function createUpload(userId: string, botId: string, input: NewUpload): Promise<UploadTicket> {
+export async function createUpload(userId: string, botId: string, input: NewUpload, bot: Retained = {}): Promise<UploadTicket> {
   checkUpload(input);
   const now = Date.now();
+  // Uploaded, it expires with the bot's retention (settle() sets it then: the completer reads no bot).
+  const retainUntil = expiryOf(bot, now);
+  const pendingUntil = Math.floor(now / 1000) + PENDING_TTL_SECONDS;
   const record: FileRecord = {
     ...newFileRecord(userId, botId, { type: input.type, name: input.name, size: input.size, mime_type: input.mime_type.toLowerCase() }, 'pending', now),
-    ttl: Math.floor(now / 1000) + PENDING_TTL_SECONDS,
+    ttl: Math.min(pendingUntil, retainUntil ?? pendingUntil),
+    ...(retainUntil !== undefined && { retain_until: retainUntil }),
   };
   // The policy first: a refused presign leaves no record behind.
   const post = await presignedPost(record.s3_key, record.mime_type, record.size, UPLOAD_POLICY_SECONDS);
@@ -104,8 +109,14 @@ async function settle(record: FileRecord, to: { status: 'uploaded' } | { status:
       new UpdateCommand({
         TableName: tableName(),
         Key: keys.file(record.id),
-        // Uploaded: kept (no TTL). Rejected: kept 24 hours more, so the page can show why.
-        UpdateExpression: to.status === 'uploaded' ? 'SET #status = :status REMOVE #ttl' : 'SET #status = :status, reason = :reason, #ttl = :ttl',
+        // Uploaded: kept as long as its bot's retention says (for ever without one). Rejected: kept 24 hours
+        // more, so the page can show why.
+        UpdateExpression:
+          to.status === 'rejected'
+            ? 'SET #status = :status, reason = :reason, #ttl = :ttl'
+            : record.retain_until !== undefined
+              ? 'SET #status = :status, #ttl = retain_until'
+              : 'SET #status = :status REMOVE #ttl',
         ConditionExpression: '#status = :from',
         ExpressionAttributeNames: { '#status': 'status', '#ttl': 'ttl' },
         ExpressionAttributeValues: {
@@ -126,8 +137,8 @@ async function settle(record: FileRecord, to: { status: 'uploaded' } | { status:
 const readFileRecord = async (id: string): Promise<FileRecord | undefined> =>
   (await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.file(id), ConsistentRead: true }))).Item as FileRecord | undefined;
 
-/** A user's file, as GET /files/{id} shows it; another user's (or none) is undefined. */
-export async function getUserFile(userId: string, fileId: string): Promise<FileRecord | undefined> {
+/** A user's file, as GET /files/{id} shows it; another user's, an expired one (or none) is undefined. */
+export async function getUserFile(userId: string, fileId: string, w: RetentionWindow = retentionWindow({})): Promise<FileRecord | undefined> {
   const record = await readFileRecord(fileId);
-  return record && record.user_id === userId && !isExpired(record) ? record : undefined;
+  return record && record.user_id === userId && isRetained(record, w) ? record : undefined;
 }

@@ -69,6 +69,8 @@ export interface Config {
   fileUrlTtlSeconds: number;
   /** The largest direct upload (POST …/files/uploads), in bytes: 100 MB by default, S3's 5 GB at most. */
   maxUploadBytes: number;
+  /** Seconds in one day of a bot's retention_days: 86400; a demo or a test shortens it (domain/retention.ts). */
+  retentionDaySeconds: number;
 }
 
 let cached: Config | undefined;
@@ -111,6 +113,7 @@ export function config(): Config {
     sessionTtlSeconds: intEnv('SESSION_TTL_SECONDS', 24 * 3600),
     fileUrlTtlSeconds: intEnv('FILE_URL_TTL_SECONDS', 3600),
     maxUploadBytes: Math.min(intEnv('MAX_UPLOAD_BYTES', 100 * 1024 * 1024), 5 * 1024 ** 3),
+    retentionDaySeconds: Math.max(intEnv('RETENTION_DAY_SECONDS', 86400), 1),
   };
   return cached;
 }

@@ -27,3 +27,6 @@ export function newMessageId(nowMs: number): string {
   lastMessageId = id;
   return id.toString().padStart(19, '0');
 }
+
+/** The lowest message id of a millisecond: every message written at or after `ms` sorts at or above it. */
+export const firstMessageIdAt = (ms: number): string => (BigInt(Math.max(0, Math.floor(ms))) * 1_000_000n).toString().padStart(19, '0');

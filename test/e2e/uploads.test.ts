@@ -54,7 +54,7 @@ test('a photo: pending with a presigned POST of at most 10 minutes; its object l
   // A second delivery of the event changes nothing.
   expect(await completeUpload(ticket.record.s3_key)).toMatchObject({ status: 'uploaded' });
   // It can be sent now.
-  const { message } = await sendMessage(o, o.chatId, { content: '', content_type: 'photo', files: [ticket.record.id], complete_files: [] }, 'user');
+  const { message } = await sendMessage(o, o.chatId, { content: '', content_type: 'photo', files: [ticket.record.id], complete_files: [] }, 'user', { bot: {} });
   expect(message.files?.[0]).toMatchObject({ id: ticket.record.id, type: 'photo', size: PNG.length });
 });
 

@@ -31,6 +31,8 @@ export default async function globalSetup(): Promise<void> {
     ERASE_DELAY_SECONDS: '1',
     // Expired items (TTL) swept every 2 s, not every minute: a test of an expiry sees it within seconds.
     LOCAL_TTL_SWEEP_MS: '2000',
+    // A day of a bot's retention_days lasts a second: a test of retention sees messages expire within seconds.
+    RETENTION_DAY_SECONDS: '1',
   });
   // Its output goes to test-output/local-stack.log for anyone debugging a failure.
   const logFile = join(ROOT, 'test-output', 'local-stack.log');

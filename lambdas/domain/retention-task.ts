@@ -1,0 +1,131 @@
+// A change of a bot's retention_days re-dates what the bot has stored: the webhook dispatcher sees the bot's
+// record change on the stream and starts a `retention` task; the task worker then sets (or, turned off,
+// removes) the ttl of every message of the bot's chats and of every uploaded file under its prefix in the
+// bucket, page by page, from the bot's setting as it is when each page is done. Reads already apply the new
+// setting (domain/retention.ts); this makes DynamoDB's TTL, and through it S3, follow.
+import { createHash } from 'node:crypto';
+import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { batchGet, dynamo, isConditionFailed, queryAll, tableName } from '../aws/dynamo';
+import { listKeysPage } from '../aws/s3';
+import { config } from '../shared/config';
+import { readBot } from './bots';
+import { botKeyPrefix, type FileRecord } from './files';
+import { keys, type Key } from './keys';
+import { expiryOf, type Retained } from './retention';
+import { completeTask, putTask, queueTask, saveTaskCursor, type TaskRecord } from './tasks';
+import { fileIdOfKey } from './uploads';
+
+/** Chats re-dated per page (each one Query of its messages, then an update per message whose ttl differs). */
+const CHATS_PER_PAGE = 25;
+/** Updates in flight at once. */
+const PARALLEL = 10;
+
+/** One task per change: a redelivered stream record finds the same task (the bot's id and new updated_at). */
+export function retentionTaskId(botId: string, updatedAt: string): string {
+  const h = createHash('sha256').update(`retention:${botId}:${updatedAt}`).digest('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-8${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
+
+/**
+ * The dispatcher's part, for a bot record whose retention_days changed. The job waits for the bot cache of
+ * every function to have expired and for requests in flight to end (ERASE_DELAY_SECONDS), so no message
+ * written with the old setting comes after the walk has passed its chat.
+ */
+export async function startRetentionTask(botId: string, updatedAt: string, retentionDays: number | undefined): Promise<TaskRecord> {
+  const task = await putTask({
+    task_id: retentionTaskId(botId, updatedAt),
+    kind: 'retention',
+    status: 'pending',
+    bot_id: botId,
+    retention_days: retentionDays ?? 0,
+    created_at: new Date().toISOString(),
+  });
+  if (task.status !== 'completed') {
+    await queueTask(task.task_id, Math.min(900, Math.ceil(config().botCacheTtlMs / 1000) + config().eraseDelaySeconds));
+  }
+  return task;
+}
+
+type Cursor = { phase: 'chats'; key?: Record<string, unknown> } | { phase: 'files'; token?: string };
+
+/**
+ * The worker's part: a page of chats, or of the bot's objects, at a time; the cursor saved after each, so a
+ * run cut short (out of time, or a crash) goes on from the last page done. Every step sets a ttl to what the
+ * setting says, so doing a page twice changes nothing. True once done and the task completed.
+ */
+export async function applyRetention(task: TaskRecord, timeLeft: () => number): Promise<boolean> {
+  let cursor: Cursor | undefined = task.cursor ? (JSON.parse(task.cursor) as Cursor) : { phase: 'chats' };
+  while (cursor) {
+    if (timeLeft() < 30_000) return false;
+    // Read for each page: another change of the retention meanwhile has its own task, which does it all again.
+    const bot = await readBot(task.bot_id);
+    if (!bot || (bot.retention_days ?? 0) !== task.retention_days) break;
+    cursor = cursor.phase === 'chats' ? await chatsPage(task.bot_id, bot, cursor.key) : await filesPage(task.bot_id, bot, cursor.token);
+    if (cursor) await saveTaskCursor(task.task_id, JSON.stringify(cursor));
+  }
+  await completeTask(task.task_id, {}, ['cursor']);
+  return true;
+}
+
+async function chatsPage(botId: string, bot: Retained, start?: Record<string, unknown>): Promise<Cursor> {
+  const out = await dynamo.send(
+    new QueryCommand({
+      TableName: tableName(),
+      IndexName: 'gsi1',
+      KeyConditionExpression: 'gsi1pk = :bot',
+      ExpressionAttributeValues: { ':bot': keys.botChats(botId) },
+      ProjectionExpression: 'id, user_id',
+      Limit: CHATS_PER_PAGE,
+      ExclusiveStartKey: start,
+    }),
+  );
+  for (const chat of out.Items ?? []) await redateChat(bot, chat.user_id as string, chat.id as string);
+  return out.LastEvaluatedKey ? { phase: 'chats', key: out.LastEvaluatedKey } : { phase: 'files' };
+}
+
+async function redateChat(bot: Retained, userId: string, chatId: string): Promise<void> {
+  const messages = await queryAll({
+    KeyConditionExpression: 'pk = :pk AND sk BETWEEN :low AND :high',
+    ExpressionAttributeValues: { ':pk': keys.userPartition(userId), ':low': keys.chatStart(userId, chatId).sk, ':high': keys.chatEnd(userId, chatId).sk },
+    ProjectionExpression: 'pk, sk, entity, created_at, #ttl',
+    ExpressionAttributeNames: { '#ttl': 'ttl' },
+    ConsistentRead: true,
+  });
+  const due = messages.filter((m) => m.entity === 'message' && m.ttl !== expiryOf(bot, Date.parse(m.created_at as string)));
+  await inParallel(due, (m) => setTtl({ pk: m.pk as string, sk: m.sk as string }, expiryOf(bot, Date.parse(m.created_at as string))));
+}
+
+/** A page of the bot's objects: the uploaded files among them get the setting's ttl (pending ones, once uploaded). */
+async function filesPage(botId: string, bot: Retained, token?: string): Promise<Cursor | undefined> {
+  const page = await listKeysPage(botKeyPrefix(botId), token);
+  const ids = page.keys.map(fileIdOfKey).filter((id): id is string => Boolean(id));
+  const records = (await batchGet(ids.map(keys.file), true)) as unknown as FileRecord[];
+  await inParallel(records, async (f) => {
+    const ttl = expiryOf(bot, Date.parse(f.created_at));
+    if (f.status === 'uploaded' && f.ttl !== ttl) await setTtl(keys.file(f.id), ttl, 'uploaded');
+    if (f.status === 'pending' && f.retain_until !== ttl) await setTtl(keys.file(f.id), ttl, 'pending', 'retain_until');
+  });
+  return page.next ? { phase: 'files', token: page.next } : undefined;
+}
+
+/** Sets (or, for no ttl, removes) the item's expiry, if the item is still there (and, for a file, in that status). */
+async function setTtl(key: Key, ttl: number | undefined, status?: string, attribute = 'ttl'): Promise<void> {
+  try {
+    await dynamo.send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: key,
+        UpdateExpression: ttl === undefined ? 'REMOVE #a' : 'SET #a = :ttl',
+        ConditionExpression: 'attribute_exists(pk)' + (status ? ' AND #status = :status' : ''),
+        ExpressionAttributeNames: { '#a': attribute, ...(status && { '#status': 'status' }) },
+        ExpressionAttributeValues: ttl === undefined && !status ? undefined : { ...(ttl !== undefined && { ':ttl': ttl }), ...(status && { ':status': status }) },
+      }),
+    );
+  } catch (err) {
+    if (!isConditionFailed(err)) throw err; // deleted (or settled) meanwhile: nothing to re-date
+  }
+}
+
+async function inParallel<T>(items: T[], run: (item: T) => Promise<void>): Promise<void> {
+  for (let i = 0; i < items.length; i += PARALLEL) await Promise.all(items.slice(i, i + PARALLEL).map(run));
+}

@@ -1,0 +1,104 @@
+// A bot's retention (`retention_days`, off by default): its messages and files are kept that long after they
+// were written. Each carries `ttl`, so DynamoDB deletes it (and a removed file record has its object deleted,
+// bot/webhook-dispatch.ts), and every read hides what the bot's current setting puts out of date, whether or
+// not TTL has deleted it yet (DynamoDB may take days). A change of the setting re-dates what is stored
+// (domain/retention-task.ts).
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo, tableName } from '../aws/dynamo';
+import { config } from '../shared/config';
+import { InvalidInputError } from '../shared/errors';
+import { firstMessageIdAt } from '../shared/ids';
+import { keys } from './keys';
+
+export const MAX_RETENTION_DAYS = 3650;
+
+/** What retention reads of a bot. */
+export interface Retained {
+  retention_days?: number;
+}
+
+export function checkRetention(days: number | null | undefined): void {
+  if (days === undefined || days === null) return;
+  if (!(Number.isInteger(days) && days >= 1 && days <= MAX_RETENTION_DAYS)) {
+    throw new InvalidInputError(`retention_days must be a whole number of days from 1 to ${MAX_RETENTION_DAYS}, or off: ${days}`);
+  }
+}
+
+/** How long the bot keeps a message or file, in seconds; undefined: for ever. */
+const keptSeconds = (bot: Retained): number | undefined => (bot.retention_days ? bot.retention_days * config().retentionDaySeconds : undefined);
+
+/**
+ * The `ttl` (epoch seconds) of a message or file the bot writes at `createdMs`; undefined: kept for ever.
+ * Rounded up: reads hide an item by its created_at first (retentionWindow), never earlier by its ttl.
+ */
+export function expiryOf(bot: Retained, createdMs: number): number | undefined {
+  const seconds = keptSeconds(bot);
+  return seconds === undefined ? undefined : Math.ceil(createdMs / 1000) + seconds;
+}
+
+/** What a read may still return at `nowMs`: nothing past its ttl, nothing created before `since`. */
+export interface RetentionWindow {
+  nowMs: number;
+  /** The oldest `created_at` the bot's setting keeps (ISO); absent: retention off. */
+  since?: string;
+}
+
+export function retentionWindow(bot: Retained, nowMs = Date.now()): RetentionWindow {
+  const seconds = keptSeconds(bot);
+  return { nowMs, ...(seconds !== undefined && { since: new Date(nowMs - seconds * 1000).toISOString() }) };
+}
+
+/** Past its ttl: DynamoDB deletes it within days; until then reads treat it as gone. */
+export const isPastTtl = (item: { ttl?: unknown }, nowMs = Date.now()): boolean => typeof item.ttl === 'number' && item.ttl * 1000 <= nowMs;
+
+/** A message or file a read may return. */
+export const isRetained = (item: { created_at?: unknown; ttl?: unknown }, w: RetentionWindow): boolean =>
+  !isPastTtl(item, w.nowMs) && (!w.since || (typeof item.created_at === 'string' && item.created_at >= w.since));
+
+/** The lowest message sort key of a chat that the window keeps (a history Query starts there). */
+export const retainedFrom = (chatId: string, w: RetentionWindow): string | undefined =>
+  w.since ? keys.messagePrefix(chatId) + firstMessageIdAt(Date.parse(w.since)) : undefined;
+
+const SIDES = {
+  user: { count: 'unread_msg_by_user', read: 'last_read_at', counts: 'outcoming' },
+  operator: { count: 'unread_msg_by_operator', read: 'operator_last_read_at', counts: 'incoming' },
+} as const;
+
+/**
+ * One side's unread counter of a chat (its item) as retention leaves it. The counter counts the other side's
+ * messages after this side's last read; when that read (or, never read, the chat's creation) is older than the
+ * window, some of them may be out of date, so the ones still kept are counted (one Query, COUNT: a reply left
+ * unread longer than the retention, which is rare). Never above the stored count, which the stream moves.
+ */
+export async function retainedUnread(chat: Record<string, unknown>, side: keyof typeof SIDES, w: RetentionWindow): Promise<number> {
+  const { count, read, counts } = SIDES[side];
+  const stored = Number(chat[count] ?? 0);
+  const from = typeof chat[read] === 'string' ? (chat[read] as string) : (chat.created_at as string);
+  if (!w.since || stored === 0 || from >= w.since) return stored;
+  const chatId = chat.id as string;
+  let n = 0;
+  let start: Record<string, unknown> | undefined;
+  do {
+    const out = await dynamo.send(
+      new QueryCommand({
+        TableName: tableName(),
+        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :low AND :high',
+        FilterExpression: 'sender_type = :side AND (attribute_not_exists(#ttl) OR #ttl > :now)',
+        ExpressionAttributeNames: { '#ttl': 'ttl' },
+        ExpressionAttributeValues: {
+          ':pk': keys.userPartition(chat.user_id as string),
+          ':low': retainedFrom(chatId, w),
+          ':high': keys.chatEnd(chat.user_id as string, chatId).sk,
+          ':side': counts,
+          ':now': Math.floor(w.nowMs / 1000),
+        },
+        Select: 'COUNT',
+        ConsistentRead: true,
+        ExclusiveStartKey: start,
+      }),
+    );
+    n += out.Count ?? 0;
+    start = out.LastEvaluatedKey;
+  } while (start);
+  return Math.min(n, stored);
+}

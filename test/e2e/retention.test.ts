@@ -1,0 +1,127 @@
+// A bot's retention through the running local stack, where a day of retention_days lasts a second
+// (RETENTION_DAY_SECONDS=1, test/support/global-setup.ts) and expired items are swept every 2 s: messages and
+// files older than the setting disappear from every read at once, then from the table (TTL) and the bucket
+// (the removed file record's object deleted); the unread counters count only what is kept; a change of the
+// setting re-dates what is stored (the retention task); newer messages and another bot's stay.
+import { call, newBot, newSession, UUID } from '../support/api';
+import { until } from '../support/realtime';
+import { checkSchema } from '../support/openapi';
+import { listBucket, scanTable } from '../support/storage';
+import { readBot, updateBot } from '../../lambdas/domain/bots';
+import { listChats } from '../../lambdas/domain/chats';
+import { listMessages } from '../../lambdas/domain/history';
+import { retentionWindow } from '../../lambdas/domain/retention';
+import { retentionTaskId } from '../../lambdas/domain/retention-task';
+import { getUserFile } from '../../lambdas/domain/uploads';
+import { InvalidInputError } from '../../lambdas/shared/errors';
+
+const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
+const asBot = (secretKey: string) => ({ headers: { authorization: `Bearer ${secretKey}` } });
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function fileForm(name: string, extra = ''): FormData {
+  const fd = new FormData();
+  fd.append('file', new Blob([Buffer.concat([PNG, Buffer.from(extra)])], { type: 'image/png' }), name);
+  return fd;
+}
+
+/** A user with one chat of the bot: a text and a photo from the user, two replies; returns every id they made. */
+async function conversation(clientKey: string, secretKey: string, externalId: string) {
+  const s = await newSession(clientKey, { external_id: externalId });
+  const token = s.session_token;
+  const chatId = (await call('POST', '/api/client/chats', { token, json: { name: 'kept?' } })).body.id as string;
+  const fileId = (await call('POST', '/api/client/files', { token, body: fileForm('a.png', externalId) })).body.id as string;
+  const messageIds: string[] = [];
+  messageIds.push((await call('POST', `/api/client/chats/${chatId}/messages`, { token, json: { content: 'hello' } })).body.id);
+  messageIds.push((await call('POST', `/api/client/chats/${chatId}/messages`, { token, json: { content: '', content_type: 'photo', files: [fileId] } })).body.id);
+  for (const content of ['one', 'two']) messageIds.push((await call('POST', `/api/bot/chats/${chatId}/messages`, { ...asBot(secretKey), json: { content } })).body.id);
+  return { token, userId: s.user.id, chatId, fileId, messageIds };
+}
+
+const unread = async (token: string) => ((await call('GET', '/api/client/chats', { token })).body as { unread_msg_by_user: number }[])[0].unread_msg_by_user;
+const botUnread = async (secretKey: string) => (await call('GET', '/api/bot/chats', asBot(secretKey))).body.chats[0] as { unread_msg_by_user: number; unread_count: number };
+
+test('messages and files past the retention are gone from every read at once, then from the table and the bucket; counters count what is kept', async () => {
+  // 10 "days": 10 s.
+  const { bot, secretKey } = await newBot({ retention_days: 10 });
+  const other = await newBot();
+  const c = await conversation(bot.client_key, secretKey, 'short-lived');
+  const kept = await conversation(other.bot.client_key, other.secretKey, 'forever');
+  // Items naming a message or the file (the chat, its pointer and its markers stay: only messages and files expire).
+  const mine = (text: string) => [c.fileId, ...c.messageIds].some((id) => text.includes(id));
+  // Both sides' counters once the stream has counted every message.
+  await until(async () => (await unread(c.token)) === 2 && (await botUnread(secretKey)).unread_count === 2, 5000, 'the counters');
+  expect((await call('GET', `/api/client/chats/${c.chatId}/messages`, { token: c.token })).body).toHaveLength(4);
+  expect((await call('GET', `/api/client/files/${c.fileId}`, { token: c.token })).status).toBe(200);
+
+  // Reads decide by the time, not by what TTL has deleted yet: read as of 11 s after now, while every item is
+  // still in the table, nothing of the chat is returned and no counter counts it.
+  const later = retentionWindow(bot, Date.now() + 11_000);
+  expect(await listMessages(c.userId, c.chatId, { limit: 100 }, later)).toEqual([]);
+  expect(await listMessages(c.userId, c.chatId, { limit: 100, after: c.messageIds[0] }, later)).toEqual([]);
+  expect(await getUserFile(c.userId, c.fileId, later)).toBeUndefined();
+  expect((await listChats(c.userId, later))[0]).toMatchObject({ id: c.chatId, unread_msg_by_user: 0 });
+  expect((await scanTable()).filter(mine).length).toBeGreaterThanOrEqual(5);
+
+  // Past the retention: history empty, the file gone, counters 0 on both APIs, then nothing left in storage.
+  await until(async () => ((await call('GET', `/api/client/chats/${c.chatId}/messages`, { token: c.token })).body as unknown[]).length === 0, 15_000, 'the expiry');
+  expect((await call('GET', `/api/client/files/${c.fileId}`, { token: c.token })).status).toBe(404);
+  expect(await unread(c.token)).toBe(0);
+  expect(await botUnread(secretKey)).toMatchObject({ unread_msg_by_user: 0, unread_count: 0 });
+  expect((await call('GET', `/api/bot/chats/${c.chatId}/messages`, asBot(secretKey))).body).toEqual([]);
+  const edit = await call('PATCH', `/api/bot/chats/${c.chatId}/messages/${c.messageIds[2]}`, { ...asBot(secretKey), json: { content: 'too late' } });
+  expect([edit.status, edit.body]).toEqual([404, { error: 'Message not found' }]);
+  const resend = await call('POST', `/api/client/chats/${c.chatId}/messages`, { token: c.token, json: { content: '', content_type: 'photo', files: [c.fileId] } });
+  expect(resend.status).toBe(400);
+  await until(async () => (await scanTable()).filter(mine).length === 0, 10_000, 'TTL to delete the items');
+  // The removed file record's object, deleted from the stream (the webhook dispatcher).
+  await until(async () => (await listBucket()).every((k) => !k.includes(c.fileId)), 5000, 'the object deleted');
+  // The chat stays (only messages and files expire) and takes new messages, counted from what is kept.
+  await call('POST', `/api/bot/chats/${c.chatId}/messages`, { ...asBot(secretKey), json: { content: 'three' } });
+  await until(async () => (await unread(c.token)) === 1, 5000, 'the new reply counted');
+  // Another bot's conversation, kept for ever, is untouched.
+  expect((await call('GET', `/api/client/chats/${kept.chatId}/messages`, { token: kept.token })).body).toHaveLength(4);
+  expect(await unread(kept.token)).toBe(2);
+  expect((await listBucket()).filter((k) => k.includes(kept.fileId))).toHaveLength(1);
+}, 60_000);
+
+test('a change of the setting re-dates what is stored: turned on, older messages and files go; turned off, the rest is kept', async () => {
+  const { bot, secretKey } = await newBot();
+  const old = await conversation(bot.client_key, secretKey, 'before');
+  await sleep(2500);
+  // On at 2 "days" (2 s): what was sent before is past it at once, and the task dates it for TTL.
+  const { bot: on } = await updateBot(bot.id, { retention_days: 2 });
+  expect((await call('GET', `/api/client/chats/${old.chatId}/messages`, { token: old.token })).body).toEqual([]);
+  const taskId = retentionTaskId(bot.id, on.updated_at);
+  let task: any;
+  await until(async () => (task = (await call('GET', `/api/bot/tasks/${taskId}`, asBot(secretKey))).body).status === 'completed', 20_000, 'the retention task');
+  expect(task).toEqual({ task_id: taskId, kind: 'retention', status: 'completed', created_at: expect.any(String), completed_at: expect.any(String) });
+  expect(checkSchema('Task', task)).toEqual([]);
+  const ids = [old.fileId, ...old.messageIds];
+  await until(async () => (await scanTable()).every((i) => !ids.some((id) => i.includes(id))), 10_000, 'TTL to delete them');
+  await until(async () => (await listBucket()).every((k) => !k.includes(old.fileId)), 5000, 'the object deleted');
+
+  // Longer, then off: what was dated is kept again for ever (its ttl removed).
+  const { bot: longer } = await updateBot(bot.id, { retention_days: 3650 });
+  const now = await conversation(bot.client_key, secretKey, 'after');
+  await until(async () => (await call('GET', `/api/bot/tasks/${retentionTaskId(bot.id, longer.updated_at)}`, asBot(secretKey))).body.status === 'completed', 20_000, 'the task');
+  const dated = (await scanTable()).filter((i) => now.messageIds.some((id) => i.includes(`"id":"${id}"`)));
+  expect(dated.map((i) => typeof JSON.parse(i).ttl)).toEqual(['number', 'number', 'number', 'number']);
+  const { bot: off } = await updateBot(bot.id, { retention_days: null });
+  await until(async () => (await call('GET', `/api/bot/tasks/${retentionTaskId(bot.id, off.updated_at)}`, asBot(secretKey))).body.status === 'completed', 20_000, 'the task');
+  const items = (await scanTable()).map((i) => JSON.parse(i)).filter((i) => [now.fileId, ...now.messageIds].includes(i.id));
+  expect(items).toHaveLength(5);
+  expect(items.filter((i) => 'ttl' in i)).toEqual([]);
+  expect((await call('GET', `/api/client/chats/${now.chatId}/messages`, { token: now.token })).body).toHaveLength(4);
+  expect((await readBot(bot.id))?.retention_days).toBeUndefined();
+}, 60_000);
+
+test('the setting takes 1 to 3650 whole days, or off; anything else is refused and changes nothing', async () => {
+  const { bot } = await newBot({ retention_days: 30 });
+  for (const bad of [0, 3651, 1.5, -1]) {
+    await expect(updateBot(bot.id, { retention_days: bad })).rejects.toThrow(InvalidInputError);
+  }
+  expect((await readBot(bot.id))?.retention_days).toBe(30);
+  expect(bot.updated_at).toBe((await readBot(bot.id))?.updated_at);
+  expect(retentionTaskId(bot.id, bot.updated_at)).toMatch(UUID);
+});
