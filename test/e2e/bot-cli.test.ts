@@ -148,3 +148,20 @@ test('--unread-reminder sets, prints and clears the bot\'s unread reminder; 0, 9
   }
   expect(JSON.parse(bot(['list', '--json']).out).bots.find((b: any) => b.bot_id === created.bot_id).unread_reminder_seconds).toBeNull();
 });
+
+test('--retention-days sets, prints and turns off the retention, printing the task that re-dates what is stored; 0, 3651 and words are refused', () => {
+  const created = JSON.parse(bot(['create', '--name', 'forgetful', '--retention-days', '30', '--json']).out);
+  expect(created.retention_days).toBe(30);
+  const updated = JSON.parse(bot(['update', created.bot_id, '--retention-days', '3650', '--json']).out);
+  expect(updated).toMatchObject({ retention_days: 3650, retention_task_id: expect.stringMatching(/^[0-9a-f-]{36}$/) });
+  // Another setting changed, the retention not: no task.
+  expect(JSON.parse(bot(['update', created.bot_id, '--name', 'still forgetful', '--json']).out).retention_task_id).toBeUndefined();
+  const off = JSON.parse(bot(['update', created.bot_id, '--retention-days', 'off', '--json']).out);
+  expect(off.retention_days).toBeNull();
+  expect(off.retention_task_id).not.toBe(updated.retention_task_id);
+  for (const bad of ['0', '3651', 'week', '1.5']) {
+    const r = bot(['update', created.bot_id, '--retention-days', bad]);
+    expect([bad, r.code, r.err]).toEqual([bad, 2, expect.stringContaining(`--retention-days must be a whole number of days from 1 to 3650, or off: "${bad}"`)]);
+  }
+  expect(JSON.parse(bot(['list', '--json']).out).bots.find((b: any) => b.bot_id === created.bot_id).retention_days).toBeNull();
+});

@@ -3,7 +3,7 @@
 // needs first, so it runs again on its own with a changed policy for the function under test.
 import { createHmac, randomUUID } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { NOT_FOUND, ROUTES, type RouteDef } from '../../lib/routes';
@@ -415,6 +415,16 @@ export class CoreFlows {
     await this.withAdminS3((s3) => s3.send(new PutObjectCommand({ Bucket: this.hx.stack.bucket, Key: stale.key, Body: PNG, ContentType: 'image/png' })));
     await this.admin.send(new PutCommand({ TableName: this.hx.stack.tableName, Item: { ...keys.file(stale.id), entity: 'file', id: stale.id, s3_key: stale.key, status: 'pending' } }));
     await this.admin.send(new DeleteCommand({ TableName: this.hx.stack.tableName, Key: keys.file(stale.id) }));
+    // Bot A's retention changed (as the bot CLI's update does): its retention task is started.
+    const days = 1 + Math.floor(Math.random() * 3650);
+    await this.admin.send(
+      new UpdateCommand({
+        TableName: this.hx.stack.tableName,
+        Key: keys.bot(this.ctx.botA.id),
+        UpdateExpression: 'SET retention_days = :days, updated_at = :at',
+        ExpressionAttributeValues: { ':days': days, ':at': new Date().toISOString() },
+      }),
+    );
     await this.hx.readStream();
     const event = this.hx.streamEvent(WEBHOOK_DISPATCHER, this.hx.records);
     const inserts = event.Records.filter((r) => r.eventName === 'INSERT');
@@ -431,6 +441,8 @@ export class CoreFlows {
     if (reminders.length !== 1) throw new Error(`${reminders.length} reminders queued for the replies' burst`);
     this.ctx.jobs = jobs;
     await this.expectNoObject(stale.key, "a removed file's object was kept");
+    const tasks = await Promise.all((await this.receive('tasks')).map((j) => this.item(keys.task(JSON.parse(j.Body).task_id).pk, 'TASK')));
+    if (!tasks.some((t) => t?.kind === 'retention' && t.bot_id === this.ctx.botA.id && t.retention_days === days)) throw new Error('no retention task queued');
   }
 
   protected async receive(queue: 'webhooks' | 'webhooks_dlq' | 'tasks'): Promise<Any[]> {

@@ -130,8 +130,10 @@ export class Harness {
       ...(this.stack.functions[id].env.WS_MANAGEMENT_ENDPOINT && { WS_MANAGEMENT_ENDPOINT: e }),
       // One retry, without delay, so a failing webhook reaches the dead-letter queue in two deliveries.
       WEBHOOK_RETRY_DELAYS: '0',
-      // An erasure's job receivable at once (15 s on AWS, for requests in flight).
+      // An erasure's job receivable at once (15 s on AWS, for requests in flight), and a retention task's
+      // (on AWS it waits for the bot cache too).
       ERASE_DELAY_SECONDS: '0',
+      BOT_CACHE_TTL_MS: '0',
       WEBHOOK_TIMEOUT_MS: '3000',
       // moto is slower than AWS on a first call; the functions' bounded waits stay bounded.
       AWS_REQUEST_TIMEOUT_MS: '5000',

@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { CoreFlows, CORE_FLOW_ORDER } from './flows';
 import { json, multipart, sqsEvent, wsEvent } from './harness';
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { keys } from '../../lambdas/domain/keys';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -89,9 +89,35 @@ export class Flows extends CoreFlows {
     await this.exported();
   }
 
-  /** The worker: an export (its files' URLs, signed by the worker, serving their bytes); then the same user's
-   * erasure, cut short after the files (it queues the rest), then run again to the end. */
+  /** A retention task for bot A's setting run by the worker: the flow's photo message and its file then expire. */
+  private async retention(): Promise<void> {
+    const table = this.hx.stack.tableName;
+    const bot = await this.admin.send(
+      new UpdateCommand({ TableName: table, Key: keys.bot(this.ctx.botA.id), UpdateExpression: 'SET retention_days = :d', ExpressionAttributeValues: { ':d': 3650 }, ReturnValues: 'ALL_NEW' }),
+    );
+    const taskId = randomUUID();
+    await this.admin.send(
+      new PutCommand({
+        TableName: table,
+        Item: { ...keys.task(taskId), entity: 'task', task_id: taskId, kind: 'retention', status: 'pending', bot_id: this.ctx.botA.id, retention_days: 3650, created_at: bot.Attributes?.updated_at },
+      }),
+    );
+    const job = { MessageId: randomUUID(), ReceiptHandle: randomUUID(), Body: JSON.stringify({ task_id: taskId }) };
+    const out = await this.hx.invoke<Any>(this.fn('task_worker'), sqsEvent(this.queueArn('TaskQueue'), [job]), contextWith(200_000));
+    if (out.batchItemFailures.length) throw new Error('the worker failed the retention task');
+    const task = await this.item(keys.task(taskId).pk, 'TASK');
+    if (task?.status !== 'completed') throw new Error(`retention task ${JSON.stringify(task)}`);
+    const photo = this.ctx.photo.message;
+    const message = await this.admin.send(new GetCommand({ TableName: table, Key: keys.message(this.ctx.user.userId, photo.chat_id, photo.id) }));
+    const file = await this.item(keys.file(photo.files[0].id).pk, 'FILE');
+    if (typeof message.Item?.ttl !== 'number' || typeof file?.ttl !== 'number') throw new Error('the retention task dated neither the message nor its file');
+  }
+
+  /** The worker: bot A's retention applied to what it stored (its chats from gsi1, their messages, its files); an
+   * export (its files' URLs, signed by the worker, serving their bytes); then the same user's erasure, cut short
+   * after the files (it queues the rest), then run again to the end. */
   async task_worker(): Promise<void> {
+    await this.retention();
     const u = await this.userToErase();
     const { lines } = await this.exported(u);
     const file = lines.find((l) => l.type === 'file')?.file;
