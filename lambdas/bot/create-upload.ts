@@ -10,5 +10,5 @@ export const handler = httpHandler(async (req) => {
   checkUpload(upload);
   // Stored as the chat user's file, so it can be attached to that chat's messages.
   const { userId } = await botChatOwner(req, bot, chatId, true);
-  return { status: 201, body: await toTicketJson(await createUpload(userId, bot.id, upload, bot)) };
+  return { status: 201, body: await toTicketJson(await createUpload(userId, bot.id, upload)) };
 });

@@ -8,10 +8,10 @@ import { consumeRate } from '../domain/rate';
 import { config } from '../shared/config';
 
 export const handler = httpHandler(async (req) => {
-  const { userId, botId, bot } = await authenticate(req);
+  const { userId, botId } = await authenticate(req);
   const input = uploadBody(req);
   // A refused declaration costs no upload of the minute's allowance.
   checkUpload(input);
   await consumeRate({ name: 'uploads', subject: userId, perMinute: config().limits.uploadsPerMinute });
-  return { status: 201, body: await toTicketJson(await createUpload(userId, botId, input, bot)) };
+  return { status: 201, body: await toTicketJson(await createUpload(userId, botId, input)) };
 });

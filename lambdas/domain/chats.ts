@@ -241,20 +241,22 @@ export async function listBotChats(botId: string, limit: number, cursor?: string
   const items = out.Items ?? [];
   const externalIds = [...new Set(items.map((i) => i.external_id as string | undefined).filter((e): e is string => !!e))];
   const users = new Map((await batchGet(externalIds.map((e) => keys.user(botId, e)))).map((u) => [u.external_id as string, u]));
-  const chats = await Promise.all(items.map(async (item) => {
-    const user = users.get(item.external_id as string);
-    return {
-      ...toChat(item),
-      unread_msg_by_user: await retainedUnread(item, 'user', w),
-      unread_count: await retainedUnread(item, 'operator', w),
-      user: {
-        id: item.user_id as string,
-        external_id: (item.external_id as string | undefined) ?? null,
-        first_name: (user?.first_name as string) ?? '',
-        last_name: (user?.last_name as string) ?? '',
-      },
-    };
-  }));
+  const chats = await Promise.all(
+    items.map(async (item) => {
+      const user = users.get(item.external_id as string);
+      return {
+        ...toChat(item),
+        unread_msg_by_user: await retainedUnread(item, 'user', w),
+        unread_count: await retainedUnread(item, 'operator', w),
+        user: {
+          id: item.user_id as string,
+          external_id: (item.external_id as string | undefined) ?? null,
+          first_name: (user?.first_name as string) ?? '',
+          last_name: (user?.last_name as string) ?? '',
+        },
+      };
+    }),
+  );
   const last = out.LastEvaluatedKey;
   return {
     chats,

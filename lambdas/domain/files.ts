@@ -25,8 +25,6 @@ export interface FileRecord {
   created_at: string;
   /** When it expires (DynamoDB TTL): a pending upload whose object never comes, or its bot's retention. */
   ttl?: number;
-  /** A direct upload: the ttl its bot's retention gives it once uploaded (absent: kept for ever). */
-  retain_until?: number;
 }
 
 export type FileStatus = 'pending' | 'uploaded' | 'rejected';

@@ -19,7 +19,7 @@ export interface HistoryPage {
  * One strongly consistent Query of the owner's partition. The chat's start/end markers sit at both ends
  * of its message range, so an owned chat always returns an item; an empty result means "not yours". The
  * range starts no lower than the bot's retention keeps (out-of-date messages are never read), and what is
- * past its own ttl (a message whose file expired first) is left out.
+ * past its own ttl (dated by an earlier setting) is left out.
  */
 export async function listMessages(userId: string, chatId: string, page: HistoryPage, w: RetentionWindow = retentionWindow({})): Promise<MessageItem[]> {
   const prefix = keys.messagePrefix(chatId);

@@ -40,10 +40,20 @@ export async function startRetentionTask(botId: string, updatedAt: string, reten
     retention_days: retentionDays ?? 0,
     created_at: new Date().toISOString(),
   });
-  if (task.status !== 'completed') {
+  // A running one has its job; a pending one may have lost it (queued again: a second run finds it done).
+  if (task.status === 'pending') {
     await queueTask(task.task_id, Math.min(900, Math.ceil(config().botCacheTtlMs / 1000) + config().eraseDelaySeconds));
   }
   return task;
+}
+
+/**
+ * The ttl a stored item gets: its expiry, and one already past as now (DynamoDB's TTL ignores times more than
+ * five years past, and would keep such an item for ever).
+ */
+function datedTtl(bot: Retained, createdAt: unknown): number | undefined {
+  const ttl = expiryOf(bot, Date.parse(createdAt as string));
+  return ttl === undefined ? undefined : Math.max(ttl, Math.floor(Date.now() / 1000));
 }
 
 type Cursor = { phase: 'chats'; key?: Record<string, unknown> } | { phase: 'files'; token?: string };
@@ -55,31 +65,37 @@ type Cursor = { phase: 'chats'; key?: Record<string, unknown> } | { phase: 'file
  */
 export async function applyRetention(task: TaskRecord, timeLeft: () => number): Promise<boolean> {
   let cursor: Cursor | undefined = task.cursor ? (JSON.parse(task.cursor) as Cursor) : { phase: 'chats' };
+  const enough = () => timeLeft() > 30_000;
   while (cursor) {
-    if (timeLeft() < 30_000) return false;
+    if (!enough()) return false;
     // Read for each page: another change of the retention meanwhile has its own task, which does it all again.
     const bot = await readBot(task.bot_id);
     if (!bot || (bot.retention_days ?? 0) !== task.retention_days) break;
-    cursor = cursor.phase === 'chats' ? await chatsPage(task.bot_id, bot, cursor.key) : await filesPage(task.bot_id, bot, cursor.token);
-    if (cursor) await saveTaskCursor(task.task_id, JSON.stringify(cursor));
+    cursor = cursor.phase === 'chats' ? await chatsPage(task.bot_id, bot, enough, cursor.key) : await filesPage(task.bot_id, bot, cursor.token);
+    // Another run of the same task (a duplicate job) finished it: this one stops.
+    if (cursor && !(await saveTaskCursor(task.task_id, JSON.stringify(cursor)))) return true;
   }
   await completeTask(task.task_id, {}, ['cursor']);
   return true;
 }
 
-async function chatsPage(botId: string, bot: Retained, start?: Record<string, unknown>): Promise<Cursor> {
+/** Up to CHATS_PER_PAGE chats; out of time within the page, the cursor is the last chat done. */
+async function chatsPage(botId: string, bot: Retained, enough: () => boolean, start?: Record<string, unknown>): Promise<Cursor> {
   const out = await dynamo.send(
     new QueryCommand({
       TableName: tableName(),
       IndexName: 'gsi1',
       KeyConditionExpression: 'gsi1pk = :bot',
       ExpressionAttributeValues: { ':bot': keys.botChats(botId) },
-      ProjectionExpression: 'id, user_id',
+      ProjectionExpression: 'id, user_id, pk, sk, gsi1pk, gsi1sk',
       Limit: CHATS_PER_PAGE,
       ExclusiveStartKey: start,
     }),
   );
-  for (const chat of out.Items ?? []) await redateChat(bot, chat.user_id as string, chat.id as string);
+  for (const chat of out.Items ?? []) {
+    await redateChat(bot, chat.user_id as string, chat.id as string);
+    if (!enough()) return { phase: 'chats', key: { pk: chat.pk, sk: chat.sk, gsi1pk: chat.gsi1pk, gsi1sk: chat.gsi1sk } };
+  }
   return out.LastEvaluatedKey ? { phase: 'chats', key: out.LastEvaluatedKey } : { phase: 'files' };
 }
 
@@ -91,25 +107,24 @@ async function redateChat(bot: Retained, userId: string, chatId: string): Promis
     ExpressionAttributeNames: { '#ttl': 'ttl' },
     ConsistentRead: true,
   });
-  const due = messages.filter((m) => m.entity === 'message' && m.ttl !== expiryOf(bot, Date.parse(m.created_at as string)));
-  await inParallel(due, (m) => setTtl({ pk: m.pk as string, sk: m.sk as string }, expiryOf(bot, Date.parse(m.created_at as string))));
+  const due = messages.filter((m) => m.entity === 'message' && m.ttl !== datedTtl(bot, m.created_at));
+  await inParallel(due, (m) => setTtl({ pk: m.pk as string, sk: m.sk as string }, datedTtl(bot, m.created_at)));
 }
 
-/** A page of the bot's objects: the uploaded files among them get the setting's ttl (pending ones, once uploaded). */
+/** A page of the bot's objects: the uploaded files among them get the setting's ttl (pending ones get it when they settle). */
 async function filesPage(botId: string, bot: Retained, token?: string): Promise<Cursor | undefined> {
   const page = await listKeysPage(botKeyPrefix(botId), token);
   const ids = page.keys.map(fileIdOfKey).filter((id): id is string => Boolean(id));
   const records = (await batchGet(ids.map(keys.file), true)) as unknown as FileRecord[];
   await inParallel(records, async (f) => {
-    const ttl = expiryOf(bot, Date.parse(f.created_at));
+    const ttl = datedTtl(bot, f.created_at);
     if (f.status === 'uploaded' && f.ttl !== ttl) await setTtl(keys.file(f.id), ttl, 'uploaded');
-    if (f.status === 'pending' && f.retain_until !== ttl) await setTtl(keys.file(f.id), ttl, 'pending', 'retain_until');
   });
   return page.next ? { phase: 'files', token: page.next } : undefined;
 }
 
 /** Sets (or, for no ttl, removes) the item's expiry, if the item is still there (and, for a file, in that status). */
-async function setTtl(key: Key, ttl: number | undefined, status?: string, attribute = 'ttl'): Promise<void> {
+async function setTtl(key: Key, ttl: number | undefined, status?: string): Promise<void> {
   try {
     await dynamo.send(
       new UpdateCommand({
@@ -117,7 +132,7 @@ async function setTtl(key: Key, ttl: number | undefined, status?: string, attrib
         Key: key,
         UpdateExpression: ttl === undefined ? 'REMOVE #a' : 'SET #a = :ttl',
         ConditionExpression: 'attribute_exists(pk)' + (status ? ' AND #status = :status' : ''),
-        ExpressionAttributeNames: { '#a': attribute, ...(status && { '#status': 'status' }) },
+        ExpressionAttributeNames: { '#a': 'ttl', ...(status && { '#status': 'status' }) },
         ExpressionAttributeValues: ttl === undefined && !status ? undefined : { ...(ttl !== undefined && { ':ttl': ttl }), ...(status && { ':status': status }) },
       }),
     );

@@ -152,18 +152,27 @@ export async function failTask(taskId: string, error: string, kind: TaskKind = '
   });
 }
 
-/** Records how far the task got: a later run (a redelivery, the rest queued) goes on from there. */
-export async function saveTaskCursor(taskId: string, cursor: string): Promise<void> {
-  await dynamo.send(
-    new UpdateCommand({
-      TableName: tableName(),
-      Key: keys.task(taskId),
-      UpdateExpression: 'SET #cursor = :cursor',
-      ConditionExpression: 'attribute_exists(pk)',
-      ExpressionAttributeNames: { '#cursor': 'cursor' },
-      ExpressionAttributeValues: { ':cursor': cursor },
-    }),
-  );
+/**
+ * Records how far a running task got: a later run (a redelivery, the rest queued) goes on from there. False
+ * when the task is no longer running (another run of it completed it).
+ */
+export async function saveTaskCursor(taskId: string, cursor: string): Promise<boolean> {
+  try {
+    await dynamo.send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.task(taskId),
+        UpdateExpression: 'SET #cursor = :cursor',
+        ConditionExpression: '#status = :running',
+        ExpressionAttributeNames: { '#cursor': 'cursor', '#status': 'status' },
+        ExpressionAttributeValues: { ':cursor': cursor, ':running': 'running' },
+      }),
+    );
+    return true;
+  } catch (err) {
+    if (isConditionFailed(err)) return false;
+    throw err;
+  }
 }
 
 /** Queues the task's job; `delaySeconds` lets requests already past their checks finish first (erase). */

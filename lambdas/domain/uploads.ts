@@ -8,7 +8,8 @@ import { deleteObject, objectHead, presignedPost } from '../aws/s3';
 import { config } from '../shared/config';
 import { InvalidInputError } from '../shared/errors';
 import { newFileRecord, toUploadJson, type FileRecord, type UploadJson } from './files';
-import { expiryOf, isRetained, retentionWindow, type Retained, type RetentionWindow } from './retention';
+import { expiryOf, isRetained, retentionWindow, type RetentionWindow } from './retention';
+import { getBot } from './bots';
 import { checkSignature, mimeAllowed } from './file-signatures';
 import { keys } from './keys';
 import type { FileType } from './limits';
@@ -41,16 +42,13 @@ export function checkUpload(input: NewUpload): void {
 }
 
 /** A pending file and the presigned POST that uploads its bytes (the key, type and size pinned by the policy). */
-export async function createUpload(userId: string, botId: string, input: NewUpload, bot: Retained = {}): Promise<UploadTicket> {
+export async function createUpload(userId: string, botId: string, input: NewUpload): Promise<UploadTicket> {
   checkUpload(input);
   const now = Date.now();
-  // Uploaded, it expires with the bot's retention (settle() sets it then: the completer reads no bot).
-  const retainUntil = expiryOf(bot, now);
-  const pendingUntil = Math.floor(now / 1000) + PENDING_TTL_SECONDS;
+  // Pending for at most a day (no retention is shorter); uploaded, it expires with its bot's retention (settle).
   const record: FileRecord = {
     ...newFileRecord(userId, botId, { type: input.type, name: input.name, size: input.size, mime_type: input.mime_type.toLowerCase() }, 'pending', now),
-    ttl: Math.min(pendingUntil, retainUntil ?? pendingUntil),
-    ...(retainUntil !== undefined && { retain_until: retainUntil }),
+    ttl: Math.floor(now / 1000) + PENDING_TTL_SECONDS,
   };
   // The policy first: a refused presign leaves no record behind.
   const post = await presignedPost(record.s3_key, record.mime_type, record.size, UPLOAD_POLICY_SECONDS);
@@ -104,6 +102,9 @@ export async function completeUpload(s3Key: string): Promise<FileRecord | undefi
 }
 
 async function settle(record: FileRecord, to: { status: 'uploaded' } | { status: 'rejected'; reason: string }): Promise<FileRecord> {
+  // Its bot's retention as it is now (cached), counted from the upload's start: a change of the setting while
+  // the bytes were on their way applies too.
+  const keep = to.status === 'uploaded' ? expiryOf((await getBot(record.bot_id)) ?? {}, Date.parse(record.created_at)) : undefined;
   try {
     const out = await dynamo.send(
       new UpdateCommand({
@@ -114,8 +115,8 @@ async function settle(record: FileRecord, to: { status: 'uploaded' } | { status:
         UpdateExpression:
           to.status === 'rejected'
             ? 'SET #status = :status, reason = :reason, #ttl = :ttl'
-            : record.retain_until !== undefined
-              ? 'SET #status = :status, #ttl = retain_until'
+            : keep !== undefined
+              ? 'SET #status = :status, #ttl = :ttl'
               : 'SET #status = :status REMOVE #ttl',
         ConditionExpression: '#status = :from',
         ExpressionAttributeNames: { '#status': 'status', '#ttl': 'ttl' },
@@ -123,6 +124,7 @@ async function settle(record: FileRecord, to: { status: 'uploaded' } | { status:
           ':status': to.status,
           ':from': record.status,
           ...(to.status === 'rejected' && { ':reason': to.reason, ':ttl': Math.floor(Date.now() / 1000) + PENDING_TTL_SECONDS }),
+          ...(keep !== undefined && { ':ttl': keep }),
         },
         ReturnValues: 'ALL_NEW',
       }),

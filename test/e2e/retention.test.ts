@@ -4,7 +4,7 @@
 // (the removed file record's object deleted); the unread counters count only what is kept; a change of the
 // setting re-dates what is stored (the retention task); newer messages and another bot's stay.
 import { call, newBot, newSession, UUID } from '../support/api';
-import { until } from '../support/realtime';
+import { liveClient, until } from '../support/realtime';
 import { checkSchema } from '../support/openapi';
 import { listBucket, scanTable } from '../support/storage';
 import { readBot, updateBot } from '../../lambdas/domain/bots';
@@ -35,7 +35,7 @@ async function conversation(clientKey: string, secretKey: string, externalId: st
   messageIds.push((await call('POST', `/api/client/chats/${chatId}/messages`, { token, json: { content: 'hello' } })).body.id);
   messageIds.push((await call('POST', `/api/client/chats/${chatId}/messages`, { token, json: { content: '', content_type: 'photo', files: [fileId] } })).body.id);
   for (const content of ['one', 'two']) messageIds.push((await call('POST', `/api/bot/chats/${chatId}/messages`, { ...asBot(secretKey), json: { content } })).body.id);
-  return { token, userId: s.user.id, chatId, fileId, messageIds };
+  return { token, userId: s.user.id, chatId, fileId, messageIds, realtime: (s as any).realtime };
 }
 
 const unread = async (token: string) => ((await call('GET', '/api/client/chats', { token })).body as { unread_msg_by_user: number }[])[0].unread_msg_by_user;
@@ -107,6 +107,9 @@ test('a change of the setting re-dates what is stored: turned on, older messages
   await until(async () => (await call('GET', `/api/bot/tasks/${retentionTaskId(bot.id, longer.updated_at)}`, asBot(secretKey))).body.status === 'completed', 20_000, 'the task');
   const dated = (await scanTable()).filter((i) => now.messageIds.some((id) => i.includes(`"id":"${id}"`)));
   expect(dated.map((i) => typeof JSON.parse(i).ttl)).toEqual(['number', 'number', 'number', 'number']);
+  // An edited reply and a settled file are re-dated too, but not published again: the socket hears nothing.
+  await call('PATCH', `/api/bot/chats/${now.chatId}/messages/${now.messageIds[3]}`, { ...asBot(secretKey), json: { content: 'two, edited' } });
+  const live = await liveClient(now.realtime);
   const { bot: off } = await updateBot(bot.id, { retention_days: null });
   await until(async () => (await call('GET', `/api/bot/tasks/${retentionTaskId(bot.id, off.updated_at)}`, asBot(secretKey))).body.status === 'completed', 20_000, 'the task');
   const items = (await scanTable()).map((i) => JSON.parse(i)).filter((i) => [now.fileId, ...now.messageIds].includes(i.id));
@@ -114,6 +117,9 @@ test('a change of the setting re-dates what is stored: turned on, older messages
   expect(items.filter((i) => 'ttl' in i)).toEqual([]);
   expect((await call('GET', `/api/client/chats/${now.chatId}/messages`, { token: now.token })).body).toHaveLength(4);
   expect((await readBot(bot.id))?.retention_days).toBeUndefined();
+  await sleep(500);
+  live.close();
+  expect(live.publications).toEqual([]);
 }, 60_000);
 
 test('the setting takes 1 to 3650 whole days, or off; anything else is refused and changes nothing', async () => {
