@@ -54,7 +54,12 @@ export interface paths {
             };
             cookie?: never;
         };
-        /** A page of a chat's history, oldest first */
+        /**
+         * A page of a chat's history, oldest first
+         * @description With the bot's retention on (its `retention_days` setting), messages older than it are not returned, whether
+         *     or not they are deleted yet: an `after` older than the retention starts at its first kept message, and a
+         *     `before` older than it gives an empty page.
+         */
         get: operations["listMessages"];
         put?: never;
         /** Send a message as the user */
@@ -136,7 +141,11 @@ export interface paths {
             };
             cookie?: never;
         };
-        /** One of the user's files, with its status (and a presigned url once uploaded) */
+        /**
+         * One of the user's files, with its status (and a presigned url once uploaded)
+         * @description An expired file is a 404: a direct upload still pending 24 hours after the ask, a rejected one 24 hours after
+         *     its rejection, and, with the bot's retention on (its `retention_days` setting), a file older than it.
+         */
         get: operations["getFile"];
         put?: never;
         post?: never;
@@ -173,7 +182,12 @@ export interface paths {
             };
             cookie?: never;
         };
-        /** A page of a chat's history, oldest first (as the client history) */
+        /**
+         * A page of a chat's history, oldest first (as the client history)
+         * @description With the bot's retention on (its `retention_days` setting), messages older than it are not returned, whether
+         *     or not they are deleted yet: an `after` older than the retention starts at its first kept message, and a
+         *     `before` older than it gives an empty page.
+         */
         get: operations["botListMessages"];
         put?: never;
         /** Send a reply as the bot or an operator */
@@ -204,7 +218,7 @@ export interface paths {
         head?: never;
         /**
          * Edit a message of the bot side (a streamed answer)
-         * @description An edit numbered (`version`) at or below the last one applied is a 409 and writes nothing. A user's message is a 403.
+         * @description An edit numbered (`version`) at or below the last one applied is a 409 and writes nothing. A user's message is a 403; a message past the bot's retention (its `retention_days` setting) is a 404.
          */
         patch: operations["botEditMessage"];
         trace?: never;
@@ -520,10 +534,11 @@ export interface components {
             name: string;
             additional_info: Record<string, never>;
             image_url: string | null;
+            /** @description Replies of the bot side the user has not read (with the bot's retention on, only those it keeps) */
             unread_msg_by_user: number;
             created_at: components["schemas"]["Timestamp"];
             updated_at: components["schemas"]["Timestamp"];
-            /** @description User messages the operator has not read */
+            /** @description User messages the operator has not read (with the bot's retention on, only those it keeps) */
             unread_count: number;
             user: components["schemas"]["ChatUser"];
         };
@@ -966,7 +981,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Every chat of the user */
+            /** @description Every chat of the user (with the bot's retention on, `unread_msg_by_user` counts only the replies it keeps) */
             200: {
                 headers: {
                     [name: string]: unknown;
