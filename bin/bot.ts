@@ -18,8 +18,9 @@ const USAGE = `Usage:
 
 --webhook-url prints the webhook signing secret (whsec_...); --identity-verification on prints the
 identity secret (idsec_...) your server signs external ids with; rotate-* print the new secret once.
---retention-days keeps messages and files that many days (1-3650; off: for ever); a change prints the
-retention_task_id that re-dates what is stored (GET /api/bot/tasks/{task_id} follows it).
+--retention-days keeps messages and files that many days (1-3650; off: for ever); it prints the
+retention_task_id that re-dates what is stored (GET /api/bot/tasks/{task_id} follows it); setting the same
+value again re-dates again (a failed task is done over).
 
 By default it talks to the local stack (npm start; same DATA_DIR/DYNAMODB_PORT/TABLE_NAME env).
 With --aws it uses the table named by TABLE_NAME and the usual AWS credentials and region.`;
@@ -187,11 +188,10 @@ async function main(): Promise<void> {
       const [botId] = rest;
       if (!botId) throw new UsageError('update needs <bot_id>');
       const settings = settingsFromFlags();
-      const before = await bots.readBot(botId);
       const { bot } = await bots.updateBot(botId, settings);
       const v = view(bot, undefined, typeof settings.webhook_url === 'string', settings.identity_verification === true);
       // The stream's record of this change starts the task under this id (lambdas/domain/retention-task.ts).
-      if (before && before.retention_days !== bot.retention_days) {
+      if (settings.retention_days !== undefined) {
         v.retention_task_id = (await import('../lambdas/domain/retention-task')).retentionTaskId(bot.id, bot.updated_at);
       }
       return print(v);

@@ -1,6 +1,6 @@
 // DynamoDB stream → for each new user message of a bot with a webhook, one job on the webhook queue; for the
 // first reply of a burst, with unread reminders on, the reminder's job, delayed until due; for each removed
-// file record, its object deleted; for a bot whose retention changed, the task that re-dates its messages and
+// file record, its object deleted; for a bot whose retention was set, the task that re-dates its messages and
 // files (lib/consumers.ts WEBHOOK_DISPATCHER).
 // It only queues (never calls a receiver), so a slow or failing webhook cannot hold back the stream.
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
@@ -33,7 +33,7 @@ export async function handler(event: DynamoDBStreamEvent): Promise<DynamoDBBatch
       const newImage = record.dynamodb?.NewImage;
       if (record.eventName === 'MODIFY' && newImage && record.dynamodb?.OldImage) {
         const [before, after] = [image(record.dynamodb.OldImage), image(newImage)];
-        if (after.entity === 'bot' && before.retention_days !== after.retention_days) await startRetentionTask(after.id, after.updated_at, after.retention_days);
+        if (after.entity === 'bot' && before.retention_set_at !== after.retention_set_at) await startRetentionTask(after.id, after.updated_at, after.retention_days);
         continue;
       }
       if (record.eventName !== 'INSERT' || !newImage) continue;

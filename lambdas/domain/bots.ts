@@ -36,6 +36,8 @@ export interface Bot {
   unread_reminder_seconds?: number;
   /** Messages and files are kept this many days (1-3650), then expire (domain/retention.ts); absent: for ever. */
   retention_days?: number;
+  /** When retention_days was last set (even to the same value): each time, a retention task re-dates what is stored. */
+  retention_set_at?: string;
   created_at: string;
   updated_at: string;
 }
@@ -233,6 +235,7 @@ export async function updateBot(botId: string, settings: BotSettings, rotate: Ro
   const identityOn = settings.identity_verification ?? Boolean(current.identity_secret);
   if (rotate.webhookSecret && !webhookOn) throw new NotFoundError(`Bot ${botId} has no webhook_url to sign for`);
   if (rotate.identitySecret && !identityOn) throw new NotFoundError(`Bot ${botId} has no identity verification to rotate`);
+  const now = new Date().toISOString();
   const next: Bot = {
     ...current,
     ...(settings.name !== undefined && { name: settings.name }),
@@ -246,10 +249,11 @@ export async function updateBot(botId: string, settings: BotSettings, rotate: Ro
     require_identity: settings.require_identity ?? current.require_identity ?? false,
     unread_reminder_seconds:
       settings.unread_reminder_seconds !== undefined ? (settings.unread_reminder_seconds ?? undefined) : current.unread_reminder_seconds,
-    // A change re-dates what the bot has stored: the stream's record of this put starts a retention task.
+    // Set (changed or not), it re-dates what the bot has stored: the stream's record of this put starts a retention task.
     retention_days: settings.retention_days !== undefined ? (settings.retention_days ?? undefined) : current.retention_days,
+    retention_set_at: settings.retention_days !== undefined ? now : current.retention_set_at,
     widget: { ...current.widget, ...settings.widget },
-    updated_at: new Date().toISOString(),
+    updated_at: now,
   };
   // Optimistic concurrency: the put only lands on the version we read.
   await dynamo.send(

@@ -244,10 +244,11 @@ export async function listBotChats(botId: string, limit: number, cursor?: string
   const chats = await Promise.all(
     items.map(async (item) => {
       const user = users.get(item.external_id as string);
+      const [byUser, byOperator] = await Promise.all([retainedUnread(item, 'user', w), retainedUnread(item, 'operator', w)]);
       return {
         ...toChat(item),
-        unread_msg_by_user: await retainedUnread(item, 'user', w),
-        unread_count: await retainedUnread(item, 'operator', w),
+        unread_msg_by_user: byUser,
+        unread_count: byOperator,
         user: {
           id: item.user_id as string,
           external_id: (item.external_id as string | undefined) ?? null,

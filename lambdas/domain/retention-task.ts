@@ -1,8 +1,8 @@
-// A change of a bot's retention_days re-dates what the bot has stored: the webhook dispatcher sees the bot's
-// record change on the stream and starts a `retention` task; the task worker then sets (or, turned off,
-// removes) the ttl of every message of the bot's chats and of every uploaded file under its prefix in the
-// bucket, page by page, from the bot's setting as it is when each page is done. Reads already apply the new
-// setting (domain/retention.ts); this makes DynamoDB's TTL, and through it S3, follow.
+// Setting a bot's retention_days (a change, or the same value again) re-dates what the bot has stored: the
+// webhook dispatcher sees the bot's record change on the stream and starts a `retention` task; the task worker
+// then sets (or, turned off, removes) the ttl of every message of the bot's chats and of every uploaded file
+// under its prefix in the bucket, page by page, from the bot's setting as it is when each page is done. Reads
+// already apply the new setting (domain/retention.ts); this makes DynamoDB's TTL, and through it S3, follow.
 import { createHash } from 'node:crypto';
 import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { batchGet, dynamo, isConditionFailed, queryAll, tableName } from '../aws/dynamo';
@@ -27,8 +27,8 @@ export function retentionTaskId(botId: string, updatedAt: string): string {
 }
 
 /**
- * The dispatcher's part, for a bot record whose retention_days changed. The job waits for the bot cache of
- * every function to have expired and for requests in flight to end (ERASE_DELAY_SECONDS), so no message
+ * The dispatcher's part, for a bot record whose retention_days was set (changed, or set again to do it over).
+ * The job waits for the bot cache of every function to have expired and for requests in flight to end (ERASE_DELAY_SECONDS), so no message
  * written with the old setting comes after the walk has passed its chat.
  */
 export async function startRetentionTask(botId: string, updatedAt: string, retentionDays: number | undefined): Promise<TaskRecord> {

@@ -154,8 +154,11 @@ test('--retention-days sets, prints and turns off the retention, printing the ta
   expect(created.retention_days).toBe(30);
   const updated = JSON.parse(bot(['update', created.bot_id, '--retention-days', '3650', '--json']).out);
   expect(updated).toMatchObject({ retention_days: 3650, retention_task_id: expect.stringMatching(/^[0-9a-f-]{36}$/) });
-  // Another setting changed, the retention not: no task.
+  // Another setting changed, the retention not: no task; the same retention set again: a new task (done over).
   expect(JSON.parse(bot(['update', created.bot_id, '--name', 'still forgetful', '--json']).out).retention_task_id).toBeUndefined();
+  const again = JSON.parse(bot(['update', created.bot_id, '--retention-days', '3650', '--json']).out);
+  expect(again.retention_task_id).toMatch(/^[0-9a-f-]{36}$/);
+  expect(again.retention_task_id).not.toBe(updated.retention_task_id);
   const off = JSON.parse(bot(['update', created.bot_id, '--retention-days', 'off', '--json']).out);
   expect(off.retention_days).toBeNull();
   expect(off.retention_task_id).not.toBe(updated.retention_task_id);

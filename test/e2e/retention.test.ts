@@ -117,6 +117,10 @@ test('a change of the setting re-dates what is stored: turned on, older messages
   expect(items.filter((i) => 'ttl' in i)).toEqual([]);
   expect((await call('GET', `/api/client/chats/${now.chatId}/messages`, { token: now.token })).body).toHaveLength(4);
   expect((await readBot(bot.id))?.retention_days).toBeUndefined();
+  // The same value set again (how a failed task is done over): a new task walks everything again.
+  const { bot: again } = await updateBot(bot.id, { retention_days: null });
+  expect(retentionTaskId(bot.id, again.updated_at)).not.toBe(retentionTaskId(bot.id, off.updated_at));
+  await until(async () => (await call('GET', `/api/bot/tasks/${retentionTaskId(bot.id, again.updated_at)}`, asBot(secretKey))).body.status === 'completed', 20_000, 'the task again');
   await sleep(500);
   live.close();
   expect(live.publications).toEqual([]);

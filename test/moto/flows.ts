@@ -421,7 +421,7 @@ export class CoreFlows {
       new UpdateCommand({
         TableName: this.hx.stack.tableName,
         Key: keys.bot(this.ctx.botA.id),
-        UpdateExpression: 'SET retention_days = :days, updated_at = :at',
+        UpdateExpression: 'SET retention_days = :days, retention_set_at = :at, updated_at = :at',
         ExpressionAttributeValues: { ':days': days, ':at': new Date().toISOString() },
       }),
     );
