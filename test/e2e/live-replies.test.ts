@@ -18,14 +18,23 @@ describe('typing', () => {
   test('POST typing → 200; the user gets a typing action for the chat, nothing in the history; repeated calls coalesce', async () => {
     const { secretKey, chatId, token, live } = await liveChat();
     try {
+      const first = Date.now();
       const res = await botApi(secretKey, 'POST', `/chats/${chatId}/typing`);
       expect(res).toMatchObject({ status: 200, body: { status: 'ok' } });
       const typing = (d: any) => d.type === 'action' && d.data.action === 'typing';
       expect(await live.waitFor(typing)).toEqual({ type: 'action', data: { action: 'typing', chat_id: chatId, sender: 'bot' } });
-      // A loop of calls within the interval publishes nothing more.
-      for (let i = 0; i < 5; i++) expect((await botApi(secretKey, 'POST', `/chats/${chatId}/typing`, {})).status).toBe(200);
+      // A loop of calls within the interval publishes nothing more. A call answered before the first one's start
+      // plus the interval was handled within it; on a loaded machine a later one may rightly publish once more.
+      let late = 0;
+      for (let i = 0; i < 5; i++) {
+        expect((await botApi(secretKey, 'POST', `/chats/${chatId}/typing`, {})).status).toBe(200);
+        if (Date.now() >= first + 2000) late++;
+      }
+      expect(late).toBeLessThan(5);
       await sleep(600);
-      expect(live.publications.filter(typing)).toHaveLength(1);
+      const published = live.publications.filter(typing).length;
+      // Every loop call answered within the interval: the first publication only; otherwise at most one more.
+      expect(published).toBe(late ? Math.min(published, 2) : 1);
       // An operator types too (its own indicator), and after the interval the bot's shows again.
       expect((await botApi(secretKey, 'POST', `/chats/${chatId}/typing`, { sender: 'operator' })).status).toBe(200);
       await live.waitFor((d) => typing(d) && d.data.sender === 'operator');
