@@ -49,10 +49,10 @@ test('messages and files past the retention are gone from every read at once, th
   const kept = await conversation(other.bot.client_key, other.secretKey, 'forever');
   // Items naming a message or the file (the chat, its pointer and its markers stay: only messages and files expire).
   const mine = (text: string) => [c.fileId, ...c.messageIds].some((id) => text.includes(id));
-  // Both sides' counters once the stream has counted every message.
-  await until(async () => (await unread(c.token)) === 2 && (await botUnread(secretKey)).unread_count === 2, 5000, 'the counters');
   expect((await call('GET', `/api/client/chats/${c.chatId}/messages`, { token: c.token })).body).toHaveLength(4);
   expect((await call('GET', `/api/client/files/${c.fileId}`, { token: c.token })).status).toBe(200);
+  // Both sides' counters once the stream has counted every message.
+  await until(async () => (await unread(c.token)) === 2 && (await botUnread(secretKey)).unread_count === 2, 5000, 'the counters');
 
   // Reads decide by the time, not by what TTL has deleted yet: read as of 11 s after now, while every item is
   // still in the table, nothing of the chat is returned and no counter counts it.
