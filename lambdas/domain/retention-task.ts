@@ -28,8 +28,8 @@ export function retentionTaskId(botId: string, updatedAt: string): string {
 
 /**
  * The dispatcher's part, for a bot record whose retention_days was set (changed, or set again to do it over).
- * The job waits for the bot cache of every function to have expired and for requests in flight to end (ERASE_DELAY_SECONDS), so no message
- * written with the old setting comes after the walk has passed its chat.
+ * The job waits for the bot cache of every function to have expired and for requests in flight to end
+ * (ERASE_DELAY_SECONDS), so no message written with the old setting comes after the walk has passed its chat.
  */
 export async function startRetentionTask(botId: string, updatedAt: string, retentionDays: number | undefined): Promise<TaskRecord> {
   const task = await putTask({
