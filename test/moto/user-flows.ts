@@ -2,14 +2,10 @@
 // its own user (a chat, a photo message, an open socket), so it runs again on its own with a changed policy.
 import { randomUUID } from 'node:crypto';
 import { CoreFlows, CORE_FLOW_ORDER } from './flows';
+import { PNG, type Any } from './flow-base';
 import { json, multipart, sqsEvent, wsEvent } from './harness';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { keys } from '../../lambdas/domain/keys';
-
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Any = any;
-
-const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
 
 /** Lambda's context as the task worker reads it: the time left before its timeout. */
 const contextWith = (ms: number) => ({ awsRequestId: randomUUID(), getRemainingTimeInMillis: () => ms });
