@@ -1,94 +1,14 @@
 // The browser chat page: the contract's typical flow and client conventions, as reference code for
 // integrators. Config: ?api=<base URL>&client_key=<cli_...> on the URL, else config.json beside the page.
-import { Centrifuge, type Subscription } from 'centrifuge';
-import type { components } from './api-types';
+// Here the page's state, what it renders and the flow; the Client API in api.ts, realtime in live.ts, one
+// message's element in message-view.ts, sending a file in upload.ts.
+import { Api, ApiError, loadConfig, type Chat, type Message, type MessageRequest, type Publication, type Widget } from './api';
+import { connectRealtime } from './live';
+import { renderMessage } from './message-view';
 import { fileSettled, uploadFile } from './upload';
-
-// The API's types, generated from docs/openapi.yaml into api-types.ts (`npm run openapi`): nothing hand-written.
-type Schemas = components['schemas'];
-type Session = Schemas['Session'];
-type Widget = Schemas['Widget'];
-type Chat = Schemas['Chat'];
-type Message = Schemas['Message'];
-type MessageRequest = Schemas['MessageRequest'];
-/** What arrives on the user's channel. */
-type Publication = Schemas['RealtimePublication'];
-
-/** An error with a message a person can read. */
-class ApiError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 const POLL_MS = 3000;
-
-// ---- configuration ---------------------------------------------------------------------------------
-
-async function loadConfig(): Promise<{ api: string; clientKey: string }> {
-  const q = new URLSearchParams(location.search);
-  let file: { api_url?: string; client_key?: string } = {};
-  if (!q.get('api') || !q.get('client_key')) {
-    try {
-      const res = await fetch('config.json', { cache: 'no-store' });
-      if (res.ok) file = await res.json();
-    } catch {
-      /* no config file: the query string must say it all */
-    }
-  }
-  const api = (q.get('api') ?? file.api_url ?? location.origin).replace(/\/+$/, '');
-  const clientKey = q.get('client_key') ?? file.client_key;
-  if (!clientKey) throw new ApiError(0, 'This page needs a client key: open it with ?client_key=cli_… (and ?api=<base URL>).');
-  return { api, clientKey };
-}
-
-// ---- the Client API ----------------------------------------------------------------------------------
-
-class Api {
-  session!: Session;
-  private readonly storageKey: string;
-
-  constructor(
-    private readonly base: string,
-    private readonly clientKey: string,
-  ) {
-    this.storageKey = `chat.external_id:${clientKey}`;
-  }
-
-  /** POST /session with the stored external_id (omitted on a first visit); remembers the one we get. */
-  async startSession(): Promise<Session> {
-    const externalId = localStorage.getItem(this.storageKey);
-    const json: Schemas['SessionRequest'] = { client_key: this.clientKey, ...(externalId && { external_id: externalId }) };
-    this.session = await this.request<Session>('POST', '/api/client/session', { json, auth: false });
-    localStorage.setItem(this.storageKey, this.session.user.external_id);
-    return this.session;
-  }
-
-  /** One request; a 401 renews the session (same external_id) once and retries with the new token. */
-  async request<T>(method: string, path: string, opts: { json?: unknown; form?: FormData; auth?: boolean } = {}, renewed = false): Promise<T> {
-    const auth = opts.auth ?? true;
-    const headers: Record<string, string> = {};
-    if (auth) headers.authorization = `Bearer ${this.session.session_token}`;
-    if (opts.json !== undefined) headers['content-type'] = 'application/json';
-    let res: Response;
-    try {
-      res = await fetch(this.base + path, { method, headers, body: opts.form ?? (opts.json !== undefined ? JSON.stringify(opts.json) : undefined) });
-    } catch {
-      throw new ApiError(0, 'The chat service cannot be reached. Check your connection.');
-    }
-    if (res.status === 401 && auth && !renewed) {
-      await this.startSession();
-      return this.request<T>(method, path, opts, true);
-    }
-    const data = await res.json().catch(() => ({}));
-    if (!res.ok) throw new ApiError(res.status, `${(data as { error?: string }).error ?? res.statusText} (${res.status})`);
-    return data as T;
-  }
-}
 
 // ---- state and rendering -----------------------------------------------------------------------------
 
@@ -148,43 +68,6 @@ function renderChatList(): void {
       return li;
     }),
   );
-}
-
-function renderMessage(m: Message): HTMLLIElement {
-  const li = document.createElement('li');
-  li.className = `message ${m.sender_type}`;
-  li.dataset.id = m.id;
-  const who = m.sender_type === 'incoming' ? 'You' : m.sender === 'operator' ? 'Operator' : 'Bot';
-  li.setAttribute('aria-label', `${who}, ${new Date(m.created_at).toLocaleString()}`);
-  if (m.content) {
-    const p = document.createElement('p');
-    p.className = 'text';
-    p.textContent = m.content;
-    li.append(p);
-  }
-  for (const f of m.files ?? []) {
-    if (f.type === 'photo') {
-      const img = document.createElement('img');
-      img.src = f.url;
-      img.alt = f.name ?? 'photo';
-      img.loading = 'lazy';
-      li.append(img);
-    } else {
-      const a = document.createElement('a');
-      a.href = f.url;
-      a.textContent = f.name ?? f.type;
-      a.target = '_blank';
-      a.rel = 'noopener';
-      li.append(a);
-    }
-  }
-  const time = document.createElement('time');
-  time.className = 'meta';
-  time.dateTime = m.created_at;
-  time.textContent = new Date(m.created_at).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
-  if (m.is_edited) time.textContent += ' · edited';
-  li.append(time);
-  return li;
 }
 
 /** Shows the current chat's messages, sorted by created_at (the contract's rule), each once. */
@@ -309,66 +192,25 @@ async function loadChats(): Promise<void> {
   }
 }
 
-/** Whether a JWT expires within the next minute (its payload read, not verified: the server verifies). */
-function expiresSoon(token: string): boolean {
-  try {
-    const payload = JSON.parse(atob(token.split('.')[1].replace(/-/g, '+').replace(/_/g, '/'))) as { exp?: number };
-    return (payload.exp ?? 0) * 1000 < Date.now() + 60_000;
-  } catch {
-    return true;
+/** What a publication of the user's channel changes on the page. */
+function onPublication(event: Publication): void {
+  if (event.type === 'message') {
+    const message = event.data;
+    if (!chats.some((c) => c.id === message.chat_id)) void loadChats().then(renderChatList);
+    addMessages([message], true);
+    return;
   }
-}
-
-function connectRealtime(rt: Schemas['RealtimeBlock']): void {
-  // The realtime URL carries the token: the server checks it before the socket opens. Every (re)connect
-  // puts the latest token in the URL, so a token renewed below is the one the handshake sees.
-  let token = rt.token;
-  // An expired token: get a fresh session (same external_id) and use its realtime token.
-  const renew = async () => (token = (await api.startSession()).realtime?.token ?? '');
-  class TokenSocket extends WebSocket {
-    constructor(url: string | URL, protocols?: string | string[]) {
-      const withToken = new URL(url);
-      withToken.searchParams.set('token', token);
-      super(withToken, protocols);
-    }
+  if (event.type === 'file') {
+    fileSettled(event.data);
+    return;
   }
-  const client = new Centrifuge(rt.url, { token: rt.token, getToken: renew, websocket: TokenSocket });
-  const sub: Subscription = client.newSubscription(rt.channel);
-  sub.on('publication', (ctx) => {
-    const event = ctx.data as Publication;
-    if (event.type === 'message') {
-      const message = event.data;
-      if (!chats.some((c) => c.id === message.chat_id)) void loadChats().then(renderChatList);
-      addMessages([message], true);
-      return;
-    }
-    if (event.type === 'file') {
-      fileSettled(event.data);
-      return;
-    }
-    const action = event.data;
-    if (action.action === 'typing') {
-      startTyping(action.chat_id, action.sender);
-    } else if (action.action === 'read') {
-      unread.set(action.chat_id, 0);
-      renderBadge();
-    }
-  });
-  sub.on('subscribed', () => {
-    setStatus('online');
-    // Fetch what was sent before the subscription took hold: since the history was loaded (the first time;
-    // e.g. from another tab) or while a dropped socket was away.
-    if (current) catchUp(current).catch((err) => showError(err, 'Could not catch up'));
-  });
-  client.on('connecting', () => {
-    setStatus('connecting…');
-    // A token past its expiry is refused at the handshake, where the protocol cannot ask for a new one:
-    // renew it before the next attempt (the client waits at least half a second between attempts).
-    if (expiresSoon(token)) renew().catch(() => undefined);
-  });
-  client.on('disconnected', (ctx) => setStatus(`offline (${ctx.reason})`));
-  sub.subscribe();
-  client.connect();
+  const action = event.data;
+  if (action.action === 'typing') {
+    startTyping(action.chat_id, action.sender);
+  } else if (action.action === 'read') {
+    unread.set(action.chat_id, 0);
+    renderBadge();
+  }
 }
 
 function startPolling(): void {
@@ -465,8 +307,17 @@ async function main(): Promise<void> {
   await loadChats();
   // Single-chat mode works with the first chat only; with multiple_chats the list shows them all.
   await selectChat(chats[0].id);
-  if (session.realtime) connectRealtime(session.realtime);
-  else startPolling();
+  if (session.realtime) {
+    connectRealtime(session.realtime, api, {
+      publication: onPublication,
+      // Fetch what was sent before the subscription took hold: since the history was loaded (the first time;
+      // e.g. from another tab) or while a dropped socket was away.
+      subscribed: () => void (current && catchUp(current).catch((err) => showError(err, 'Could not catch up'))),
+      status: setStatus,
+    });
+  } else {
+    startPolling();
+  }
   document.body.dataset.ready = 'true';
 }
 
