@@ -3,7 +3,7 @@
 // Jobs run in parallel, so one bot's failing receiver never delays another bot's events.
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { getBot } from '../domain/bots';
+import { getBot, type Bot } from '../domain/bots';
 import { config, requireEnv } from '../shared/config';
 import { sendToQueue } from '../aws/sqs';
 import { buildWebhookEvent, deliver, type WebhookJob } from '../domain/webhooks';
@@ -17,15 +17,15 @@ const jobFields = (job: Job) =>
   job.kind === 'reminder' ? { bot_id: job.bot_id, chat_id: job.chat_id, reminder_burst: job.burst, attempt: job.attempt } : { bot_id: job.bot_id, message_id: job.message.id, attempt: job.attempt };
 
 /** The event of a job and its X-Webhook-Id; a reminder is built once (at its first attempt), or not at all. */
-async function eventOf(job: Job, token: string): Promise<{ id: string; event: { event: string }; retry: Job } | undefined> {
+async function eventOf(job: Job, token: string, bot: Bot): Promise<{ id: string; event: { event: string }; retry: Job } | undefined> {
   if (job.kind !== 'reminder') {
-    const event = await buildWebhookEvent(job);
+    const event = await buildWebhookEvent(job, bot);
     if (!event) log('info', 'webhook not sent: the user was erased', jobFields(job));
     return event && { id: job.message.id, event, retry: job };
   }
   // A retry carries the event it built; its user may have been erased since (fireReminder checks a first attempt).
   if (job.event && (await isRevoked(job.user_id))) return undefined;
-  const event = job.event ?? (await fireReminder(job, token));
+  const event = job.event ?? (await fireReminder(job, token, bot));
   if (!event) {
     log('info', 'reminder not sent: already sent for this burst, or every reply read', jobFields(job));
     return undefined;
@@ -38,7 +38,7 @@ async function handle(job: Job, token: string): Promise<void> {
   const bot = await getBot(job.bot_id);
   if (!bot?.webhook_url || !bot.webhook_secret) return; // the webhook was removed meanwhile
   if (job.kind === 'reminder' && !job.event && !bot.unread_reminder_seconds) return; // reminders turned off meanwhile
-  const built = await eventOf(job, token);
+  const built = await eventOf(job, token, bot);
   if (!built) return;
   const result = await deliver(bot.webhook_url, bot.webhook_secret, built.id, built.event);
   if (result.ok) return;

@@ -7,6 +7,7 @@ import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/li
 import { dynamo, isConditionFailed, tableName } from '../aws/dynamo';
 import { keys } from './keys';
 import { toChat } from './chats';
+import { retainedUnread, retentionWindow, type Retained } from './retention';
 import { toMessage, type MessageItem } from './messages';
 import { chatAndUser, type WebhookUser } from './webhooks';
 
@@ -104,7 +105,7 @@ export async function scheduleReminder(m: MessageItem, seconds: number): Promise
  * (with its user, one BatchGet) and its replies from the burst on (one Query).
  * Undefined when there is nothing to send: claimed already, or every reply read by now.
  */
-export async function fireReminder(job: ReminderJob, token: string): Promise<ReminderEvent | undefined> {
+export async function fireReminder(job: ReminderJob, token: string, bot: Retained = {}): Promise<ReminderEvent | undefined> {
   try {
     await dynamo.send(
       new UpdateCommand({
@@ -138,7 +139,7 @@ export async function fireReminder(job: ReminderJob, token: string): Promise<Rem
   return {
     event: 'chat.unread_reminder',
     bot_id: job.bot_id,
-    chat: toChat(chat),
+    chat: { ...toChat(chat), unread_msg_by_user: await retainedUnread(chat, 'user', retentionWindow(bot)) },
     user,
     messages: await Promise.all(unread.slice(0, REMINDER_MESSAGES).map((i) => toMessage(i))),
     unread_count: unread.length,

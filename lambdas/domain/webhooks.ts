@@ -5,6 +5,7 @@ import { batchGet } from '../aws/dynamo';
 import { config } from '../shared/config';
 import { keys } from './keys';
 import { toChat } from './chats';
+import { retainedUnread, retentionWindow, type Retained } from './retention';
 import { toMessage, type MessageItem } from './messages';
 
 /** What the dispatcher queues for a user message: enough to build the event later, without reading anything now. */
@@ -62,17 +63,20 @@ export async function chatAndUser(
 }
 
 /**
- * The event for a message: the chat and user come from one BatchGet; file URLs are presigned now. Undefined
- * when the user has been erased: what is queued for them is dropped.
+ * The event for a message: the chat and user come from one BatchGet; file URLs are presigned now; the chat's
+ * unread counter as the bot's retention leaves it, as the APIs show it. Undefined when the user has been
+ * erased: what is queued for them is dropped.
  */
-export async function buildWebhookEvent(job: WebhookJob): Promise<WebhookEvent | undefined> {
+export async function buildWebhookEvent(job: WebhookJob, bot: Retained = {}): Promise<WebhookEvent | undefined> {
   const m = job.message;
   const { chat, user, erased } = await chatAndUser(m);
   if (erased) return undefined;
   return {
     event: 'message.created',
     bot_id: job.bot_id,
-    chat: chat ? toChat(chat) : toChat({ id: m.chat_id, name: '', created_at: m.created_at, updated_at: m.created_at }),
+    chat: chat
+      ? { ...toChat(chat), unread_msg_by_user: await retainedUnread(chat, 'user', retentionWindow(bot)) }
+      : toChat({ id: m.chat_id, name: '', created_at: m.created_at, updated_at: m.created_at }),
     user,
     message: await toMessage(m),
   };

@@ -5,6 +5,7 @@
 // setting re-dates what is stored (the retention task); newer messages and another bot's stay.
 import { call, newBot, newSession, UUID } from '../support/api';
 import { liveClient, until } from '../support/realtime';
+import { startReceiver } from '../support/receiver';
 import { checkSchema } from '../support/openapi';
 import { listBucket, scanTable } from '../support/storage';
 import { readBot, updateBot } from '../../lambdas/domain/bots';
@@ -18,6 +19,8 @@ import { InvalidInputError } from '../../lambdas/shared/errors';
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
 const asBot = (secretKey: string) => ({ headers: { authorization: `Bearer ${secretKey}` } });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const closers: (() => void)[] = [];
+afterAll(() => closers.forEach((c) => c()));
 
 function fileForm(name: string, extra = ''): FormData {
   const fd = new FormData();
@@ -42,8 +45,10 @@ const unread = async (token: string) => ((await call('GET', '/api/client/chats',
 const botUnread = async (secretKey: string) => (await call('GET', '/api/bot/chats', asBot(secretKey))).body.chats[0] as { unread_msg_by_user: number; unread_count: number };
 
 test('messages and files past the retention are gone from every read at once, then from the table and the bucket; counters count what is kept', async () => {
-  // 10 "days": 10 s.
-  const { bot, secretKey } = await newBot({ retention_days: 10 });
+  // 10 "days": 10 s; the bot's webhook receives the user's messages.
+  const hook = await startReceiver(200);
+  closers.push(hook.close);
+  const { bot, secretKey } = await newBot({ retention_days: 10, webhook_url: hook.url });
   const other = await newBot();
   const c = await conversation(bot.client_key, secretKey, 'short-lived');
   const kept = await conversation(other.bot.client_key, other.secretKey, 'forever');
@@ -76,7 +81,11 @@ test('messages and files past the retention are gone from every read at once, th
   await until(async () => (await scanTable()).filter(mine).length === 0, 10_000, 'TTL to delete the items');
   // The removed file record's object, deleted from the stream (the webhook dispatcher).
   await until(async () => (await listBucket()).every((k) => !k.includes(c.fileId)), 5000, 'the object deleted');
-  // The chat stays (only messages and files expire) and takes new messages, counted from what is kept.
+  // The chat stays (only messages and files expire) and takes new messages, counted from what is kept: the
+  // webhook's chat counts no expired reply either.
+  const later2 = (await call('POST', `/api/client/chats/${c.chatId}/messages`, { token: c.token, json: { content: 'still there?' } })).body.id;
+  await until(() => hook.hits.some((h) => h.body.message?.id === later2), 5000, 'the webhook');
+  expect(hook.hits.find((h) => h.body.message?.id === later2)?.body.chat).toMatchObject({ id: c.chatId, unread_msg_by_user: 0 });
   await call('POST', `/api/bot/chats/${c.chatId}/messages`, { ...asBot(secretKey), json: { content: 'three' } });
   await until(async () => (await unread(c.token)) === 1, 5000, 'the new reply counted');
   // Another bot's conversation, kept for ever, is untouched.
