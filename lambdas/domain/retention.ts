@@ -67,8 +67,9 @@ const SIDES = {
 /**
  * One side's unread counter of a chat (its item) as retention leaves it. The counter counts the other side's
  * messages after this side's last read; when that read (or, never read, the chat's creation) is older than the
- * window, some of them may be out of date, so the ones still kept are counted (one Query, COUNT: a reply left
- * unread longer than the retention, which is rare). Never above the stored count, which the stream moves.
+ * window, some of them may be out of date, so the ones still kept are counted (one Query, COUNT, for a side
+ * that has not read for longer than the retention, e.g. a bot that never marks chats read). Never above the
+ * stored count, which the stream moves.
  */
 export async function retainedUnread(chat: Record<string, unknown>, side: keyof typeof SIDES, w: RetentionWindow): Promise<number> {
   const { count, read, counts } = SIDES[side];
