@@ -1,10 +1,11 @@
 // The browser chat page: the contract's typical flow and client conventions, as reference code for
 // integrators. Config: ?api=<base URL>&client_key=<cli_...> on the URL, else config.json beside the page.
 // Here the page's state, what it renders and the flow; the Client API in api.ts, realtime in live.ts, one
-// message's element in message-view.ts, sending a file in upload.ts.
+// message's element in message-view.ts, the typing line in typing.ts, sending a file in upload.ts.
 import { Api, ApiError, loadConfig, type Chat, type Message, type MessageRequest, type Publication, type Widget } from './api';
 import { connectRealtime } from './live';
 import { renderMessage } from './message-view';
+import { TypingLine } from './typing';
 import { fileSettled, uploadFile } from './upload';
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
@@ -70,33 +71,12 @@ function renderChatList(): void {
   );
 }
 
+/** The bot side's typing line of the chat shown. */
+const typingLine = new TypingLine(() => $('typing'), () => current);
+
 /** Shows the current chat's messages, sorted by created_at (the contract's rule), each once. */
-/** Chats whose bot side is typing, until when (a typing action lasts a few seconds unless renewed). */
-const typingUntil = new Map<string, { until: number; sender: string }>();
-const TYPING_SHOWN_MS = 6000;
-let typingTimer: ReturnType<typeof setTimeout> | undefined;
-
-function startTyping(chatId: string, sender: string): void {
-  typingUntil.set(chatId, { until: Date.now() + TYPING_SHOWN_MS, sender });
-  renderTyping();
-}
-
-function stopTyping(chatId: string): void {
-  if (typingUntil.delete(chatId)) renderTyping();
-}
-
-function renderTyping(): void {
-  const typing = current ? typingUntil.get(current) : undefined;
-  const fresh = typing && typing.until > Date.now();
-  const line = $('typing');
-  line.hidden = !fresh;
-  line.textContent = fresh ? `${typing.sender === 'operator' ? 'Operator' : 'Bot'} is typing…` : '';
-  clearTimeout(typingTimer);
-  if (fresh) typingTimer = setTimeout(renderTyping, typing.until - Date.now() + 10);
-}
-
 function renderMessages(): void {
-  renderTyping();
+  typingLine.render();
   const list = $('messages');
   const all = [...(messages.get(current ?? '')?.values() ?? [])].sort(
     (a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id),
@@ -123,7 +103,7 @@ function addMessages(list: Message[], fromRealtime = false): void {
     perChat.set(m.id, m);
     if (m.chat_id === current) touched = true;
     // A message from the bot side ends its typing indicator.
-    if (m.sender_type === 'outcoming') stopTyping(m.chat_id);
+    if (m.sender_type === 'outcoming') typingLine.stop(m.chat_id);
     if (known) continue; // an edit: already counted
     // A reply that arrives while its chat is not on screen is unread until the person looks.
     if (fromRealtime && m.sender_type === 'outcoming' && !visible(m.chat_id)) unread.set(m.chat_id, (unread.get(m.chat_id) ?? 0) + 1);
@@ -206,7 +186,7 @@ function onPublication(event: Publication): void {
   }
   const action = event.data;
   if (action.action === 'typing') {
-    startTyping(action.chat_id, action.sender);
+    typingLine.start(action.chat_id, action.sender);
   } else if (action.action === 'read') {
     unread.set(action.chat_id, 0);
     renderBadge();
