@@ -8,10 +8,10 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { PUBLISHER, WEBHOOK_DISPATCHER } from './consumers';
 import { pascal } from './stack-functions';
-import type { ChatStack } from './stack';
+import type { StackParts } from './stack-parts';
 
 /** Alarms on what should never happen quietly, sent to the configured SNS topic (if any). */
-export function addAlarms(stack: ChatStack): sns.ITopic | undefined {
+export function addAlarms(stack: StackParts): sns.ITopic | undefined {
   const { config } = stack;
   let topic: sns.ITopic | undefined;
   if (config.alarmTopicArn) topic = sns.Topic.fromTopicArn(stack, 'AlarmTopic', config.alarmTopicArn);

@@ -13,14 +13,14 @@ import { TABLE_SCHEMA } from './table-schema';
 import { BUNDLING } from './bundling';
 import { logGroup } from './stack-logs';
 import { acknowledge, wildcardFinding } from './stack-nag';
-import type { ChatStack } from './stack';
+import type { StackParts } from './stack-parts';
 
 const ROOT = join(__dirname, '..');
 /** `create_session` → `CreateSession`: construct ids of a function and its role, logs and alarms. */
 export const pascal = (id: string) => id.replace(/(^|_)(\w)/g, (_m, _s, c: string) => c.toUpperCase());
 
 /** One function per definition, granted exactly what the definition lists and nothing else. */
-export function makeFunction(stack: ChatStack, def: FunctionDef): NodejsFunction {
+export function makeFunction(stack: StackParts, def: FunctionDef): NodejsFunction {
   const name = pascal(def.id);
   const { config } = stack;
   const environment: Record<string, string> = { ...stack.baseEnv };
@@ -103,7 +103,7 @@ export function makeFunction(stack: ChatStack, def: FunctionDef): NodejsFunction
 }
 
 /** A function fed by the table's stream: filtered, per-record failures, bounded retries, a dead-letter queue. */
-export function streamConsumer(stack: ChatStack, def: StreamConsumerDef, dlq: sqs.Queue): NodejsFunction {
+export function streamConsumer(stack: StackParts, def: StreamConsumerDef, dlq: sqs.Queue): NodejsFunction {
   const fn = makeFunction(stack, def);
   fn.addEventSource(
     new DynamoEventSource(stack.table, {

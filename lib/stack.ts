@@ -34,6 +34,7 @@ import { addAlarms } from './stack-alarms';
 import { HTTP_ACCESS_LOG, WS_ACCESS_LOG, logGroup } from './stack-logs';
 import { acknowledge } from './stack-nag';
 import { TABLE_SCHEMA } from './table-schema';
+import type { StackParts } from './stack-parts';
 import { resolveConfig, type StackConfig } from './stack-config';
 
 export { DEFAULT_THROTTLE, LIMIT_VARIABLES, type LimitVariable } from './stack-config';
@@ -43,7 +44,8 @@ export interface ChatStackProps extends StackProps, Partial<StackConfig> {}
 
 const attr = (a: { name: string }) => ({ name: a.name, type: dynamodb.AttributeType.STRING });
 
-export class ChatStack extends Stack {
+/** The stack; what its helpers use of it is lib/stack-parts.ts's StackParts (documented there). */
+export class ChatStack extends Stack implements StackParts {
   readonly config: StackConfig;
   readonly table: dynamodb.Table;
   readonly bucket: s3.Bucket;
@@ -56,13 +58,10 @@ export class ChatStack extends Stack {
   readonly publisherDlq: sqs.Queue;
   readonly queues: Record<QueueName, sqs.Queue>;
   readonly webhookDispatcherDlq: sqs.Queue;
-  /** S3 events the upload completer failed on after Lambda's retries. */
   readonly uploadCompleterDlq: sqs.Queue;
   readonly alarms: cloudwatch.Alarm[] = [];
   readonly alarmTopic?: sns.ITopic;
-  /** Signs session tokens; functions with `jwt` read it. */
   readonly jwtSecret: secretsmanager.Secret;
-  /** The environment every function gets (table, bucket, cache TTL, limits). */
   readonly baseEnv: Record<string, string>;
 
   constructor(scope: Construct, id: string, props: ChatStackProps = {}) {

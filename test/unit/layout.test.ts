@@ -1,10 +1,12 @@
-// The layout of lambdas/ (docs/architecture.md "Layout"): folders by concern, imports one way, no cycles.
+// The layout of lambdas/ (docs/architecture.md "Layout"): folders by concern, imports one way, no cycles; and no
+// cycle in lib/ either (the stack's helpers take lib/stack-parts.ts, not the stack that imports them).
 // entry points (client, bot, realtime) → http | centrifuge → domain → aws → shared; a layer may skip down,
 // never import up or sideways (http and centrifuge know nothing of each other).
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 
 const LAMBDAS = join(__dirname, '..', '..', 'lambdas');
+const LIB = join(__dirname, '..', '..', 'lib');
 const RANK: Record<string, number> = { client: 4, bot: 4, realtime: 4, storage: 4, http: 3, centrifuge: 3, domain: 2, aws: 1, shared: 0 };
 
 function sources(dir: string): string[] {
@@ -13,18 +15,36 @@ function sources(dir: string): string[] {
   );
 }
 
-/** Every module of lambdas/ (path relative to it, no extension) and the lambdas/ modules it imports. */
-function importGraph(): Map<string, string[]> {
+/** Every module under `root` (path relative to it, no extension) and the modules it imports (type imports too). */
+function importGraph(root = LAMBDAS): Map<string, string[]> {
   const graph = new Map<string, string[]>();
-  for (const file of sources(LAMBDAS)) {
-    const from = relative(LAMBDAS, file).replace(/\.ts$/, '');
+  for (const file of sources(root)) {
+    const from = relative(root, file).replace(/\.ts$/, '');
     const specs = [...readFileSync(file, 'utf8').matchAll(/(?:from|import)\s*\(?\s*'(\.{1,2}\/[^']+)'/g)].map((m) => m[1]);
     graph.set(
       from,
-      specs.map((s) => relative(LAMBDAS, resolve(dirname(file), s))),
+      specs.map((s) => relative(root, resolve(dirname(file), s))),
     );
   }
   return graph;
+}
+
+/** Each import cycle of the graph, as `a → b → a`. */
+function cyclesOf(graph: Map<string, string[]>): string[] {
+  const cycles: string[] = [];
+  const state = new Map<string, 'open' | 'done'>();
+  const visit = (module: string, path: string[]): void => {
+    if (state.get(module) === 'done') return;
+    if (state.get(module) === 'open') {
+      cycles.push([...path.slice(path.indexOf(module)), module].join(' → '));
+      return;
+    }
+    state.set(module, 'open');
+    for (const next of graph.get(module) ?? []) visit(next, [...path, module]);
+    state.set(module, 'done');
+  };
+  for (const module of graph.keys()) visit(module, []);
+  return cycles;
 }
 
 const folder = (module: string): string => module.split('/')[0];
@@ -45,21 +65,11 @@ test('imports go one way: entry points → http | centrifuge → domain → aws 
 });
 
 test('no import cycle', () => {
-  const graph = importGraph();
-  const cycles: string[] = [];
-  const state = new Map<string, 'open' | 'done'>();
-  const visit = (module: string, path: string[]): void => {
-    if (state.get(module) === 'done') return;
-    if (state.get(module) === 'open') {
-      cycles.push([...path.slice(path.indexOf(module)), module].join(' → '));
-      return;
-    }
-    state.set(module, 'open');
-    for (const next of graph.get(module) ?? []) visit(next, [...path, module]);
-    state.set(module, 'done');
-  };
-  for (const module of graph.keys()) visit(module, []);
-  expect(cycles).toEqual([]);
+  expect(cyclesOf(importGraph())).toEqual([]);
+});
+
+test('no import cycle in lib/ (the stack, its helpers, the local stack)', () => {
+  expect(cyclesOf(importGraph(LIB))).toEqual([]);
 });
 
 test('every DynamoDB key string is built in domain/keys.ts: no other module writes a `XYZ#` prefix', () => {
