@@ -18,8 +18,8 @@ const USAGE = `Usage:
 
 --webhook-url prints the webhook signing secret (whsec_...); --identity-verification on prints the
 identity secret (idsec_...) your server signs external ids with; rotate-* print the new secret once.
---retention-days keeps messages and files that many days (1-3650; off: for ever); it prints the
-retention_task_id that re-dates what is stored (GET /api/bot/tasks/{task_id} follows it); setting the same
+--retention-days keeps messages and files that many days (1-3650; off: for ever); an update with it prints
+the retention_task_id that re-dates what is stored (GET /api/bot/tasks/{task_id} follows it); setting the same
 value again re-dates again (a failed task is done over).
 
 By default it talks to the local stack (npm start; same DATA_DIR/DYNAMODB_PORT/TABLE_NAME env).

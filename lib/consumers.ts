@@ -114,7 +114,7 @@ export const WEBHOOK_DISPATCHER: StreamConsumerDef = {
     },
     // A file record removed (TTL, or deleted), or an export's item expired: its object goes too.
     { eventName: ['REMOVE'], dynamodb: { OldImage: { entity: { S: ['file', 'export'] } } } },
-    // A bot's settings changed (rare): a new retention_days re-dates its messages and files.
+    // A bot's settings changed (rare): a moved retention_set_at (the retention set) re-dates its messages and files.
     { eventName: ['MODIFY'], dynamodb: { NewImage: { entity: { S: ['bot'] } } } },
   ],
 };
@@ -153,7 +153,8 @@ export const UPLOAD_COMPLETER: FunctionDef & { events: { prefix: string; eventNa
   dynamodb: ['GetItem', 'UpdateItem'],
   s3: ['s3:GetObject', 's3:DeleteObject'],
   memorySize: 256,
-  // One object per event: a read, a ranged GET, maybe a delete, the update: 4 × AWS_CALL_SECONDS at worst.
+  // One object per event: a read, a ranged GET, the bot's settings (cached) when it passes or the delete when it
+  // fails, the update: 4 × AWS_CALL_SECONDS at worst.
   timeoutSeconds: 30,
   // Only browser POSTs: the small-file upload's own PutObject settles its file itself.
   events: { prefix: 'bots/', eventName: 'ObjectCreated:Post' },

@@ -443,7 +443,7 @@ export interface components {
         Task: {
             task_id: components["schemas"]["Uuid"];
             /**
-             * @description erase and export: of a user (the Bot API starts them); retention: a change of the bot's retention_days re-dating its stored messages and files (the bot CLI prints its id)
+             * @description erase and export: of a user (the Bot API starts them); retention: the bot's retention_days set (changed or not), re-dating its stored messages and files (the bot CLI prints its id)
              * @enum {unknown}
              */
             kind: "erase" | "export" | "retention";

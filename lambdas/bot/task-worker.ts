@@ -37,7 +37,8 @@ async function record(r: SQSRecord, context: Context): Promise<void> {
   if (Number(r.attributes.ApproximateReceiveCount) > TASK_MAX_RECEIVES) {
     const task = await readTask(job.task_id);
     log('error', 'task failed on every receive', { task_id: job.task_id });
-    if (task) await failTask(job.task_id, 'The task stopped on an error on every try; ask again to resume it', task.kind);
+    const again = task?.kind === 'retention' ? 'set the retention again to start it over' : 'ask again to resume it';
+    if (task) await failTask(job.task_id, `The task stopped on an error on every try; ${again}`, task.kind);
     return;
   }
   try {

@@ -56,6 +56,17 @@ function datedTtl(bot: Retained, createdAt: unknown): number | undefined {
   return ttl === undefined ? undefined : Math.max(ttl, Math.floor(Date.now() / 1000));
 }
 
+/**
+ * Whether a stored item needs a new ttl: not when it has the one the setting gives, nor when both its ttl and
+ * the setting's are already past (it is due for deletion either way: a run done again rewrites nothing).
+ */
+function needsTtl(bot: Retained, item: { created_at?: unknown; ttl?: unknown }): boolean {
+  const expiry = expiryOf(bot, Date.parse(item.created_at as string));
+  const now = Math.floor(Date.now() / 1000);
+  if (expiry !== undefined && expiry <= now && typeof item.ttl === 'number' && item.ttl <= now) return false;
+  return item.ttl !== datedTtl(bot, item.created_at);
+}
+
 type Cursor = { phase: 'chats'; key?: Record<string, unknown> } | { phase: 'files'; token?: string };
 
 /**
@@ -107,7 +118,7 @@ async function redateChat(bot: Retained, userId: string, chatId: string): Promis
     ExpressionAttributeNames: { '#ttl': 'ttl' },
     ConsistentRead: true,
   });
-  const due = messages.filter((m) => m.entity === 'message' && m.ttl !== datedTtl(bot, m.created_at));
+  const due = messages.filter((m) => m.entity === 'message' && needsTtl(bot, m));
   await inParallel(due, (m) => setTtl({ pk: m.pk as string, sk: m.sk as string }, datedTtl(bot, m.created_at)));
 }
 
@@ -117,8 +128,7 @@ async function filesPage(botId: string, bot: Retained, token?: string): Promise<
   const ids = page.keys.map(fileIdOfKey).filter((id): id is string => Boolean(id));
   const records = (await batchGet(ids.map(keys.file), true)) as unknown as FileRecord[];
   await inParallel(records, async (f) => {
-    const ttl = datedTtl(bot, f.created_at);
-    if (f.status === 'uploaded' && f.ttl !== ttl) await setTtl(keys.file(f.id), ttl, 'uploaded');
+    if (f.status === 'uploaded' && needsTtl(bot, f)) await setTtl(keys.file(f.id), datedTtl(bot, f.created_at), 'uploaded');
   });
   return page.next ? { phase: 'files', token: page.next } : undefined;
 }

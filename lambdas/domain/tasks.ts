@@ -134,18 +134,20 @@ export async function completeTask(taskId: string, set: Record<string, string> =
 
 /**
  * Every retry failed: the bot sees why; the same DELETE resumes an erasure (its record keeps the user's ids for
- * that). A failed export forgets the user and is kept TASK_KEEP_SECONDS (asking again starts a new one).
+ * that). A failed export forgets the user; it and a failed retention task are kept TASK_KEEP_SECONDS (asking
+ * again, or setting the retention again, starts a new one).
  */
 export async function failTask(taskId: string, error: string, kind: TaskKind = 'erase'): Promise<void> {
   const forget = kind === 'export';
+  const expire = kind !== 'erase';
   await dynamo.send(
     new UpdateCommand({
       TableName: tableName(),
       Key: keys.task(taskId),
-      UpdateExpression: 'SET #status = :failed, #error = :error' + (forget ? ', #ttl = :ttl REMOVE user_id, external_id' : ''),
+      UpdateExpression: 'SET #status = :failed, #error = :error' + (expire ? ', #ttl = :ttl' : '') + (forget ? ' REMOVE user_id, external_id' : ''),
       ConditionExpression: 'attribute_exists(pk) AND #status <> :done',
-      ExpressionAttributeNames: { '#status': 'status', '#error': 'error', ...(forget && { '#ttl': 'ttl' }) },
-      ExpressionAttributeValues: { ':failed': 'failed', ':error': error, ':done': 'completed', ...(forget && { ':ttl': Math.floor(Date.now() / 1000) + TASK_KEEP_SECONDS }) },
+      ExpressionAttributeNames: { '#status': 'status', '#error': 'error', ...(expire && { '#ttl': 'ttl' }) },
+      ExpressionAttributeValues: { ':failed': 'failed', ':error': error, ':done': 'completed', ...(expire && { ':ttl': Math.floor(Date.now() / 1000) + TASK_KEEP_SECONDS }) },
     }),
   ).catch((err) => {
     if (!isConditionFailed(err)) throw err;

@@ -48,10 +48,11 @@ test('messages and files past the retention are gone from every read at once, th
   // 10 "days": 10 s; the bot's webhook receives the user's messages.
   const hook = await startReceiver(200);
   closers.push(hook.close);
-  const { bot, secretKey } = await newBot({ retention_days: 10, webhook_url: hook.url });
+  // Another bot's conversation first (kept for ever), so the ten seconds are this one's.
   const other = await newBot();
-  const c = await conversation(bot.client_key, secretKey, 'short-lived');
   const kept = await conversation(other.bot.client_key, other.secretKey, 'forever');
+  const { bot, secretKey } = await newBot({ retention_days: 10, webhook_url: hook.url });
+  const c = await conversation(bot.client_key, secretKey, 'short-lived');
   // Items naming a message or the file (the chat, its pointer and its markers stay: only messages and files expire).
   const mine = (text: string) => [c.fileId, ...c.messageIds].some((id) => text.includes(id));
   expect((await call('GET', `/api/client/chats/${c.chatId}/messages`, { token: c.token })).body).toHaveLength(4);
@@ -116,9 +117,12 @@ test('a change of the setting re-dates what is stored: turned on, older messages
   await until(async () => (await call('GET', `/api/bot/tasks/${retentionTaskId(bot.id, longer.updated_at)}`, asBot(secretKey))).body.status === 'completed', 20_000, 'the task');
   const dated = (await scanTable()).filter((i) => now.messageIds.some((id) => i.includes(`"id":"${id}"`)));
   expect(dated.map((i) => typeof JSON.parse(i).ttl)).toEqual(['number', 'number', 'number', 'number']);
-  // An edited reply and a settled file are re-dated too, but not published again: the socket hears nothing.
-  await call('PATCH', `/api/bot/chats/${now.chatId}/messages/${now.messageIds[3]}`, { ...asBot(secretKey), json: { content: 'two, edited' } });
+  // An edited reply and an uploaded file are re-dated too, but not published again: once the edit's own
+  // publication is in, the socket hears nothing more until the reply sent after the tasks.
   const live = await liveClient(now.realtime);
+  await call('PATCH', `/api/bot/chats/${now.chatId}/messages/${now.messageIds[3]}`, { ...asBot(secretKey), json: { content: 'two, edited' } });
+  await live.waitFor((p) => p.type === 'message' && p.data.id === now.messageIds[3] && p.data.is_edited);
+  live.publications.length = 0;
   const { bot: off } = await updateBot(bot.id, { retention_days: null });
   await until(async () => (await call('GET', `/api/bot/tasks/${retentionTaskId(bot.id, off.updated_at)}`, asBot(secretKey))).body.status === 'completed', 20_000, 'the task');
   const items = (await scanTable()).map((i) => JSON.parse(i)).filter((i) => [now.fileId, ...now.messageIds].includes(i.id));
@@ -130,9 +134,10 @@ test('a change of the setting re-dates what is stored: turned on, older messages
   const { bot: again } = await updateBot(bot.id, { retention_days: null });
   expect(retentionTaskId(bot.id, again.updated_at)).not.toBe(retentionTaskId(bot.id, off.updated_at));
   await until(async () => (await call('GET', `/api/bot/tasks/${retentionTaskId(bot.id, again.updated_at)}`, asBot(secretKey))).body.status === 'completed', 20_000, 'the task again');
-  await sleep(500);
+  const last = (await call('POST', `/api/bot/chats/${now.chatId}/messages`, { ...asBot(secretKey), json: { content: 'after the tasks' } })).body.id;
+  await live.waitFor((p) => p.type === 'message' && p.data.id === last);
   live.close();
-  expect(live.publications).toEqual([]);
+  expect(live.publications.map((p) => [p.type, p.data.id])).toEqual([['message', last]]);
 }, 60_000);
 
 test('the setting takes 1 to 3650 whole days, or off; anything else is refused and changes nothing', async () => {
