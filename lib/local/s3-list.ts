@@ -1,32 +1,48 @@
 // A bucket listing (GET /<bucket>/?list-type=2&prefix=…) through the S3 emulator, whose signature check
 // canonicalizes the bucket's URI without the trailing slash the SDK signs (S3 keeps it). The proxy in front
-// (s3-post.ts) checks such a request's SigV4 signature itself, with the SDK's signer, as S3 would, and only
-// then hands it to the emulator unsigned, at the path the emulator expects.
+// (s3-post.ts) checks such a request's SigV4 signature itself, as S3 would: the SDK's signer signs the request
+// again with the credential scope and signed headers its Authorization header names, and the two must be the
+// same. Only then is it handed to the emulator unsigned, at the path the emulator expects. The credential scope
+// check is the POST policy's too (s3-post.ts).
 import type { IncomingMessage } from 'node:http';
-import { SignatureV4 } from '@smithy/signature-v4';
+import { ALGORITHM_IDENTIFIER, AMZ_DATE_HEADER, AUTH_HEADER, createScope, SignatureV4 } from '@smithy/signature-v4';
 import { Sha256 } from '@smithy/core/checksum';
 
-const AUTH_RE = /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/([^/]+)\/aws4_request, ?SignedHeaders=([^,]+), ?Signature=([0-9a-f]{64})$/;
+/**
+ * A credential's scope (`<date>/<region>/<service>/aws4_request`), taken only if the SDK builds the same one
+ * from its parts (createScope): its signing day, region and service. Undefined for a malformed scope.
+ */
+export function credentialScope(scope: string): { signingDate: Date; region: string; service: string } | undefined {
+  const [date, region, service] = scope.split('/');
+  if (!/^\d{8}$/.test(date ?? '') || !region || !service || createScope(date, region, service) !== scope) return undefined;
+  return { signingDate: new Date(Date.UTC(Number(date.slice(0, 4)), Number(date.slice(4, 6)) - 1, Number(date.slice(6, 8)))), region, service };
+}
 
 /** GET or HEAD of `/<bucket>/` with a query: a listing of the bucket. */
 export const isBucketListing = (req: IncomingMessage, bucket: string): boolean =>
   (req.method === 'GET' || req.method === 'HEAD') && new URL(req.url ?? '/', 'http://x').pathname === `/${bucket}/`;
 
+/** The parts of a SigV4 Authorization header (`<algorithm> Credential=…, SignedHeaders=…, Signature=…`). */
+function authorizationParts(header: string): Record<string, string> | undefined {
+  if (!header.startsWith(`${ALGORITHM_IDENTIFIER} `)) return undefined;
+  return Object.fromEntries(header.slice(ALGORITHM_IDENTIFIER.length + 1).split(',').map((p) => p.trim().split('=', 2)));
+}
+
 /** Whether the request's Authorization header is a valid SigV4 signature of it with these credentials. */
 export async function listingSignatureValid(req: IncomingMessage, credentials: { accessKeyId: string; secretAccessKey: string }): Promise<boolean> {
-  const m = AUTH_RE.exec(req.headers.authorization ?? '');
-  const amzDate = req.headers['x-amz-date'];
-  if (!m || m[1] !== credentials.accessKeyId || typeof amzDate !== 'string') return false;
-  const [, , , region, service, signed, signature] = m;
+  const given = String(req.headers[AUTH_HEADER] ?? '');
+  const parts = authorizationParts(given);
+  const amzDate = req.headers[AMZ_DATE_HEADER];
+  const [accessKey, ...scope] = (parts?.Credential ?? '').split('/');
+  const signing = credentialScope(scope.join('/'));
+  if (!parts?.SignedHeaders || accessKey !== credentials.accessKeyId || !signing || typeof amzDate !== 'string') return false;
   const url = new URL(req.url ?? '/', 'http://x');
-  const headers = Object.fromEntries(signed.split(';').map((h) => [h, String(req.headers[h] ?? '')]));
-  const query: Record<string, string> = {};
-  for (const [k, v] of url.searchParams) query[k] = v;
+  const headers = Object.fromEntries(parts.SignedHeaders.split(';').map((h) => [h, String(req.headers[h] ?? '')]));
   const signingDate = new Date(amzDate.replace(/^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/, '$1-$2-$3T$4:$5:$6Z'));
-  const signer = new SignatureV4({ credentials, region, service, sha256: Sha256, uriEscapePath: false });
+  const signer = new SignatureV4({ credentials, region: signing.region, service: signing.service, sha256: Sha256, uriEscapePath: false });
   const out = await signer.sign(
-    { method: req.method ?? 'GET', protocol: 'http:', hostname: 'x', path: url.pathname, query, headers },
-    { signingDate, signingRegion: region, signingService: service },
+    { method: req.method ?? 'GET', protocol: 'http:', hostname: 'x', path: url.pathname, query: Object.fromEntries(url.searchParams), headers },
+    { signingDate, signingRegion: signing.region, signingService: signing.service },
   );
-  return new RegExp(`Signature=${signature}$`).test(String(out.headers.authorization ?? ''));
+  return out.headers[AUTH_HEADER] === given;
 }

@@ -9,9 +9,9 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import busboy from 'busboy';
-import { SignatureV4 } from '@smithy/signature-v4';
+import { ALGORITHM_IDENTIFIER, SignatureV4 } from '@smithy/signature-v4';
 import { Sha256 } from '@smithy/core/checksum';
-import { isBucketListing, listingSignatureValid } from './s3-list';
+import { credentialScope, isBucketListing, listingSignatureValid } from './s3-list';
 
 export interface PostCheck {
   fields: Record<string, string>;
@@ -25,13 +25,16 @@ export type PostVerdict = { ok: true } | { ok: false; status: number; code: stri
 
 /**
  * A POST policy's signature as S3 computes it: the SDK's SigV4 signer over the policy's base64 text, with the
- * signing key of the credential's scope (`<date>/<region>/<service>/aws4_request`). Undefined for a malformed scope.
+ * signing key of the credential's scope. Undefined for a malformed scope.
  */
 export function policySignature(policy: string, credentials: PostCheck['credentials'], scope: string): Promise<string> | undefined {
-  const [date, region, service, terminal, ...rest] = scope.split('/');
-  if (!/^\d{8}$/.test(date ?? '') || !region || !service || terminal !== 'aws4_request' || rest.length) return undefined;
-  const signingDate = new Date(Date.UTC(Number(date.slice(0, 4)), Number(date.slice(4, 6)) - 1, Number(date.slice(6, 8))));
-  return new SignatureV4({ credentials, region, service, sha256: Sha256 }).sign(policy, { signingDate, signingRegion: region, signingService: service });
+  const s = credentialScope(scope);
+  if (!s) return undefined;
+  return new SignatureV4({ credentials, region: s.region, service: s.service, sha256: Sha256 }).sign(policy, {
+    signingDate: s.signingDate,
+    signingRegion: s.region,
+    signingService: s.service,
+  });
 }
 const denied = (message: string): PostVerdict => ({ ok: false, status: 403, code: 'AccessDenied', message });
 /** Fields a policy need not name (S3's own list). */
@@ -42,7 +45,7 @@ export async function verifyPostPolicy(c: PostCheck): Promise<PostVerdict> {
   for (const name of ['policy', 'x-amz-algorithm', 'x-amz-credential', 'x-amz-date', 'x-amz-signature', 'key']) {
     if (f[name] === undefined) return { ok: false, status: 400, code: 'InvalidArgument', message: `Bucket POST must contain a field named '${name}'.` };
   }
-  if (f['x-amz-algorithm'] !== 'AWS4-HMAC-SHA256') return { ok: false, status: 400, code: 'InvalidArgument', message: 'Only AWS4-HMAC-SHA256 is supported' };
+  if (f['x-amz-algorithm'] !== ALGORITHM_IDENTIFIER) return { ok: false, status: 400, code: 'InvalidArgument', message: `Only ${ALGORITHM_IDENTIFIER} is supported` };
   const [accessKey, ...scope] = f['x-amz-credential'].split('/');
   if (accessKey !== c.credentials.accessKeyId) {
     return { ok: false, status: 403, code: 'InvalidAccessKeyId', message: 'The AWS Access Key Id you provided does not exist in our records.' };
