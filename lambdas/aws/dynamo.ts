@@ -1,7 +1,7 @@
 // The DynamoDB document client (one per container, made at cold start) and the table helpers every domain
 // module shares: the table's name, paged queries, batch reads, and the condition failures they map to statuses.
 import { ConditionalCheckFailedException, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { BatchGetCommand, type BatchGetCommandOutput, BatchWriteCommand, type BatchWriteCommandOutput, DynamoDBDocumentClient, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, type BatchGetCommandOutput, BatchWriteCommand, type BatchWriteCommandOutput, DynamoDBDocumentClient, QueryCommand, type QueryCommandInput, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { config } from '../shared/config';
 import { clientOptions } from './options';
@@ -16,21 +16,37 @@ export const tableName = (): string => config().tableName;
 /** A write's ConditionExpression was not met. */
 export const isConditionFailed = (err: unknown): boolean => err instanceof ConditionalCheckFailedException;
 
+/** A conditional write made: true, or false when its ConditionExpression was not met (any other failure throws). */
+export async function conditionMet(write: Promise<unknown>): Promise<boolean> {
+  try {
+    await write;
+    return true;
+  } catch (err) {
+    if (isConditionFailed(err)) return false;
+    throw err;
+  }
+}
+
 /** The item that failed a condition, when the write asked for it (ReturnValuesOnConditionCheckFailure: ALL_OLD). */
 export const conditionFailedItem = (err: unknown): Record<string, unknown> | undefined => {
   const item = (err as ConditionalCheckFailedException).Item;
   return item ? unmarshall(item) : undefined;
 };
 
-/** Every item a Query matches, following LastEvaluatedKey (a page is at most 1 MB). */
-export async function queryAll(input: Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey'>): Promise<Record<string, unknown>[]> {
-  const items: Record<string, unknown>[] = [];
+/** Every page of a Query, following LastEvaluatedKey (a page is at most 1 MB). */
+export async function* queryPages(input: Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey'>): AsyncGenerator<QueryCommandOutput> {
   let start: Record<string, unknown> | undefined;
   do {
     const out = await dynamo.send(new QueryCommand({ ...input, TableName: tableName(), ExclusiveStartKey: start }));
-    items.push(...(out.Items ?? []));
+    yield out;
     start = out.LastEvaluatedKey;
   } while (start);
+}
+
+/** Every item a Query matches, page after page. */
+export async function queryAll(input: Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey'>): Promise<Record<string, unknown>[]> {
+  const items: Record<string, unknown>[] = [];
+  for await (const out of queryPages(input)) items.push(...(out.Items ?? []));
   return items;
 }
 

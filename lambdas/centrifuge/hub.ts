@@ -1,6 +1,6 @@
 // Realtime: connections and subscriptions, and fan-out to sockets through the @connections API.
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { batchWrite, dynamo, isConditionFailed, queryAll, tableName } from '../aws/dynamo';
 import { config } from '../shared/config';
 import { closeConnection, postToConnection } from '../aws/connections';
@@ -152,22 +152,12 @@ export async function closeUserConnections(userId: string): Promise<void> {
 
 /** Every connection subscribed to a channel: one Query (pages only past 1 MB of subscribers). */
 export async function channelSubscribers(channel: string): Promise<string[]> {
-  const ids: string[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const out = await dynamo.send(
-      new QueryCommand({
-        TableName: tableName(),
-        KeyConditionExpression: 'pk = :pk',
-        ExpressionAttributeValues: { ':pk': keys.subscribers(channel) },
-        ProjectionExpression: 'connection_id',
-        ExclusiveStartKey: start,
-      }),
-    );
-    for (const item of out.Items ?? []) if (typeof item.connection_id === 'string') ids.push(item.connection_id);
-    start = out.LastEvaluatedKey;
-  } while (start);
-  return ids;
+  const items = await queryAll({
+    KeyConditionExpression: 'pk = :pk',
+    ExpressionAttributeValues: { ':pk': keys.subscribers(channel) },
+    ProjectionExpression: 'connection_id',
+  });
+  return items.map((i) => i.connection_id).filter((id): id is string => typeof id === 'string');
 }
 
 /** A Centrifuge publication frame for a channel. */

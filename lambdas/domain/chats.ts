@@ -222,22 +222,28 @@ function decodeCursor(cursor: string, botId: string): Record<string, string> {
   return key as Record<string, string>;
 }
 
-/**
- * The bot's chats, newest activity first, one page; each with its user (one BatchGet for the page) and its
- * unread counters as the bot's retention leaves them.
- */
-export async function listBotChats(botId: string, limit: number, cursor?: string, w: RetentionWindow = retentionWindow({})): Promise<BotChatPage> {
-  const out = await dynamo.send(
+/** One page of the bot's chats from gsi1 (by last activity): the Bot API's list, a retention task's walk. */
+export function botChatsPage(botId: string, page: { limit: number; newestFirst: boolean; start?: Record<string, unknown>; projection?: string }) {
+  return dynamo.send(
     new QueryCommand({
       TableName: tableName(),
       IndexName: 'gsi1',
       KeyConditionExpression: 'gsi1pk = :bot',
       ExpressionAttributeValues: { ':bot': keys.botChats(botId) },
-      ScanIndexForward: false,
-      Limit: limit,
-      ExclusiveStartKey: cursor ? decodeCursor(cursor, botId) : undefined,
+      ScanIndexForward: !page.newestFirst,
+      Limit: page.limit,
+      ExclusiveStartKey: page.start,
+      ProjectionExpression: page.projection,
     }),
   );
+}
+
+/**
+ * The bot's chats, newest activity first, one page; each with its user (one BatchGet for the page) and its
+ * unread counters as the bot's retention leaves them.
+ */
+export async function listBotChats(botId: string, limit: number, cursor?: string, w: RetentionWindow = retentionWindow({})): Promise<BotChatPage> {
+  const out = await botChatsPage(botId, { limit, newestFirst: true, start: cursor ? decodeCursor(cursor, botId) : undefined });
   const items = out.Items ?? [];
   const externalIds = [...new Set(items.map((i) => i.external_id as string | undefined).filter((e): e is string => !!e))];
   const users = new Map((await batchGet(externalIds.map((e) => keys.user(botId, e)))).map((u) => [u.external_id as string, u]));

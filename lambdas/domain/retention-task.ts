@@ -4,11 +4,12 @@
 // under its prefix in the bucket, page by page, from the bot's setting as it is when each page is done. Reads
 // already apply the new setting (domain/retention.ts); this makes DynamoDB's TTL, and through it S3, follow.
 import { createHash } from 'node:crypto';
-import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { batchGet, dynamo, isConditionFailed, queryAll, tableName } from '../aws/dynamo';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { batchGet, conditionMet, dynamo, queryAll, tableName } from '../aws/dynamo';
 import { listKeysPage } from '../aws/s3';
 import { config } from '../shared/config';
 import { readBot } from './bots';
+import { botChatsPage } from './chats';
 import { botKeyPrefix, type FileRecord } from './files';
 import { keys, type Key } from './keys';
 import { expiryOf, type Retained } from './retention';
@@ -92,17 +93,8 @@ export async function applyRetention(task: TaskRecord, timeLeft: () => number): 
 
 /** Up to CHATS_PER_PAGE chats; out of time within the page, the cursor is the last chat done. */
 async function chatsPage(botId: string, bot: Retained, enough: () => boolean, start?: Record<string, unknown>): Promise<Cursor> {
-  const out = await dynamo.send(
-    new QueryCommand({
-      TableName: tableName(),
-      IndexName: 'gsi1',
-      KeyConditionExpression: 'gsi1pk = :bot',
-      ExpressionAttributeValues: { ':bot': keys.botChats(botId) },
-      ProjectionExpression: 'id, user_id, pk, sk, gsi1pk, gsi1sk',
-      Limit: CHATS_PER_PAGE,
-      ExclusiveStartKey: start,
-    }),
-  );
+  // Oldest activity first: a chat only moves forward, so none is skipped while the walk runs.
+  const out = await botChatsPage(botId, { limit: CHATS_PER_PAGE, newestFirst: false, start, projection: 'id, user_id, pk, sk, gsi1pk, gsi1sk' });
   for (const chat of out.Items ?? []) {
     await redateChat(bot, chat.user_id as string, chat.id as string);
     if (!enough()) return { phase: 'chats', key: { pk: chat.pk, sk: chat.sk, gsi1pk: chat.gsi1pk, gsi1sk: chat.gsi1sk } };
@@ -135,8 +127,9 @@ async function filesPage(botId: string, bot: Retained, token?: string): Promise<
 
 /** Sets (or, for no ttl, removes) the item's expiry, if the item is still there (and, for a file, in that status). */
 async function setTtl(key: Key, ttl: number | undefined, status?: string): Promise<void> {
-  try {
-    await dynamo.send(
+  // Deleted (or settled) meanwhile: nothing to re-date.
+  await conditionMet(
+    dynamo.send(
       new UpdateCommand({
         TableName: tableName(),
         Key: key,
@@ -145,10 +138,8 @@ async function setTtl(key: Key, ttl: number | undefined, status?: string): Promi
         ExpressionAttributeNames: { '#a': 'ttl', ...(status && { '#status': 'status' }) },
         ExpressionAttributeValues: ttl === undefined && !status ? undefined : { ...(ttl !== undefined && { ':ttl': ttl }), ...(status && { ':status': status }) },
       }),
-    );
-  } catch (err) {
-    if (!isConditionFailed(err)) throw err; // deleted (or settled) meanwhile: nothing to re-date
-  }
+    ),
+  );
 }
 
 async function inParallel<T>(items: T[], run: (item: T) => Promise<void>): Promise<void> {

@@ -3,8 +3,7 @@
 // bot/webhook-dispatch.ts), and every read hides what the bot's current setting puts out of date, whether or
 // not TTL has deleted it yet (DynamoDB may take days). A change of the setting re-dates what is stored
 // (domain/retention-task.ts).
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo, tableName } from '../aws/dynamo';
+import { queryPages } from '../aws/dynamo';
 import { config } from '../shared/config';
 import { InvalidInputError } from '../shared/errors';
 import { firstMessageIdAt } from '../shared/ids';
@@ -78,28 +77,20 @@ export async function retainedUnread(chat: Record<string, unknown>, side: keyof 
   if (!w.since || stored === 0 || from >= w.since) return stored;
   const chatId = chat.id as string;
   let n = 0;
-  let start: Record<string, unknown> | undefined;
-  do {
-    const out = await dynamo.send(
-      new QueryCommand({
-        TableName: tableName(),
-        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :low AND :high',
-        FilterExpression: 'sender_type = :side AND (attribute_not_exists(#ttl) OR #ttl > :now)',
-        ExpressionAttributeNames: { '#ttl': 'ttl' },
-        ExpressionAttributeValues: {
-          ':pk': keys.userPartition(chat.user_id as string),
-          ':low': retainedFrom(chatId, w),
-          ':high': keys.chatEnd(chat.user_id as string, chatId).sk,
-          ':side': counts,
-          ':now': Math.floor(w.nowMs / 1000),
-        },
-        Select: 'COUNT',
-        ConsistentRead: true,
-        ExclusiveStartKey: start,
-      }),
-    );
-    n += out.Count ?? 0;
-    start = out.LastEvaluatedKey;
-  } while (start);
+  const pages = queryPages({
+    KeyConditionExpression: 'pk = :pk AND sk BETWEEN :low AND :high',
+    FilterExpression: 'sender_type = :side AND (attribute_not_exists(#ttl) OR #ttl > :now)',
+    ExpressionAttributeNames: { '#ttl': 'ttl' },
+    ExpressionAttributeValues: {
+      ':pk': keys.userPartition(chat.user_id as string),
+      ':low': retainedFrom(chatId, w),
+      ':high': keys.chatEnd(chat.user_id as string, chatId).sk,
+      ':side': counts,
+      ':now': Math.floor(w.nowMs / 1000),
+    },
+    Select: 'COUNT',
+    ConsistentRead: true,
+  });
+  for await (const out of pages) n += out.Count ?? 0;
   return Math.min(n, stored);
 }

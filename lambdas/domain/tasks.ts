@@ -1,7 +1,7 @@
 // The Bot API's background tasks (erase a user, export one, apply a new retention): a record the bot polls, and a job on the task
 // queue that the task worker (lambdas/bot/task-worker.ts) runs, resumably, until the record says completed.
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { conditionFailedItem, dynamo, isConditionFailed, tableName } from '../aws/dynamo';
+import { conditionFailedItem, conditionMet, dynamo, isConditionFailed, tableName } from '../aws/dynamo';
 import { sendToQueue } from '../aws/sqs';
 import { config, requireEnv } from '../shared/config';
 import { NotFoundError } from '../shared/errors';
@@ -77,8 +77,8 @@ export async function botTask(botId: string, taskId: string): Promise<TaskRecord
 
 /** A failed task asked for again starts over as pending (the work is idempotent: it resumes where it stopped). */
 export async function setTaskStatus(taskId: string, status: 'running' | 'pending', from: TaskStatus[]): Promise<boolean> {
-  try {
-    await dynamo.send(
+  return conditionMet(
+    dynamo.send(
       new UpdateCommand({
         TableName: tableName(),
         Key: keys.task(taskId),
@@ -87,12 +87,8 @@ export async function setTaskStatus(taskId: string, status: 'running' | 'pending
         ExpressionAttributeNames: { '#status': 'status', '#error': 'error' },
         ExpressionAttributeValues: { ':to': status, ...Object.fromEntries(from.map((f, i) => [`:f${i}`, f])) },
       }),
-    );
-    return true;
-  } catch (err) {
-    if (isConditionFailed(err)) return false;
-    throw err;
-  }
+    ),
+  );
 }
 
 /**
@@ -101,35 +97,31 @@ export async function setTaskStatus(taskId: string, status: 'running' | 'pending
  */
 export async function completeTask(taskId: string, set: Record<string, string> = {}, forget: string[] = [], keepUntil?: number): Promise<boolean> {
   const names = Object.keys(set);
-  try {
-  await dynamo.send(
-    new UpdateCommand({
-      TableName: tableName(),
-      Key: keys.task(taskId),
-      ConditionExpression: 'attribute_exists(pk)',
-      UpdateExpression:
-        'SET #status = :done, completed_at = :now, #ttl = :ttl' +
-        names.map((n, i) => `, #s${i} = :s${i}`).join('') +
-        (forget.length ? ' REMOVE ' + forget.map((_, i) => `#f${i}`).join(', ') : ''),
-      ExpressionAttributeNames: {
-        '#status': 'status',
-        '#ttl': 'ttl',
-        ...Object.fromEntries(names.map((n, i) => [`#s${i}`, n])),
-        ...Object.fromEntries(forget.map((f, i) => [`#f${i}`, f])),
-      },
-      ExpressionAttributeValues: {
-        ':done': 'completed',
-        ':now': new Date().toISOString(),
-        ':ttl': keepUntil ?? Math.floor(Date.now() / 1000) + TASK_KEEP_SECONDS,
-        ...Object.fromEntries(names.map((n, i) => [`:s${i}`, set[n]])),
-      },
-    }),
+  return conditionMet(
+    dynamo.send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.task(taskId),
+        ConditionExpression: 'attribute_exists(pk)',
+        UpdateExpression:
+          'SET #status = :done, completed_at = :now, #ttl = :ttl' +
+          names.map((n, i) => `, #s${i} = :s${i}`).join('') +
+          (forget.length ? ' REMOVE ' + forget.map((_, i) => `#f${i}`).join(', ') : ''),
+        ExpressionAttributeNames: {
+          '#status': 'status',
+          '#ttl': 'ttl',
+          ...Object.fromEntries(names.map((n, i) => [`#s${i}`, n])),
+          ...Object.fromEntries(forget.map((f, i) => [`#f${i}`, f])),
+        },
+        ExpressionAttributeValues: {
+          ':done': 'completed',
+          ':now': new Date().toISOString(),
+          ':ttl': keepUntil ?? Math.floor(Date.now() / 1000) + TASK_KEEP_SECONDS,
+          ...Object.fromEntries(names.map((n, i) => [`:s${i}`, set[n]])),
+        },
+      }),
+    ),
   );
-  } catch (err) {
-    if (isConditionFailed(err)) return false;
-    throw err;
-  }
-  return true;
 }
 
 /**
@@ -140,18 +132,19 @@ export async function completeTask(taskId: string, set: Record<string, string> =
 export async function failTask(taskId: string, error: string, kind: TaskKind = 'erase'): Promise<void> {
   const forget = kind === 'export';
   const expire = kind !== 'erase';
-  await dynamo.send(
-    new UpdateCommand({
-      TableName: tableName(),
-      Key: keys.task(taskId),
-      UpdateExpression: 'SET #status = :failed, #error = :error' + (expire ? ', #ttl = :ttl' : '') + (forget ? ' REMOVE user_id, external_id' : ''),
-      ConditionExpression: 'attribute_exists(pk) AND #status <> :done',
-      ExpressionAttributeNames: { '#status': 'status', '#error': 'error', ...(expire && { '#ttl': 'ttl' }) },
-      ExpressionAttributeValues: { ':failed': 'failed', ':error': error, ':done': 'completed', ...(expire && { ':ttl': Math.floor(Date.now() / 1000) + TASK_KEEP_SECONDS }) },
-    }),
-  ).catch((err) => {
-    if (!isConditionFailed(err)) throw err;
-  });
+  // A task already completed stays so.
+  await conditionMet(
+    dynamo.send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.task(taskId),
+        UpdateExpression: 'SET #status = :failed, #error = :error' + (expire ? ', #ttl = :ttl' : '') + (forget ? ' REMOVE user_id, external_id' : ''),
+        ConditionExpression: 'attribute_exists(pk) AND #status <> :done',
+        ExpressionAttributeNames: { '#status': 'status', '#error': 'error', ...(expire && { '#ttl': 'ttl' }) },
+        ExpressionAttributeValues: { ':failed': 'failed', ':error': error, ':done': 'completed', ...(expire && { ':ttl': Math.floor(Date.now() / 1000) + TASK_KEEP_SECONDS }) },
+      }),
+    ),
+  );
 }
 
 /**
@@ -159,8 +152,8 @@ export async function failTask(taskId: string, error: string, kind: TaskKind = '
  * when the task is no longer running (another run of it completed it).
  */
 export async function saveTaskCursor(taskId: string, cursor: string): Promise<boolean> {
-  try {
-    await dynamo.send(
+  return conditionMet(
+    dynamo.send(
       new UpdateCommand({
         TableName: tableName(),
         Key: keys.task(taskId),
@@ -169,12 +162,8 @@ export async function saveTaskCursor(taskId: string, cursor: string): Promise<bo
         ExpressionAttributeNames: { '#cursor': 'cursor', '#status': 'status' },
         ExpressionAttributeValues: { ':cursor': cursor, ':running': 'running' },
       }),
-    );
-    return true;
-  } catch (err) {
-    if (isConditionFailed(err)) return false;
-    throw err;
-  }
+    ),
+  );
 }
 
 /** Queues the task's job; `delaySeconds` lets requests already past their checks finish first (erase). */

@@ -2,7 +2,7 @@
 // TYPING_INTERVAL_MS; its stream record is what the publisher sends to the user's channel (so typing takes
 // the same path, retries and ordering as messages). Calls in between are answered and cost one refused write.
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo, isConditionFailed, tableName } from '../aws/dynamo';
+import { conditionMet, dynamo, tableName } from '../aws/dynamo';
 import type { ChatOwner } from './chats';
 import { keys } from './keys';
 
@@ -13,8 +13,8 @@ const TYPING_TTL_SECONDS = 60;
 
 /** Records that the bot or an operator is typing; false when one was published less than the interval ago. */
 export async function startTyping(owner: ChatOwner, chatId: string, sender: 'bot' | 'operator', nowMs = Date.now()): Promise<boolean> {
-  try {
-    await dynamo.send(
+  return conditionMet(
+    dynamo.send(
       new UpdateCommand({
         TableName: tableName(),
         Key: keys.typing(chatId, sender),
@@ -32,10 +32,6 @@ export async function startTyping(owner: ChatOwner, chatId: string, sender: 'bot
           ':ttl': Math.floor(nowMs / 1000) + TYPING_TTL_SECONDS,
         },
       }),
-    );
-    return true;
-  } catch (err) {
-    if (isConditionFailed(err)) return false;
-    throw err;
-  }
+    ),
+  );
 }
