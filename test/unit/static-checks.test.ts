@@ -1,0 +1,36 @@
+// The static checks of `npm test`, run as tests so that they share the two cores with the suites instead of
+// running before them: TypeScript over the service, its tests and tools (tsconfig.json) and over the page
+// (web/tsconfig.json), and redocly's lint of docs/openapi.yaml (that the document and web/api-types.ts are
+// generated, never stale: test/unit/openapi.test.ts).
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+
+const ROOT = join(__dirname, '..', '..');
+
+/** A package's command-line script under Node; its exit status and its output's lines. */
+function run(script: string, args: string[], env: Record<string, string> = {}) {
+  const r = spawnSync(process.execPath, [join(ROOT, 'node_modules', script), ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    encoding: 'utf8',
+    maxBuffer: 16 * 1024 * 1024,
+  });
+  return { status: r.status, output: `${r.stdout}${r.stderr}`.split('\n').filter((l) => l.trim()) };
+}
+
+test('tsc --noEmit: the service, its tests and tools type-check', () => {
+  expect(run('typescript/bin/tsc', ['--noEmit'])).toEqual({ status: 0, output: [] });
+}, 180_000);
+
+test('tsc --noEmit -p web: the chat page type-checks against the generated API types', () => {
+  expect(run('typescript/bin/tsc', ['--noEmit', '-p', 'web'])).toEqual({ status: 0, output: [] });
+}, 120_000);
+
+test('redocly lint: docs/openapi.yaml is a valid OpenAPI document with no warning (redocly.yaml)', () => {
+  const r = run('@redocly/cli/bin/cli.js', ['lint', 'docs/openapi.yaml'], { REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' });
+  expect({ status: r.status, valid: r.output.some((l) => l.includes('Your API description is valid')), warnings: r.output.filter((l) => /\d+ warnings?\b/.test(l)) }).toEqual({
+    status: 0,
+    valid: true,
+    warnings: [],
+  });
+}, 120_000);
