@@ -6,6 +6,7 @@ import { sendToQueue } from '../aws/sqs';
 import { config, requireEnv } from '../shared/config';
 import { NotFoundError } from '../shared/errors';
 import { keys } from './keys';
+import { isPastTtl } from './retention';
 
 export type TaskKind = 'erase' | 'export' | 'retention';
 export type TaskStatus = 'pending' | 'running' | 'completed' | 'failed';
@@ -68,10 +69,13 @@ export async function readTask(taskId: string): Promise<TaskRecord | undefined> 
   return out.Item as TaskRecord | undefined;
 }
 
-/** The bot's task (GET /api/bot/tasks/{task_id}): another bot's, or none, is a 404. */
-export async function botTask(botId: string, taskId: string): Promise<TaskRecord> {
+/**
+ * The bot's task (GET /api/bot/tasks/{task_id}): another bot's, or none, is a 404; so is one kept past its
+ * ttl, which DynamoDB may take days to delete (read as of `nowMs`).
+ */
+export async function botTask(botId: string, taskId: string, nowMs = Date.now()): Promise<TaskRecord> {
   const task = await readTask(taskId);
-  if (!task || task.bot_id !== botId) throw new NotFoundError('Task not found');
+  if (!task || task.bot_id !== botId || isPastTtl(task, nowMs)) throw new NotFoundError('Task not found');
   return task;
 }
 

@@ -9,6 +9,8 @@ import { checkSchema } from '../support/openapi';
 import { listBucket, scanTable } from '../support/storage';
 import { dynamo, tableName } from '../../lambdas/aws/dynamo';
 import { keys } from '../../lambdas/domain/keys';
+import { botTask } from '../../lambdas/domain/tasks';
+import { NotFoundError } from '../../lambdas/shared/errors';
 
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
 const bot = (secretKey: string) => ({ headers: { authorization: `Bearer ${secretKey}` } });
@@ -81,6 +83,12 @@ test("an export holds the user, each chat with its messages in order, and each f
   await dynamo.send(new UpdateCommand({ TableName: tableName(), Key: keys.task(task.task_id), UpdateExpression: 'SET expires_at = :past', ExpressionAttributeValues: { ':past': new Date(Date.now() - 1000).toISOString() } }));
   await until(async () => !(await listBucket()).includes(key), 15_000, 'the expired export to be deleted');
   expect((await call('GET', `/api/bot/tasks/${task.task_id}`, bot(secretKey))).body.download_url).toBeUndefined();
+  // The task itself is kept as long as its file was to be (docs/bot-api.md), then it is gone for the API as its
+  // ttl passes, whether or not TTL has deleted the record yet (read as of a time past it, the record stored).
+  const kept = (await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.task(task.task_id) }))).Item as { ttl: number; bot_id: string };
+  expect(kept.ttl * 1000).toBe(Date.parse(record?.expires_at as string));
+  await expect(botTask(kept.bot_id, task.task_id, kept.ttl * 1000 - 1000)).resolves.toMatchObject({ status: 'completed' });
+  await expect(botTask(kept.bot_id, task.task_id, kept.ttl * 1000)).rejects.toBeInstanceOf(NotFoundError);
 }, 60_000);
 
 test("an erasure deletes the user's exports; another bot's user is a 404; a user being erased a 409", async () => {
