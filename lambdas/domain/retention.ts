@@ -6,7 +6,7 @@
 import { queryPages } from '../aws/dynamo';
 import { config } from '../shared/config';
 import { InvalidInputError } from '../shared/errors';
-import { firstMessageIdAt } from '../shared/ids';
+import { firstMessageIdAt, lastMessageIdAt } from '../shared/ids';
 import { keys } from './keys';
 
 export const MAX_RETENTION_DAYS = 3650;
@@ -63,12 +63,28 @@ const SIDES = {
   operator: { count: 'unread_msg_by_operator', read: 'operator_last_read_at', counts: 'incoming' },
 } as const;
 
+/** A recount this instance made (retainedUnread): per chat, side and last read. */
+interface Recount {
+  /** The stored counter then, and how many of the messages it counted were still kept. */
+  stored: number;
+  kept: number;
+  /** The window's start then, and the latest start at which everything it found kept still is. */
+  since: string;
+  until: string;
+}
+
+/** Bounded: the oldest recount goes first (a chat asked for again is simply counted again). */
+const recounts = new Map<string, Recount>();
+const MAX_RECOUNTS = 10_000;
+
 /**
  * One side's unread counter of a chat (its item) as retention leaves it. The counter counts the other side's
  * messages after this side's last read; when that read (or, never read, the chat's creation) is older than the
- * window, some of them may be out of date, so the ones still kept are counted (one Query, COUNT, for a side
- * that has not read for longer than the retention, e.g. a bot that never marks chats read). Never above the
- * stored count, which the stream moves.
+ * window, some of them may be out of date, so the ones still kept are counted: one Query of the messages the
+ * counter has counted (up to the chat's activity, which the stream moves with the count), e.g. for a bot that
+ * never marks chats read. The instance keeps that recount until the window passes the oldest message it
+ * found kept (or, none kept, the chat's activity then): meanwhile the counter's growth is the newer messages,
+ * so a list asked again costs nothing more. Never above the stored count, which the stream moves.
  */
 export async function retainedUnread(chat: Record<string, unknown>, side: keyof typeof SIDES, w: RetentionWindow): Promise<number> {
   const { count, read, counts } = SIDES[side];
@@ -76,21 +92,39 @@ export async function retainedUnread(chat: Record<string, unknown>, side: keyof 
   const from = typeof chat[read] === 'string' ? (chat[read] as string) : (chat.created_at as string);
   if (!w.since || stored === 0 || from >= w.since) return stored;
   const chatId = chat.id as string;
-  let n = 0;
-  const pages = queryPages({
+  const key = `${chatId} ${side} ${from}`;
+  const known = recounts.get(key);
+  if (known && known.since <= w.since && w.since <= known.until && stored >= known.stored) return Math.min(known.kept + stored - known.stored, stored);
+  // The chat's activity: the newest message the stream has counted (records of a chat come in order).
+  const counted = typeof chat.updated_at === 'string' ? chat.updated_at : undefined;
+  let kept = 0;
+  let oldest: string | undefined;
+  // An item of the window past its ttl: a lengthened retention not yet applied to it (its task re-dates it and
+  // it counts again), so this recount is not kept.
+  let redating = false;
+  const low = retainedFrom(chatId, w) as string;
+  const high = counted ? keys.messagePrefix(chatId) + lastMessageIdAt(Date.parse(counted)) : keys.chatEnd(chat.user_id as string, chatId).sk;
+  // Every counted message older than the window: none kept, no Query.
+  const pages = low > high ? [] : queryPages({
     KeyConditionExpression: 'pk = :pk AND sk BETWEEN :low AND :high',
-    FilterExpression: 'sender_type = :side AND (attribute_not_exists(#ttl) OR #ttl > :now)',
+    FilterExpression: 'sender_type = :side',
+    ProjectionExpression: 'created_at, #ttl',
     ExpressionAttributeNames: { '#ttl': 'ttl' },
-    ExpressionAttributeValues: {
-      ':pk': keys.userPartition(chat.user_id as string),
-      ':low': retainedFrom(chatId, w),
-      ':high': keys.chatEnd(chat.user_id as string, chatId).sk,
-      ':side': counts,
-      ':now': Math.floor(w.nowMs / 1000),
-    },
-    Select: 'COUNT',
+    ExpressionAttributeValues: { ':pk': keys.userPartition(chat.user_id as string), ':low': low, ':high': high, ':side': counts },
     ConsistentRead: true,
   });
-  for await (const out of pages) n += out.Count ?? 0;
-  return Math.min(n, stored);
+  for await (const out of pages) {
+    for (const item of out.Items ?? []) {
+      if (isPastTtl(item, w.nowMs)) redating = true;
+      else {
+        kept++;
+        oldest ??= item.created_at as string;
+      }
+    }
+  }
+  if (!redating && counted) {
+    if (recounts.size >= MAX_RECOUNTS) recounts.delete(recounts.keys().next().value as string);
+    recounts.set(key, { stored, kept, since: w.since, until: oldest ?? counted });
+  }
+  return Math.min(kept, stored);
 }

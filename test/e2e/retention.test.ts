@@ -11,7 +11,10 @@ import { listBucket, scanTable } from '../support/storage';
 import { readBot, updateBot } from '../../lambdas/domain/bots';
 import { listChats } from '../../lambdas/domain/chats';
 import { listMessages } from '../../lambdas/domain/history';
-import { retentionWindow } from '../../lambdas/domain/retention';
+import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo, tableName } from '../../lambdas/aws/dynamo';
+import { keys } from '../../lambdas/domain/keys';
+import { retainedUnread, retentionWindow } from '../../lambdas/domain/retention';
 import { retentionTaskId } from '../../lambdas/domain/retention-task';
 import { getUserFile } from '../../lambdas/domain/uploads';
 import { InvalidInputError } from '../../lambdas/shared/errors';
@@ -149,3 +152,53 @@ test('the setting takes 1 to 3650 whole days, or off; anything else is refused a
   expect(bot.updated_at).toBe((await readBot(bot.id))?.updated_at);
   expect(retentionTaskId(bot.id, bot.updated_at)).toMatch(UUID);
 });
+
+test('a side that has not read for longer than the retention is recounted once, not on every list: the recount holds until the window passes the oldest message it kept', async () => {
+  // 4 "days": 4 s. Three replies 1.5 s apart, never read by the user.
+  const { bot, secretKey } = await newBot({ retention_days: 4 });
+  const s = await newSession(bot.client_key, { external_id: 'recounted' });
+  const newChat = async () => (await call('POST', '/api/client/chats', { token: s.session_token, json: { name: 'recount' } })).body.id as string;
+  const [chatId, other] = [await newChat(), await newChat()];
+  const reply = async (content: string, to = chatId) => (await call('POST', `/api/bot/chats/${to}/messages`, { ...asBot(secretKey), json: { content } })).body as { id: string; created_at: string };
+  const t1 = Date.parse((await reply('first')).created_at);
+  await sleep(1500);
+  const t2 = Date.parse((await reply('second')).created_at);
+  const otherReply = await reply('second, in another chat', other);
+  const chatItem = async (count: number, id = chatId) => {
+    let item: Record<string, unknown> | undefined;
+    await until(async () => (item = (await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.chat(s.user.id, id) }))).Item)?.unread_msg_by_user === count, 10_000, `${count} replies counted`);
+    return item!;
+  };
+  const chat = await chatItem(2);
+  const otherChat = await chatItem(1, other);
+  const send = jest.spyOn(dynamo, 'send');
+  const queries = () => send.mock.calls.filter(([command]) => command instanceof QueryCommand).length;
+  const asOf = (item: Record<string, unknown>, ms: number, days = 4) => retainedUnread(item, 'user', retentionWindow({ retention_days: days }, ms));
+  try {
+    // Past the first reply's retention, within the second's: one Query finds one kept.
+    expect(await asOf(chat, t1 + 4100)).toBe(1);
+    expect(queries()).toBe(1);
+    // Asked again, and until the window passes the second reply: no Query.
+    expect([await asOf(chat, t1 + 4200), await asOf(chat, t2 + 3900)]).toEqual([1, 1]);
+    expect(queries()).toBe(1);
+    // A newer reply (the stored count grows as the stream counts it) adds to the recount, with no Query.
+    await sleep(1500);
+    await reply('third');
+    const now = await chatItem(3);
+    expect(await asOf(now, t2 + 3900)).toBe(2);
+    expect(queries()).toBe(1);
+    // Past the second's retention: counted again (the third only), and that holds in turn.
+    expect([await asOf(now, t2 + 4100), await asOf(now, t2 + 4200)]).toEqual([1, 1]);
+    expect(queries()).toBe(2);
+    // Past every counted reply: none kept, and no Query.
+    expect(await asOf(now, Date.parse(now.updated_at as string) + 4100)).toBe(0);
+    expect(queries()).toBe(2);
+    // A reply of the window already past its ttl (as a lengthened retention leaves it until its task re-dates
+    // it): not counted, and no recount kept while the task may bring it back.
+    await dynamo.send(new UpdateCommand({ TableName: tableName(), Key: keys.message(s.user.id, other, otherReply.id), UpdateExpression: 'SET #ttl = :past', ExpressionAttributeNames: { '#ttl': 'ttl' }, ExpressionAttributeValues: { ':past': 1 } }));
+    expect([await asOf(otherChat, t2 + 3900), await asOf(otherChat, t2 + 3900)]).toEqual([0, 0]);
+    expect(queries()).toBe(4);
+  } finally {
+    send.mockRestore();
+  }
+}, 60_000);
