@@ -49,6 +49,20 @@ export function billedMs(inv: Invocation): number {
   return Math.max(1, Math.ceil(measured + allowance));
 }
 
+/** Lambda gives a function a share of a vCPU in proportion to its memory: a whole one at 1,769 MB. */
+export const VCPU_MEMORY_MB = 1769;
+
+/**
+ * The GB-seconds an invocation's CPU time would add on AWS, where it runs on its memory's share of a vCPU
+ * rather than on a whole core as here: (VCPU_MEMORY_MB / memory - 1) times as long again, at its memory.
+ * Not in the bill above (the measured time is): a bound of what the model leaves out, from cpuMs, itself an
+ * upper bound of the handler's own CPU.
+ */
+export function cpuShareGbSeconds(inv: Invocation): number {
+  const mb = memoryGb(defOf(inv.entry)) * 1024;
+  return mb >= VCPU_MEMORY_MB ? 0 : ((inv.cpuMs ?? 0) / 1000) * ((VCPU_MEMORY_MB - mb) / 1024);
+}
+
 /** CloudWatch Logs counts 26 bytes per log event besides its text (PutLogEvents' accounting; assumed billed). */
 export const LOG_EVENT_OVERHEAD_BYTES = 26;
 

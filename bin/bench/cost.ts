@@ -11,7 +11,7 @@ import { WEBHOOK_DELIVERER } from '../../lib/consumers';
 import { installMeters } from './meters';
 import { pollUntil, request, type WebhookReceiver } from './http';
 import { PRICES } from './prices';
-import { UNIT_KEYS, accessLogBytes, billedMs, defOf, memoryGb, platformLogBytes, usdOf, zeroUnits, LOG_EVENT_OVERHEAD_BYTES, type UnitKey, type Units } from './cost-model';
+import { UNIT_KEYS, accessLogBytes, billedMs, cpuShareGbSeconds, defOf, memoryGb, platformLogBytes, usdOf, zeroUnits, LOG_EVENT_OVERHEAD_BYTES, type UnitKey, type Units } from './cost-model';
 import { options } from './options';
 import { round } from './stats';
 
@@ -24,6 +24,15 @@ export interface FunctionCost {
   gb_seconds: number;
   dynamodb_write_units: number;
   dynamodb_read_units: number;
+  /** The process's CPU time while it ran (an upper bound of its own: Invocation.cpuMs). */
+  cpu_ms: number;
+}
+
+/** What the bill leaves out: the exchange's CPU time on its functions' share of a vCPU (cost-model.ts cpuShareGbSeconds). */
+export interface CpuShareBound {
+  cpu_ms_per_exchange: number;
+  gb_seconds_per_exchange: number;
+  usd_per_1m_exchanges: number;
 }
 
 export interface CostFigures {
@@ -37,13 +46,14 @@ export interface CostFigures {
   usd_per_1m_exchanges: number;
   usd_per_1m_exchanges_by_unit: Record<UnitKey, number>;
   usd_per_1m_conversations_overhead: number;
+  cpu_share_bound: CpuShareBound;
 }
 
 const HTTP_ENTRIES = new Set([...ROUTES, NOT_FOUND].map((d) => d.entry));
 const WS_DEFAULT = WS_ROUTES.find((r) => r.id === 'ws_default')!.entry;
 
 /** A window's units: the invocations it saw, the function log bytes written meanwhile. */
-function tally(invs: Invocation[], logBytes: number, logLines: number, perFunction?: Record<string, FunctionCost>): Units {
+function tally(invs: Invocation[], logBytes: number, logLines: number, perFunction?: Record<string, FunctionCost>, cpu?: { ms: number; gbSeconds: number }): Units {
   const u = zeroUnits();
   for (const inv of invs) {
     const def = defOf(inv.entry);
@@ -66,13 +76,18 @@ function tally(invs: Invocation[], logBytes: number, logLines: number, perFuncti
     if (inv.entry === WS_DEFAULT) u.websocket_messages += 2;
     // The SQS event source's ReceiveMessage and DeleteMessageBatch of the job's batch.
     if (inv.entry === WEBHOOK_DELIVERER.entry) u.sqs_requests += 2;
+    if (cpu) {
+      cpu.ms += inv.cpuMs ?? 0;
+      cpu.gbSeconds += cpuShareGbSeconds(inv);
+    }
     if (perFunction) {
-      const f = (perFunction[def.id] ??= { invocations: 0, billed_ms: 0, gb_seconds: 0, dynamodb_write_units: 0, dynamodb_read_units: 0 });
+      const f = (perFunction[def.id] ??= { invocations: 0, billed_ms: 0, gb_seconds: 0, dynamodb_write_units: 0, dynamodb_read_units: 0, cpu_ms: 0 });
       f.invocations += 1;
       f.billed_ms += billed;
       f.gb_seconds += gbSeconds;
       f.dynamodb_write_units += c.write_units ?? 0;
       f.dynamodb_read_units += c.read_units ?? 0;
+      f.cpu_ms += inv.cpuMs ?? 0;
     }
   }
   u.log_bytes += logBytes + logLines * LOG_EVENT_OVERHEAD_BYTES;
@@ -110,9 +125,10 @@ export async function cost(apiUrl: string, receiver: WebhookReceiver): Promise<C
       const exchange = zeroUnits();
       const overhead = zeroUnits();
       const functions: Record<string, FunctionCost> = {};
+      const cpu = { ms: 0, gbSeconds: 0 };
       let preflights = 0;
       /** Runs `act`, waits until the stack is quiet, and adds what happened meanwhile to `into`. */
-      const window = async (into: Units, act: () => Promise<void>, perFunction?: Record<string, FunctionCost>) => {
+      const window = async (into: Units, act: () => Promise<void>, perFunction?: Record<string, FunctionCost>, cpuOf?: typeof cpu) => {
         const mark = meters.seen.length;
         const logs = { ...functionLogs };
         await act();
@@ -121,7 +137,7 @@ export async function cost(apiUrl: string, receiver: WebhookReceiver): Promise<C
           n = meters.seen.length;
           await new Promise((r) => setTimeout(r, 100));
         }
-        addUnits(into, tally(meters.seen.slice(mark), functionLogs.bytes - logs.bytes, functionLogs.lines - logs.lines, perFunction));
+        addUnits(into, tally(meters.seen.slice(mark), functionLogs.bytes - logs.bytes, functionLogs.lines - logs.lines, perFunction, cpuOf));
       };
       for (let c = 0; c < conversations; c++) {
         const http = (method: string, path: string, token: string, json?: unknown) => request(apiUrl, method, path, { token, json });
@@ -168,7 +184,7 @@ export async function cost(apiUrl: string, receiver: WebhookReceiver): Promise<C
             const readsBefore = reads;
             await call('POST', `/api/client/chats/${chatId}/read`);
             await until(() => reads > readsBefore, 'the read action');
-          }, functions);
+          }, functions, cpu);
         }
         await window(overhead, async () => {
           const mark = meters.seen.length;
@@ -195,6 +211,11 @@ export async function cost(apiUrl: string, receiver: WebhookReceiver): Promise<C
         usd_per_1m_exchanges: round(usdOf(exchangeUnits, prices) * 1e6, 2),
         usd_per_1m_exchanges_by_unit: byUnit,
         usd_per_1m_conversations_overhead: round(usdOf({ ...overheadUnits, cors_preflights: 0 }, prices) * 1e6, 2),
+        cpu_share_bound: {
+          cpu_ms_per_exchange: round(cpu.ms / n, 2),
+          gb_seconds_per_exchange: round(cpu.gbSeconds / n, 6),
+          usd_per_1m_exchanges: round((cpu.gbSeconds / n) * prices.lambda_gb_seconds * 1e6, 2),
+        },
       };
     } finally {
       meters.uninstall();

@@ -34,10 +34,12 @@ export function reportCost(c: CostFigures): void {
   }
   out(`${'websocket_connection_minutes'.padEnd(52)}${String(c.overhead_units.websocket_connection_minutes).padStart(18)}`);
   out(`USD per million exchanges: ${c.usd_per_1m_exchanges}; per million conversations, their overhead: ${c.usd_per_1m_conversations_overhead}`);
-  out(`${'per exchange, by function'.padEnd(26)}${'invocations'.padStart(12)}${'billed ms'.padStart(11)}${'GB-s'.padStart(10)}${'write units'.padStart(13)}${'read units'.padStart(12)}`);
+  out(`${'per exchange, by function'.padEnd(26)}${'invocations'.padStart(12)}${'billed ms'.padStart(11)}${'GB-s'.padStart(10)}${'write units'.padStart(13)}${'read units'.padStart(12)}${'CPU ms'.padStart(8)}`);
   for (const [id, f] of Object.entries(c.exchange_functions)) {
-    out(`${id.padEnd(26)}${String(f.invocations).padStart(12)}${String(f.billed_ms).padStart(11)}${String(f.gb_seconds).padStart(10)}${String(f.dynamodb_write_units).padStart(13)}${String(f.dynamodb_read_units).padStart(12)}`);
+    out(`${id.padEnd(26)}${String(f.invocations).padStart(12)}${String(f.billed_ms).padStart(11)}${String(f.gb_seconds).padStart(10)}${String(f.dynamodb_write_units).padStart(13)}${String(f.dynamodb_read_units).padStart(12)}${f.cpu_ms.toFixed(1).padStart(8)}`);
   }
+  const b = c.cpu_share_bound;
+  out(`Not in the bill: that CPU (${b.cpu_ms_per_exchange} ms per exchange, at most) run on the functions' share of a vCPU would add up to ${b.gb_seconds_per_exchange} GB-s, $${b.usd_per_1m_exchanges} per million exchanges`);
 }
 
 export function reportRealtime(r: RealtimeFigures): void {

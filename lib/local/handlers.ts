@@ -13,6 +13,11 @@ export interface Invocation {
   /** performance.now() at the start and the end of the handler's run (its duration, as Lambda bills it). */
   startedAt: number;
   endedAt?: number;
+  /**
+   * The process's CPU time (user and system, ms) while the handler ran: at most the handler's own, since it
+   * includes whatever else the process did meanwhile (the local gateways, other invocations).
+   */
+  cpuMs?: number;
 }
 
 export const invocations = new AsyncLocalStorage<Invocation>();
@@ -33,10 +38,13 @@ export function handlerLoader<H extends (event: never, context: never) => Promis
           // invocations run in one only while someone observes them.
           if (!invocationObservers.length) return handler(event, context);
           const inv: Invocation = { entry, event, counters: {}, startedAt: performance.now() };
+          const cpu = process.cpuUsage();
           try {
             return await invocations.run(inv, () => handler(event, context));
           } finally {
             inv.endedAt = performance.now();
+            const used = process.cpuUsage(cpu);
+            inv.cpuMs = (used.user + used.system) / 1000;
             for (const observe of invocationObservers) observe(inv);
           }
         };

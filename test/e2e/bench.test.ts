@@ -88,6 +88,13 @@ test('the quick benchmark prints one JSON object with every figure; round trips 
   expect(cost.prices).toMatchObject({ as_of: expect.stringMatching(/^\d{4}-\d{2}-\d{2}$/), region: 'us-east-1', architecture: 'arm64', http_requests: 1e-6 });
   expect(cost.usd_per_1m_exchanges).toBeGreaterThan(0);
   expect(cost.usd_per_1m_conversations_overhead).toBeGreaterThan(0);
+  // Reported beside the bill, not in it: the exchange's CPU time run on its functions' share of a vCPU (a whole
+  // one at 1,769 MB), each function at 256 or 512 MB.
+  const bound = cost.cpu_share_bound;
+  expect(bound).toEqual({ cpu_ms_per_exchange: expect.any(Number), gb_seconds_per_exchange: expect.any(Number), usd_per_1m_exchanges: expect.any(Number) });
+  expect(bound.cpu_ms_per_exchange).toBeGreaterThan(0);
+  expect(bound.gb_seconds_per_exchange).toBeGreaterThanOrEqual(((bound.cpu_ms_per_exchange / 1000) * (1769 - 512)) / 1024 - 1e-5);
+  expect(bound.gb_seconds_per_exchange).toBeLessThanOrEqual(((bound.cpu_ms_per_exchange / 1000) * (1769 - 256)) / 1024 + 1e-5);
   expect(result.targets['cost.usd_per_1m_exchanges']).toMatchObject({ value: cost.usd_per_1m_exchanges, target: '<= 14' });
   expect(result.rss_mb.at_rest.total).toBeGreaterThan(0);
   expect(result.rss_mb.under_load.total).toBeGreaterThan(0);
