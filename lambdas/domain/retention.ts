@@ -6,7 +6,7 @@
 import { queryPages } from '../aws/dynamo';
 import { config } from '../shared/config';
 import { InvalidInputError } from '../shared/errors';
-import { firstMessageIdAt, lastMessageIdAt } from '../shared/ids';
+import { firstMessageIdAt } from '../shared/ids';
 import { keys } from './keys';
 
 export const MAX_RETENTION_DAYS = 3650;
@@ -65,26 +65,25 @@ const SIDES = {
 
 /** A recount this instance made (retainedUnread): per chat, side and last read. */
 interface Recount {
-  /** The stored counter then, and how many of the messages it counted were still kept. */
+  /** The stored counter it was made for, and how many of the messages after the last read were still kept. */
   stored: number;
   kept: number;
-  /** The window's start then, and the latest start at which everything it found kept still is. */
+  /** The window's start then, and the latest start at which everything it found kept still is (none kept: none). */
   since: string;
-  until: string;
+  until?: string;
 }
 
-/** Bounded: the oldest recount goes first (a chat asked for again is simply counted again). */
+/** Bounded: the first made goes first (a chat asked for again is simply counted again). */
 const recounts = new Map<string, Recount>();
 const MAX_RECOUNTS = 10_000;
 
 /**
  * One side's unread counter of a chat (its item) as retention leaves it. The counter counts the other side's
  * messages after this side's last read; when that read (or, never read, the chat's creation) is older than the
- * window, some of them may be out of date, so the ones still kept are counted: one Query of the messages the
- * counter has counted (up to the chat's activity, which the stream moves with the count), e.g. for a bot that
- * never marks chats read. The instance keeps that recount until the window passes the oldest message it
- * found kept (or, none kept, the chat's activity then): meanwhile the counter's growth is the newer messages,
- * so a list asked again costs nothing more. Never above the stored count, which the stream moves.
+ * window, some of them may be out of date, so the ones still kept are counted: one Query of the chat's messages
+ * from the window's start, e.g. for a bot that never marks chats read. The instance keeps that recount while the
+ * stored counter stays as it was (the stream counts each new message into it) and the window has not passed
+ * the oldest message it kept: a list asked again meanwhile makes no Query. Never above the stored count.
  */
 export async function retainedUnread(chat: Record<string, unknown>, side: keyof typeof SIDES, w: RetentionWindow): Promise<number> {
   const { count, read, counts } = SIDES[side];
@@ -94,23 +93,23 @@ export async function retainedUnread(chat: Record<string, unknown>, side: keyof 
   const chatId = chat.id as string;
   const key = `${chatId} ${side} ${from}`;
   const known = recounts.get(key);
-  if (known && known.since <= w.since && w.since <= known.until && stored >= known.stored) return Math.min(known.kept + stored - known.stored, stored);
-  // The chat's activity: the newest message the stream has counted (records of a chat come in order).
-  const counted = typeof chat.updated_at === 'string' ? chat.updated_at : undefined;
+  if (known && known.stored === stored && known.since <= w.since && w.since <= (known.until ?? w.since)) return Math.min(known.kept, stored);
   let kept = 0;
   let oldest: string | undefined;
   // An item of the window past its ttl: a lengthened retention not yet applied to it (its task re-dates it and
   // it counts again), so this recount is not kept.
   let redating = false;
-  const low = retainedFrom(chatId, w) as string;
-  const high = counted ? keys.messagePrefix(chatId) + lastMessageIdAt(Date.parse(counted)) : keys.chatEnd(chat.user_id as string, chatId).sk;
-  // Every counted message older than the window: none kept, no Query.
-  const pages = low > high ? [] : queryPages({
+  const pages = queryPages({
     KeyConditionExpression: 'pk = :pk AND sk BETWEEN :low AND :high',
     FilterExpression: 'sender_type = :side',
     ProjectionExpression: 'created_at, #ttl',
     ExpressionAttributeNames: { '#ttl': 'ttl' },
-    ExpressionAttributeValues: { ':pk': keys.userPartition(chat.user_id as string), ':low': low, ':high': high, ':side': counts },
+    ExpressionAttributeValues: {
+      ':pk': keys.userPartition(chat.user_id as string),
+      ':low': retainedFrom(chatId, w),
+      ':high': keys.chatEnd(chat.user_id as string, chatId).sk,
+      ':side': counts,
+    },
     ConsistentRead: true,
   });
   for await (const out of pages) {
@@ -122,9 +121,10 @@ export async function retainedUnread(chat: Record<string, unknown>, side: keyof 
       }
     }
   }
-  if (!redating && counted) {
+  if (!redating) {
+    recounts.delete(key);
     if (recounts.size >= MAX_RECOUNTS) recounts.delete(recounts.keys().next().value as string);
-    recounts.set(key, { stored, kept, since: w.since, until: oldest ?? counted });
+    recounts.set(key, { stored, kept, since: w.since, until: oldest });
   }
   return Math.min(kept, stored);
 }

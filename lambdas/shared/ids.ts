@@ -30,6 +30,3 @@ export function newMessageId(nowMs: number): string {
 
 /** The lowest message id of a millisecond: every message written at or after `ms` sorts at or above it. */
 export const firstMessageIdAt = (ms: number): string => (BigInt(Math.max(0, Math.floor(ms))) * 1_000_000n).toString().padStart(19, '0');
-
-/** The highest message id of a millisecond: every message written at or before `ms` sorts at or below it. */
-export const lastMessageIdAt = (ms: number): string => ((BigInt(Math.max(0, Math.floor(ms))) + 1n) * 1_000_000n - 1n).toString().padStart(19, '0');

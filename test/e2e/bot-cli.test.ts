@@ -12,7 +12,7 @@ import { ROOT } from '../support/local-process';
 import { freePort } from '../support/ports';
 import { call } from '../support/api';
 
-// Two folders below the root, as bin/bot.ts is (lib/local/settings.ts finds the root from its own place);
+// Two folders below the root, as lib/local/settings.ts is (it finds the root from its own place, bundled or not);
 // packages stay in node_modules, as under tsx.
 const BUNDLE = join(ROOT, 'test-output', 'cli', `bot-${process.pid}.js`);
 const TSX = [join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'), join(ROOT, 'bin', 'bot.ts')];

@@ -153,9 +153,12 @@ test('the setting takes 1 to 3650 whole days, or off; anything else is refused a
   expect(retentionTaskId(bot.id, bot.updated_at)).toMatch(UUID);
 });
 
-test('a side that has not read for longer than the retention is recounted once, not on every list: the recount holds until the window passes the oldest message it kept', async () => {
-  // 4 "days": 4 s. Three replies 1.5 s apart, never read by the user.
-  const { bot, secretKey } = await newBot({ retention_days: 4 });
+test('a side that has not read for longer than the retention is recounted once, not on every list: the recount holds until a new message is counted or the window passes the oldest message it kept', async () => {
+  // 60 "days": 60 s, and every read below is as of a computed time, so nothing expires for real meanwhile.
+  // Three replies 1.5 s apart, never read by the user, and one in another chat.
+  const DAYS = 60;
+  const WINDOW = DAYS * 1000;
+  const { bot, secretKey } = await newBot({ retention_days: DAYS });
   const s = await newSession(bot.client_key, { external_id: 'recounted' });
   const newChat = async () => (await call('POST', '/api/client/chats', { token: s.session_token, json: { name: 'recount' } })).body.id as string;
   const [chatId, other] = [await newChat(), await newChat()];
@@ -173,31 +176,35 @@ test('a side that has not read for longer than the retention is recounted once, 
   const otherChat = await chatItem(1, other);
   const send = jest.spyOn(dynamo, 'send');
   const queries = () => send.mock.calls.filter(([command]) => command instanceof QueryCommand).length;
-  const asOf = (item: Record<string, unknown>, ms: number, days = 4) => retainedUnread(item, 'user', retentionWindow({ retention_days: days }, ms));
+  const asOf = (item: Record<string, unknown>, ms: number) => retainedUnread(item, 'user', retentionWindow({ retention_days: DAYS }, ms));
   try {
     // Past the first reply's retention, within the second's: one Query finds one kept.
-    expect(await asOf(chat, t1 + 4100)).toBe(1);
+    expect(await asOf(chat, t1 + WINDOW + 100)).toBe(1);
     expect(queries()).toBe(1);
     // Asked again, and until the window passes the second reply: no Query.
-    expect([await asOf(chat, t1 + 4200), await asOf(chat, t2 + 3900)]).toEqual([1, 1]);
+    expect([await asOf(chat, t1 + WINDOW + 200), await asOf(chat, t2 + WINDOW - 100)]).toEqual([1, 1]);
     expect(queries()).toBe(1);
-    // A newer reply (the stored count grows as the stream counts it) adds to the recount, with no Query.
+    // A newer reply counted by the stream (the stored count moves): counted again, once.
     await sleep(1500);
-    await reply('third');
+    const t3 = Date.parse((await reply('third')).created_at);
     const now = await chatItem(3);
-    expect(await asOf(now, t2 + 3900)).toBe(2);
-    expect(queries()).toBe(1);
+    expect([await asOf(now, t2 + WINDOW - 100), await asOf(now, t2 + WINDOW - 100)]).toEqual([2, 2]);
+    expect(queries()).toBe(2);
     // Past the second's retention: counted again (the third only), and that holds in turn.
-    expect([await asOf(now, t2 + 4100), await asOf(now, t2 + 4200)]).toEqual([1, 1]);
-    expect(queries()).toBe(2);
-    // Past every counted reply: none kept, and no Query.
-    expect(await asOf(now, Date.parse(now.updated_at as string) + 4100)).toBe(0);
-    expect(queries()).toBe(2);
-    // A reply of the window already past its ttl (as a lengthened retention leaves it until its task re-dates
-    // it): not counted, and no recount kept while the task may bring it back.
-    await dynamo.send(new UpdateCommand({ TableName: tableName(), Key: keys.message(s.user.id, other, otherReply.id), UpdateExpression: 'SET #ttl = :past', ExpressionAttributeNames: { '#ttl': 'ttl' }, ExpressionAttributeValues: { ':past': 1 } }));
-    expect([await asOf(otherChat, t2 + 3900), await asOf(otherChat, t2 + 3900)]).toEqual([0, 0]);
+    expect([await asOf(now, t2 + WINDOW + 100), await asOf(now, t2 + WINDOW + 200)]).toEqual([1, 1]);
+    expect(queries()).toBe(3);
+    // Past every reply: none kept, and that holds until a new message is counted.
+    expect([await asOf(now, t3 + WINDOW + 100), await asOf(now, t3 + 10 * WINDOW)]).toEqual([0, 0]);
     expect(queries()).toBe(4);
+    // A reply of the window already past its ttl at the time read (as a lengthened retention leaves it until
+    // its task re-dates it; here a ttl 30 s ahead, read as of later): not counted, and no recount kept while
+    // the task may bring it back. Read as of a time when the other chat's creation is out of the window.
+    const ttl = Math.floor(Date.now() / 1000) + 30;
+    await dynamo.send(new UpdateCommand({ TableName: tableName(), Key: keys.message(s.user.id, other, otherReply.id), UpdateExpression: 'SET #ttl = :ttl', ExpressionAttributeNames: { '#ttl': 'ttl' }, ExpressionAttributeValues: { ':ttl': ttl } }));
+    const at = Date.parse(otherReply.created_at) + WINDOW - 500;
+    expect(at).toBeGreaterThanOrEqual(ttl * 1000);
+    expect([await asOf(otherChat, at), await asOf(otherChat, at)]).toEqual([0, 0]);
+    expect(queries()).toBe(6);
   } finally {
     send.mockRestore();
   }
