@@ -14,6 +14,15 @@ function intEnv(name: string, fallback: number): number {
   return n;
 }
 
+/** S3 takes at most 5 GB in one POST; the stack refuses the same range (lib/stack-config.ts). */
+const MAX_UPLOAD_CEILING = 5 * 1024 ** 3;
+
+function maxUploadBytes(): number {
+  const n = intEnv('MAX_UPLOAD_BYTES', 100 * 1024 * 1024);
+  if (n < 1 || n > MAX_UPLOAD_CEILING) throw new Error(`MAX_UPLOAD_BYTES must be from 1 to ${MAX_UPLOAD_CEILING} (S3's 5 GB for one POST): ${n}`);
+  return n;
+}
+
 function delaysEnv(name: string, fallback: number[]): number[] {
   const raw = process.env[name];
   if (raw === undefined || raw === '') return fallback;
@@ -112,7 +121,7 @@ export function config(): Config {
     },
     sessionTtlSeconds: intEnv('SESSION_TTL_SECONDS', 24 * 3600),
     fileUrlTtlSeconds: intEnv('FILE_URL_TTL_SECONDS', 3600),
-    maxUploadBytes: Math.min(intEnv('MAX_UPLOAD_BYTES', 100 * 1024 * 1024), 5 * 1024 ** 3),
+    maxUploadBytes: maxUploadBytes(),
     retentionDaySeconds: Math.max(intEnv('RETENTION_DAY_SECONDS', 86400), 1),
   };
   return cached;
