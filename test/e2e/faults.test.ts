@@ -7,6 +7,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { processesOf, stackEnv, startLocalProcess, type LocalProcess } from '../support/local-process';
 import { call } from '../support/api';
+import { until } from '../support/realtime';
 
 let dir: string;
 let env: Record<string, string>;
@@ -71,9 +72,9 @@ test('DynamoDB frozen mid-request → 503 {error} with Retry-After; after it is 
   expect([200, 201]).toContain(retry.status);
   const history = await api('GET', `/api/client/chats/${chatId}/messages`, token);
   expect(history.body.map((m: any) => m.content)).toEqual(['while frozen']);
-  // The chat item moved with it or not at all (one transaction).
-  const chat = (await items()).find((i) => i.entity === 'chat' && i.id === chatId);
-  expect(chat?.updated_at).toBe(history.body[0].created_at);
+  // The chat moves with the one message, from the stream, a moment after the send's answer.
+  const chatMoved = async () => (await items()).find((i) => i.entity === 'chat' && i.id === chatId)?.updated_at === history.body[0].created_at;
+  await until(chatMoved, 15_000, 'the chat to move with the message');
 }, 60_000);
 
 test('S3 down during an upload → 503 {error}, and no file record left behind', async () => {

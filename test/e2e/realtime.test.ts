@@ -277,7 +277,7 @@ test('a post to a gone connection removes it and is not an error; live subscribe
   const gone = async () =>
     !(await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.subscription(channel, ghost), ConsistentRead: true }))).Item &&
     !(await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.connection(ghost), ConsistentRead: true }))).Item;
-  await until(gone, 3000, 'the ghost connection to be removed');
+  await until(gone, 15_000, 'the ghost connection to be removed');
 });
 
 test('closing a socket removes its connection and subscription ($disconnect)', async () => {
@@ -287,7 +287,7 @@ test('closing a socket removes its connection and subscription ($disconnect)', a
   const channel = (session as any).realtime.channel;
   expect((await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.subscription(channel, id) }))).Item).toBeDefined();
   c.close();
-  await until(async () => !(await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.subscription(channel, id), ConsistentRead: true }))).Item, 3000, '$disconnect');
+  await until(async () => !(await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.subscription(channel, id), ConsistentRead: true }))).Item, 15_000, '$disconnect');
   const conn = await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.connection(id), ConsistentRead: true }));
   expect(conn.Item).toBeUndefined();
 });

@@ -43,7 +43,8 @@ async function chatWithReminders(seconds: number | null = 1) {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 test('three replies left unread: one signed reminder with the three, oldest first; none more', async () => {
-  const c = await chatWithReminders(1);
+  // Due 3 s after the first: the three replies land well before it on a loaded machine.
+  const c = await chatWithReminders(3);
   const sent = [await c.reply('one'), await c.reply('two'), await c.reply('three')];
   await until(() => c.hook.reminders().length >= 1, 10_000, 'the reminder');
   await sleep(2500); // a second one would have come by now
@@ -79,15 +80,15 @@ test('a read before it fires cancels it; the next reply after the read starts a 
 });
 
 test('a reply while a reminder is due does not postpone it; replies after it fired are a new burst', async () => {
-  const c = await chatWithReminders(2);
+  const c = await chatWithReminders(3);
   const first = await c.reply('first');
   await sleep(1000);
   const second = await c.reply('second');
   await until(() => c.hook.reminders().length >= 1, 10_000, 'the reminder');
-  // Due 2 s after the first reply, not after the second.
+  // Due 3 s after the first reply, not after the second.
   expect(c.hook.reminders()[0].body.messages.map((m: any) => m.id)).toEqual([first.id, second.id]);
   const item = (await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.reminder(c.chatId), ConsistentRead: true }))).Item;
-  expect(item).toMatchObject({ burst: first.id, due_at: new Date(Date.parse(first.created_at) + 2000).toISOString(), fired_at: expect.any(String) });
+  expect(item).toMatchObject({ burst: first.id, due_at: new Date(Date.parse(first.created_at) + 3000).toISOString(), fired_at: expect.any(String) });
   const third = await c.reply('third, after the reminder');
   await until(() => c.hook.reminders().length >= 2, 10_000, 'the next burst\'s reminder');
   // It covers the replies since the last reminder: its own id, so a receiver deduping by it keeps both.

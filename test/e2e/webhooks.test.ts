@@ -27,7 +27,9 @@ async function receiver(answer: (n: number) => number | 'hang' = () => 200) {
     for await (const c of req) chunks.push(c as Buffer);
     const raw = Buffer.concat(chunks).toString();
     hits.push({ headers: req.headers, raw, body: JSON.parse(raw) });
-    undocumented.push(...checkWebhook('message.created', req.headers, JSON.parse(raw)));
+    // Checked after the answer is written: the first check compiles the document's schemas, which must not
+    // count against the stack's webhook timeout.
+    setImmediate(() => undocumented.push(...checkWebhook('message.created', req.headers, JSON.parse(raw))));
     const a = answer(hits.length);
     if (a === 'hang') {
       pending++;

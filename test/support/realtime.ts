@@ -19,7 +19,8 @@ export interface LiveClient {
   close(): void;
 }
 
-export async function until(check: () => boolean | Promise<boolean>, timeoutMs = 5000, what = 'condition'): Promise<void> {
+/** Polls `check` until it holds; the default bound is wide for a loaded 2-core machine (a passing wait ends at once). */
+export async function until(check: () => boolean | Promise<boolean>, timeoutMs = 15_000, what = 'condition'): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
@@ -67,7 +68,7 @@ export async function liveClient(
     sub,
     publications,
     clientId: () => id,
-    waitFor: async (predicate, timeoutMs = 5000) => {
+    waitFor: async (predicate, timeoutMs = 15_000) => {
       let found: any;
       await until(() => (found = publications.find(predicate)) !== undefined || undocumented.length > 0, timeoutMs, 'a publication');
       if (undocumented.length > 0) throw new Error(`Publication not as documented (docs/openapi.yaml):\n${undocumented.join('\n')}`);
