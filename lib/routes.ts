@@ -65,7 +65,8 @@ export const ROUTES: RouteDef[] = [
     path: `${CLIENT}/chats/{chat_id}/read`,
     entry: 'lambdas/client/mark-read.ts',
     jwt: true,
-    dynamodb: ['GetItem', 'UpdateItem'],
+    // BatchGetItem: the chat with the erasure check; GetItem: its pointer, to tell another user's chat (403).
+    dynamodb: ['GetItem', 'BatchGetItem', 'UpdateItem'],
   },
   {
     id: 'upload_file',

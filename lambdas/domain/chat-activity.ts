@@ -1,7 +1,8 @@
 // A chat's activity and unread counters, moved from the stream after each send (realtime/publish.ts calls
-// countMessage before it publishes the message): a send writes no transaction (docs/architecture.md).
+// countMessage before it publishes the message): a send writes no transaction (docs/architecture.md). And a
+// side's read, which resets its counter without losing a message the stream counted meanwhile.
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo, isConditionFailed, tableName } from '../aws/dynamo';
+import { conditionFailedItem, dynamo, isConditionFailed, tableName } from '../aws/dynamo';
 import { keys } from './keys';
 
 /** A message as the stream gives it to countMessage. */
@@ -52,6 +53,52 @@ export async function countMessage(m: CountedMessage, sequence: string): Promise
       await update(false);
     } catch (again) {
       if (!isConditionFailed(again)) throw again;
+    }
+  }
+}
+
+/** Each side's counter of the other side's messages, its last read, and the chat's last_event its read writes. */
+const READERS = {
+  user: { count: 'unread_msg_by_user', read: 'last_read_at', event: 'read' },
+  // Never "read": the stream filter passes only the user's read to the publisher (a read action).
+  operator: { count: 'unread_msg_by_operator', read: 'operator_last_read_at', event: 'operator_read' },
+} as const;
+
+/** Tries of a read before it is written without its guard (each one beaten by a message counted meanwhile). */
+const READ_TRIES = 5;
+
+/**
+ * A side's read: its counter to 0 and its last read to `nowMs`. `seen` is the chat's last counted record
+ * (counted_seq) as the caller read it before taking the time. The write holds only if nothing was counted
+ * since: else a message counted in between, possibly created after `nowMs`, would be reset with the ones
+ * read and never counted again. Beaten so, the read is taken again as of a later time, after that message
+ * (the item the refused write returns says what was counted): the counter is then exactly the messages after
+ * the last read it stores, as it is when unbeaten. False when the chat is gone.
+ */
+export async function resetUnread(userId: string, chatId: string, side: keyof typeof READERS, seen: unknown, nowMs = Date.now()): Promise<boolean> {
+  const r = READERS[side];
+  let [counted, at] = [seen, nowMs];
+  for (let tries = 1; ; tries++) {
+    const guard = tries < READ_TRIES ? (counted === undefined ? ' AND attribute_not_exists(counted_seq)' : ' AND counted_seq = :seen') : '';
+    try {
+      await dynamo.send(
+        new UpdateCommand({
+          TableName: tableName(),
+          Key: keys.chat(userId, chatId),
+          UpdateExpression: 'SET #count = :zero, #read = :now, last_event = :event',
+          ConditionExpression: `attribute_exists(pk)${guard}`,
+          ExpressionAttributeNames: { '#count': r.count, '#read': r.read },
+          ExpressionAttributeValues: { ':zero': 0, ':now': new Date(at).toISOString(), ':event': r.event, ...(guard.includes(':seen') && { ':seen': counted }) },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      return true;
+    } catch (err) {
+      if (!isConditionFailed(err)) throw err;
+      const item = conditionFailedItem(err);
+      if (!item) return false;
+      // After the newest message counted (its activity), whatever this instance's clock says.
+      [counted, at] = [item.counted_seq, Math.max(Date.now(), typeof item.updated_at === 'string' ? Date.parse(item.updated_at) + 1 : 0)];
     }
   }
 }

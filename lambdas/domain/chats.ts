@@ -1,6 +1,6 @@
 // Chats: the owner's copy (list, counters) plus a pointer by chat id, created together in one transaction.
-import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { batchGet, dynamo, isConditionFailed, queryAll, tableName } from '../aws/dynamo';
+import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { batchGet, dynamo, queryAll, tableName } from '../aws/dynamo';
 import { InvalidInputError, ConflictError, ForbiddenError, NotFoundError } from '../shared/errors';
 import { config } from '../shared/config';
 import { rateLimited, rateUpdate, type RateLimit } from './rate';
@@ -9,6 +9,8 @@ import { TtlCache } from '../shared/cache';
 import { keys } from './keys';
 import { byCodeUnits, newUuid } from '../shared/ids';
 import { retainedUnread, retentionWindow, type RetentionWindow } from './retention';
+import { resetUnread } from './chat-activity';
+import { erasedUserError } from './revocation';
 
 export interface Chat {
   id: string;
@@ -147,36 +149,21 @@ export async function rejectChatAccess(userId: string, chatId: string): Promise<
   throw new NotFoundError('Chat not found');
 }
 
+/**
+ * The user's read (POST …/read): the chat and the request's erasure check in one strongly consistent
+ * BatchGetItem, then the reset (domain/chat-activity.ts resetUnread); 401, 403 or 404 otherwise.
+ */
 export async function markChatRead(userId: string, chatId: string): Promise<void> {
-  try {
-    await dynamo.send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: keys.chat(userId, chatId),
-        // last_event = read is what the stream filter passes to the publisher (a read action).
-        UpdateExpression: 'SET unread_msg_by_user = :zero, last_read_at = :now, last_event = :read',
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeValues: { ':zero': 0, ':now': new Date().toISOString(), ':read': 'read' },
-      }),
-    );
-  } catch (err) {
-    if (isConditionFailed(err)) await rejectChatAccess(userId, chatId);
-    throw err;
-  }
+  const items = await batchGet([keys.chat(userId, chatId), keys.revokedUser(userId)], true);
+  if (items.some((i) => i.entity === 'revoked_user')) throw erasedUserError();
+  const chat = items.find((i) => i.entity === 'chat');
+  if (!chat || !(await resetUnread(userId, chatId, 'user', chat.counted_seq))) await rejectChatAccess(userId, chatId);
 }
 
 /** The bot side's read: the operator has seen the user's messages (no event for the user). */
 export async function markChatReadByOperator(userId: string, chatId: string): Promise<void> {
-  await dynamo.send(
-    new UpdateCommand({
-      TableName: tableName(),
-      Key: keys.chat(userId, chatId),
-      // last_event moves too, so this update never looks like the user's read to the stream filter.
-      UpdateExpression: 'SET unread_msg_by_operator = :zero, operator_last_read_at = :now, last_event = :event',
-      ConditionExpression: 'attribute_exists(pk)',
-      ExpressionAttributeValues: { ':zero': 0, ':now': new Date().toISOString(), ':event': 'operator_read' },
-    }),
-  );
+  const out = await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.chat(userId, chatId), ProjectionExpression: 'counted_seq', ConsistentRead: true }));
+  if (!out.Item || !(await resetUnread(userId, chatId, 'operator', out.Item.counted_seq))) throw new NotFoundError('Chat not found');
 }
 
 // Who owns a chat never changes, so the Bot API keeps pointers in memory (bounded) after one read.

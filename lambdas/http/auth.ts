@@ -55,7 +55,7 @@ export async function authenticate(req: HttpRequest): Promise<Caller> {
   return caller;
 }
 
-/** A client send: its erasure check rides in the send's own chat read (domain/messages.ts requireChat). */
+/** A client send or read: its erasure check rides in its own chat read (domain/messages.ts requireChat, domain/chats.ts markChatRead). */
 export const authenticateSender = verifySession;
 
 /**

@@ -3,7 +3,7 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { call, userWithChat } from '../support/api';
 import { liveClient, until } from '../support/realtime';
-import { countMessage } from '../../lambdas/domain/chat-activity';
+import { countMessage, resetUnread } from '../../lambdas/domain/chat-activity';
 import { dynamo, tableName } from '../../lambdas/aws/dynamo';
 import { keys } from '../../lambdas/domain/keys';
 
@@ -96,4 +96,38 @@ test('countMessage: once per stream record, and a message older than the last re
   // An older sequence number (a record before the last counted one, replayed) changes nothing.
   await countMessage(message(new Date(Date.parse(readAt) + 2000).toISOString()), '9'.repeat(30) + '0');
   expect([(await chatItem(userId, chatId)).updated_at, await unread()]).toEqual([late, 1]);
+});
+
+test('a read beaten by a message counted between its look at the chat and its write does not lose it: the counter stays the messages after the stored last read', async () => {
+  const { token, chatId, userId, bot: b } = await userWithChat();
+  const message = (created_at: string, sender_type: 'incoming' | 'outcoming' = 'outcoming') => ({ user_id: userId, bot_id: b.id, chat_id: chatId, created_at, sender_type });
+  const counted = async () => (await chatItem(userId, chatId)).counted_seq;
+  // Unbeaten: the read takes the time it was given.
+  const readAt = Date.now();
+  expect(await resetUnread(userId, chatId, 'user', await counted(), readAt)).toBe(true);
+  expect((await chatItem(userId, chatId)).last_read_at).toBe(new Date(readAt).toISOString());
+  // A read looks at the chat and takes its time; a reply created after that time is counted before the
+  // read's write lands (sequence numbers far above the stack's own).
+  const seen = await counted();
+  const lookedAt = Date.now();
+  const reply = new Date(lookedAt + 500).toISOString();
+  await countMessage(message(reply), '9'.repeat(30) + '5');
+  expect((await chatItem(userId, chatId)).unread_msg_by_user).toBe(1);
+  // The write finds something counted since its look: it is taken again, after the reply, which it reads.
+  expect(await resetUnread(userId, chatId, 'user', seen, lookedAt)).toBe(true);
+  let chat = await chatItem(userId, chatId);
+  expect([chat.unread_msg_by_user, chat.last_read_at > reply]).toEqual([0, true]);
+  // A reply after that read counts, as always.
+  await countMessage(message(new Date(Date.parse(chat.last_read_at) + 1000).toISOString()), '9'.repeat(30) + '6');
+  expect((await call('GET', '/api/client/chats', { token })).body[0].unread_msg_by_user).toBe(1);
+  // The operator's side the same way.
+  const opSeen = await counted();
+  const opLooked = Date.now();
+  const ask = new Date(opLooked + 500).toISOString();
+  await countMessage(message(ask, 'incoming'), '9'.repeat(30) + '7');
+  expect(await resetUnread(userId, chatId, 'operator', opSeen, opLooked)).toBe(true);
+  chat = await chatItem(userId, chatId);
+  expect([chat.unread_msg_by_operator, chat.operator_last_read_at > ask, chat.unread_msg_by_user]).toEqual([0, true, 1]);
+  // A chat that is gone: false (the handlers answer 404 or 403).
+  expect(await resetUnread(userId, '00000000-0000-4000-8000-000000000000', 'user', undefined)).toBe(false);
 });

@@ -122,6 +122,8 @@ export class ApiFlows extends FlowBase {
 
   async mark_read(): Promise<void> {
     this.expectStatus(await this.http('mark_read', { params: { chat_id: this.ctx.chat.id }, headers: this.auth(this.ctx.user.token) }), 200, 'mark read');
+    // No such chat: its pointer is read to tell 404 from another user's 403.
+    this.expectStatus(await this.http('mark_read', { params: { chat_id: randomUUID() }, headers: this.auth(this.ctx.user.token) }), 404, 'mark read of no chat');
   }
 
   async bot_list_chats(): Promise<void> {
