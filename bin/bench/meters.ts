@@ -95,6 +95,7 @@ export async function installMeters(firstEvents: Map<string, unknown>): Promise<
         add(inv, reads ? 'read_units' : 'write_units', units);
       }
     }
+    if (/^BatchGet/.test(command)) add(inv, 'read_units', missingKeyUnits(args.input as BatchGetInput, result.output as BatchGetOutput));
     return result;
   };
   dynamo.middlewareStack.addRelativeTo(perRequest as never, { relation: 'after', toMiddleware: 'retryMiddleware', name: 'benchRoundTrips' });
@@ -139,6 +140,22 @@ export async function installMeters(firstEvents: Map<string, unknown>): Promise<
       invocations.disable();
     },
   };
+}
+
+type BatchGetInput = { RequestItems?: Record<string, { Keys?: unknown[]; ConsistentRead?: boolean }> };
+type BatchGetOutput = { Responses?: Record<string, unknown[]>; UnprocessedKeys?: Record<string, { Keys?: unknown[] }> };
+
+/**
+ * A key a BatchGetItem finds no item at: AWS bills it as the read of an empty item, as it bills a GetItem that
+ * finds nothing (1 unit strongly consistent, 0.5 eventually); DynamoDB Local reports nothing for it.
+ */
+function missingKeyUnits(input: BatchGetInput, output: BatchGetOutput): number {
+  let units = 0;
+  for (const [table, asked] of Object.entries(input.RequestItems ?? {})) {
+    const missing = (asked.Keys?.length ?? 0) - (output.Responses?.[table]?.length ?? 0) - (output.UnprocessedKeys?.[table]?.Keys?.length ?? 0);
+    units += missing * (asked.ConsistentRead ? 1 : 0.5);
+  }
+  return units;
 }
 
 type AttributeValue = Record<string, unknown>;
