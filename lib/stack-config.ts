@@ -2,6 +2,7 @@
 // (`cdk synth --context stage=staging --context realtime=false`), read by bin/app.ts and bin/deploy.ts.
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { CORS } from './routes';
+import { maxUploadProblem } from '../lambdas/shared/config';
 
 export const LIMIT_VARIABLES = [
   'RATE_MESSAGES_PER_MINUTE',
@@ -11,8 +12,6 @@ export const LIMIT_VARIABLES = [
   'MAX_CHATS_PER_USER',
   'MAX_UPLOAD_BYTES',
 ] as const;
-/** S3's largest object in one POST (or PUT): 5 GiB. */
-export const MAX_UPLOAD_CEILING = 5 * 1024 ** 3;
 export type LimitVariable = (typeof LIMIT_VARIABLES)[number];
 
 export interface StackConfig {
@@ -190,8 +189,7 @@ export function resolveConfig(given: Partial<StackConfig>): StackConfig {
   }
   // The largest direct upload cannot be off, nor more than S3's largest single POST.
   const maxUpload = c.limits.MAX_UPLOAD_BYTES;
-  if (maxUpload !== undefined && !(maxUpload >= 1 && maxUpload <= MAX_UPLOAD_CEILING)) {
-    fail(`limits: MAX_UPLOAD_BYTES must be from 1 to ${MAX_UPLOAD_CEILING} (S3's 5 GB for one POST): ${maxUpload}`);
-  }
+  const problem = maxUpload === undefined ? undefined : maxUploadProblem(maxUpload);
+  if (problem) fail(`limits: ${problem}`);
   return c;
 }

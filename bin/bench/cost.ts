@@ -24,8 +24,9 @@ export interface FunctionCost {
   gb_seconds: number;
   dynamodb_write_units: number;
   dynamodb_read_units: number;
-  /** The process's CPU time while it ran (an upper bound of its own: Invocation.cpuMs). */
+  /** The process's CPU time while it ran (an upper bound of its own: Invocation.cpuMs), and the GB-seconds it would add on AWS. */
   cpu_ms: number;
+  cpu_share_gb_seconds: number;
 }
 
 /** What the bill leaves out: the exchange's CPU time on its functions' share of a vCPU (cost-model.ts cpuShareGbSeconds). */
@@ -53,7 +54,7 @@ const HTTP_ENTRIES = new Set([...ROUTES, NOT_FOUND].map((d) => d.entry));
 const WS_DEFAULT = WS_ROUTES.find((r) => r.id === 'ws_default')!.entry;
 
 /** A window's units: the invocations it saw, the function log bytes written meanwhile. */
-function tally(invs: Invocation[], logBytes: number, logLines: number, perFunction?: Record<string, FunctionCost>, cpu?: { ms: number; gbSeconds: number }): Units {
+function tally(invs: Invocation[], logBytes: number, logLines: number, perFunction?: Record<string, FunctionCost>): Units {
   const u = zeroUnits();
   for (const inv of invs) {
     const def = defOf(inv.entry);
@@ -76,24 +77,22 @@ function tally(invs: Invocation[], logBytes: number, logLines: number, perFuncti
     if (inv.entry === WS_DEFAULT) u.websocket_messages += 2;
     // The SQS event source's ReceiveMessage and DeleteMessageBatch of the job's batch.
     if (inv.entry === WEBHOOK_DELIVERER.entry) u.sqs_requests += 2;
-    if (cpu) {
-      cpu.ms += inv.cpuMs ?? 0;
-      cpu.gbSeconds += cpuShareGbSeconds(inv);
-    }
     if (perFunction) {
-      const f = (perFunction[def.id] ??= { invocations: 0, billed_ms: 0, gb_seconds: 0, dynamodb_write_units: 0, dynamodb_read_units: 0, cpu_ms: 0 });
+      const f = (perFunction[def.id] ??= { invocations: 0, billed_ms: 0, gb_seconds: 0, dynamodb_write_units: 0, dynamodb_read_units: 0, cpu_ms: 0, cpu_share_gb_seconds: 0 });
       f.invocations += 1;
       f.billed_ms += billed;
       f.gb_seconds += gbSeconds;
       f.dynamodb_write_units += c.write_units ?? 0;
       f.dynamodb_read_units += c.read_units ?? 0;
       f.cpu_ms += inv.cpuMs ?? 0;
+      f.cpu_share_gb_seconds += cpuShareGbSeconds(inv);
     }
   }
   u.log_bytes += logBytes + logLines * LOG_EVENT_OVERHEAD_BYTES;
   return u;
 }
 
+const sumOf = (functions: Record<string, FunctionCost>, key: keyof FunctionCost) => Object.values(functions).reduce((sum, f) => sum + f[key], 0);
 const addUnits = (a: Units, b: Units) => UNIT_KEYS.forEach((k) => (a[k] += b[k]));
 const perEach = <T extends Record<string, number>>(o: T, n: number, digits = 4): T =>
   Object.fromEntries(Object.entries(o).map(([k, v]) => [k, round(v / n, digits)])) as T;
@@ -125,10 +124,9 @@ export async function cost(apiUrl: string, receiver: WebhookReceiver): Promise<C
       const exchange = zeroUnits();
       const overhead = zeroUnits();
       const functions: Record<string, FunctionCost> = {};
-      const cpu = { ms: 0, gbSeconds: 0 };
       let preflights = 0;
       /** Runs `act`, waits until the stack is quiet, and adds what happened meanwhile to `into`. */
-      const window = async (into: Units, act: () => Promise<void>, perFunction?: Record<string, FunctionCost>, cpuOf?: typeof cpu) => {
+      const window = async (into: Units, act: () => Promise<void>, perFunction?: Record<string, FunctionCost>) => {
         const mark = meters.seen.length;
         const logs = { ...functionLogs };
         await act();
@@ -137,7 +135,7 @@ export async function cost(apiUrl: string, receiver: WebhookReceiver): Promise<C
           n = meters.seen.length;
           await new Promise((r) => setTimeout(r, 100));
         }
-        addUnits(into, tally(meters.seen.slice(mark), functionLogs.bytes - logs.bytes, functionLogs.lines - logs.lines, perFunction, cpuOf));
+        addUnits(into, tally(meters.seen.slice(mark), functionLogs.bytes - logs.bytes, functionLogs.lines - logs.lines, perFunction));
       };
       for (let c = 0; c < conversations; c++) {
         const http = (method: string, path: string, token: string, json?: unknown) => request(apiUrl, method, path, { token, json });
@@ -184,7 +182,7 @@ export async function cost(apiUrl: string, receiver: WebhookReceiver): Promise<C
             const readsBefore = reads;
             await call('POST', `/api/client/chats/${chatId}/read`);
             await until(() => reads > readsBefore, 'the read action');
-          }, functions, cpu);
+          }, functions);
         }
         await window(overhead, async () => {
           const mark = meters.seen.length;
@@ -212,9 +210,9 @@ export async function cost(apiUrl: string, receiver: WebhookReceiver): Promise<C
         usd_per_1m_exchanges_by_unit: byUnit,
         usd_per_1m_conversations_overhead: round(usdOf({ ...overheadUnits, cors_preflights: 0 }, prices) * 1e6, 2),
         cpu_share_bound: {
-          cpu_ms_per_exchange: round(cpu.ms / n, 2),
-          gb_seconds_per_exchange: round(cpu.gbSeconds / n, 6),
-          usd_per_1m_exchanges: round((cpu.gbSeconds / n) * prices.lambda_gb_seconds * 1e6, 2),
+          cpu_ms_per_exchange: round(sumOf(functions, 'cpu_ms') / n, 2),
+          gb_seconds_per_exchange: round(sumOf(functions, 'cpu_share_gb_seconds') / n, 6),
+          usd_per_1m_exchanges: round((sumOf(functions, 'cpu_share_gb_seconds') / n) * prices.lambda_gb_seconds * 1e6, 2),
         },
       };
     } finally {

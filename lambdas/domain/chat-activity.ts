@@ -5,6 +5,16 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { conditionFailedItem, dynamo, isConditionFailed, tableName } from '../aws/dynamo';
 import { keys } from './keys';
 
+/**
+ * Each side of a chat: its counter of the other side's messages, its last read, the sender_type it counts,
+ * and the last_event its read writes.
+ */
+export const SIDES = {
+  user: { count: 'unread_msg_by_user', read: 'last_read_at', counts: 'outcoming', event: 'read' },
+  // Never "read": the stream filter passes only the user's read to the publisher (a read action).
+  operator: { count: 'unread_msg_by_operator', read: 'operator_last_read_at', counts: 'incoming', event: 'operator_read' },
+} as const;
+
 /** A message as the stream gives it to countMessage. */
 export interface CountedMessage {
   user_id: string;
@@ -21,7 +31,7 @@ export interface CountedMessage {
  * redelivery. A message older than the reader's last read (a read that raced it) moves the activity only.
  */
 export async function countMessage(m: CountedMessage, sequence: string): Promise<void> {
-  const incoming = m.sender_type === 'incoming';
+  const reader = m.sender_type === 'incoming' ? SIDES.operator : SIDES.user;
   const seq = sequence.padStart(40, '0'); // compared as text: sequence numbers have up to 40 digits
   const update = (count: boolean) =>
     dynamo.send(
@@ -33,7 +43,7 @@ export async function countMessage(m: CountedMessage, sequence: string): Promise
           'attribute_exists(pk) AND (attribute_not_exists(counted_seq) OR counted_seq < :seq)' +
           (count ? ' AND (attribute_not_exists(#read) OR NOT attribute_type(#read, :string) OR #read < :at)' : ''),
         ExpressionAttributeNames: count
-          ? { '#unread': incoming ? 'unread_msg_by_operator' : 'unread_msg_by_user', '#read': incoming ? 'operator_last_read_at' : 'last_read_at' }
+          ? { '#unread': reader.count, '#read': reader.read }
           : undefined,
         ExpressionAttributeValues: {
           ':at': m.created_at,
@@ -57,13 +67,6 @@ export async function countMessage(m: CountedMessage, sequence: string): Promise
   }
 }
 
-/** Each side's counter of the other side's messages, its last read, and the chat's last_event its read writes. */
-const READERS = {
-  user: { count: 'unread_msg_by_user', read: 'last_read_at', event: 'read' },
-  // Never "read": the stream filter passes only the user's read to the publisher (a read action).
-  operator: { count: 'unread_msg_by_operator', read: 'operator_last_read_at', event: 'operator_read' },
-} as const;
-
 /** Tries of a read before it is written without its guard (each one beaten by a message counted meanwhile). */
 const READ_TRIES = 5;
 
@@ -75,8 +78,8 @@ const READ_TRIES = 5;
  * (the item the refused write returns says what was counted): the counter is then exactly the messages after
  * the last read it stores, as it is when unbeaten. False when the chat is gone.
  */
-export async function resetUnread(userId: string, chatId: string, side: keyof typeof READERS, seen: unknown, nowMs = Date.now()): Promise<boolean> {
-  const r = READERS[side];
+export async function resetUnread(userId: string, chatId: string, side: keyof typeof SIDES, seen: unknown, nowMs = Date.now()): Promise<boolean> {
+  const r = SIDES[side];
   let [counted, at] = [seen, nowMs];
   for (let tries = 1; ; tries++) {
     const guard = tries < READ_TRIES ? (counted === undefined ? ' AND attribute_not_exists(counted_seq)' : ' AND counted_seq = :seen') : '';

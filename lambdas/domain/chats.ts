@@ -150,14 +150,19 @@ export async function rejectChatAccess(userId: string, chatId: string): Promise<
 }
 
 /**
- * The user's read (POST …/read): the chat and the request's erasure check in one strongly consistent
- * BatchGetItem, then the reset (domain/chat-activity.ts resetUnread); 401, 403 or 404 otherwise.
+ * The user's own chat, for a client request that writes to it (a send, a read): the chat and the request's
+ * erasure check in one strongly consistent BatchGetItem; 401 (erased), 403 or 404 otherwise.
  */
-export async function markChatRead(userId: string, chatId: string): Promise<void> {
+export async function ownChat(userId: string, chatId: string): Promise<Record<string, unknown>> {
   const items = await batchGet([keys.chat(userId, chatId), keys.revokedUser(userId)], true);
   if (items.some((i) => i.entity === 'revoked_user')) throw erasedUserError();
-  const chat = items.find((i) => i.entity === 'chat');
-  if (!chat || !(await resetUnread(userId, chatId, 'user', chat.counted_seq))) await rejectChatAccess(userId, chatId);
+  return items.find((i) => i.entity === 'chat') ?? (await rejectChatAccess(userId, chatId));
+}
+
+/** The user's read (POST …/read): its own chat (ownChat), then the reset (domain/chat-activity.ts resetUnread). */
+export async function markChatRead(userId: string, chatId: string): Promise<void> {
+  const chat = await ownChat(userId, chatId);
+  if (!(await resetUnread(userId, chatId, 'user', chat.counted_seq))) await rejectChatAccess(userId, chatId);
 }
 
 /** The bot side's read: the operator has seen the user's messages (no event for the user). */

@@ -3,9 +3,8 @@ import { createHash } from 'node:crypto';
 import { config } from '../shared/config';
 import { consumeRate, type RateLimit } from './rate';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { batchGet, conditionFailedItem, dynamo, isConditionFailed, tableName } from '../aws/dynamo';
-import { erasedUserError } from './revocation';
-import { rejectChatAccess, type ChatOwner } from './chats';
+import { conditionFailedItem, dynamo, isConditionFailed, tableName } from '../aws/dynamo';
+import { ownChat, type ChatOwner } from './chats';
 import { claimKey, idempotencyKey, releaseKey } from './idempotency';
 import { keys } from './keys';
 import { newMessageId } from '../shared/ids';
@@ -156,7 +155,7 @@ async function putMessage(item: MessageItem): Promise<boolean> {
  */
 export async function createMessage(input: NewMessage, chatVerified = false): Promise<Created> {
   const incoming = input.sender === 'user';
-  if (!chatVerified) await requireChat(input.userId, input.chatId);
+  if (!chatVerified) await ownChat(input.userId, input.chatId);
   const rate: RateLimit = { name: 'messages', subject: input.userId, perMinute: incoming ? config().limits.messagesPerMinute : 0 };
   const now = Date.now();
   let item = newItem(input, now);
@@ -177,16 +176,6 @@ export async function createMessage(input: NewMessage, chatVerified = false): Pr
     item = newItem(input, Date.now());
   }
   return { item, created: true };
-}
-
-/**
- * A client send's chat must be the user's, and the user not erased (the request's erasure check, in the same
- * read): one strongly consistent BatchGetItem; 401, 403 or 404 otherwise.
- */
-async function requireChat(userId: string, chatId: string): Promise<void> {
-  const items = await batchGet([keys.chat(userId, chatId), keys.revokedUser(userId)], true);
-  if (items.some((i) => i.entity === 'revoked_user')) throw erasedUserError();
-  if (!items.some((i) => i.entity === 'chat')) await rejectChatAccess(userId, chatId);
 }
 
 /** How a send is marked: for the webhook dispatcher, and the bot's retention (its settings). */

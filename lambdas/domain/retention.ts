@@ -8,6 +8,7 @@ import { config } from '../shared/config';
 import { InvalidInputError } from '../shared/errors';
 import { firstMessageIdAt } from '../shared/ids';
 import { keys } from './keys';
+import { SIDES } from './chat-activity';
 
 export const MAX_RETENTION_DAYS = 3650;
 
@@ -57,11 +58,6 @@ export const isRetained = (item: { created_at?: unknown; ttl?: unknown }, w: Ret
 /** The lowest message sort key of a chat that the window keeps (a history Query starts there). */
 export const retainedFrom = (chatId: string, w: RetentionWindow): string | undefined =>
   w.since ? keys.messagePrefix(chatId) + firstMessageIdAt(Date.parse(w.since)) : undefined;
-
-const SIDES = {
-  user: { count: 'unread_msg_by_user', read: 'last_read_at', counts: 'outcoming' },
-  operator: { count: 'unread_msg_by_operator', read: 'operator_last_read_at', counts: 'incoming' },
-} as const;
 
 /** A recount this instance made (retainedUnread): per chat, side and last read. */
 interface Recount {

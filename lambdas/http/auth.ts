@@ -55,7 +55,7 @@ export async function authenticate(req: HttpRequest): Promise<Caller> {
   return caller;
 }
 
-/** A client send or read: its erasure check rides in its own chat read (domain/messages.ts requireChat, domain/chats.ts markChatRead). */
+/** A client send or read: its erasure check rides in its own chat read (domain/chats.ts ownChat). */
 export const authenticateSender = verifySession;
 
 /**

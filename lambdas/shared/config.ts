@@ -14,12 +14,18 @@ function intEnv(name: string, fallback: number): number {
   return n;
 }
 
-/** S3 takes at most 5 GB in one POST; the stack refuses the same range (lib/stack-config.ts). */
+/** S3's largest object in one POST (or PUT): 5 GiB. */
 const MAX_UPLOAD_CEILING = 5 * 1024 ** 3;
+
+/** What is wrong with a largest direct upload of `n` bytes, if anything: the functions' check and the stack's (lib/stack-config.ts). */
+export function maxUploadProblem(n: number): string | undefined {
+  return n >= 1 && n <= MAX_UPLOAD_CEILING ? undefined : `MAX_UPLOAD_BYTES must be from 1 to ${MAX_UPLOAD_CEILING} (S3's 5 GB for one POST): ${n}`;
+}
 
 function maxUploadBytes(): number {
   const n = intEnv('MAX_UPLOAD_BYTES', 100 * 1024 * 1024);
-  if (n < 1 || n > MAX_UPLOAD_CEILING) throw new Error(`MAX_UPLOAD_BYTES must be from 1 to ${MAX_UPLOAD_CEILING} (S3's 5 GB for one POST): ${n}`);
+  const problem = maxUploadProblem(n);
+  if (problem) throw new Error(problem);
   return n;
 }
 
