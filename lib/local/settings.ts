@@ -15,6 +15,8 @@ export interface LocalSettings {
   echoBot: boolean;
   echoBotPort: number;
   dynamodbPort: number;
+  /** DynamoDB Local keeps its tables in memory: gone at the stop (a throwaway stack, e.g. a test run's). */
+  dynamodbInMemory: boolean;
   s3Port: number;
   tableName: string;
   bucketName: string;
@@ -29,8 +31,8 @@ function port(name: string, fallback: number): number {
   return n;
 }
 
-function onOff(name: string): boolean {
-  const raw = (process.env[name] ?? 'on').toLowerCase();
+function onOff(name: string, fallback: 'on' | 'off' = 'on'): boolean {
+  const raw = (process.env[name] ?? fallback).toLowerCase();
   if (!['on', 'off', 'true', 'false', '1', '0'].includes(raw)) throw new Error(`${name} must be on or off, got "${raw}"`);
   return ['on', 'true', '1'].includes(raw);
 }
@@ -55,6 +57,7 @@ export function localSettings(): LocalSettings {
     echoBot: onOff('ECHO_BOT'),
     echoBotPort: port('ECHO_BOT_PORT', 3002),
     dynamodbPort: port('DYNAMODB_PORT', 8000),
+    dynamodbInMemory: onOff('DYNAMODB_IN_MEMORY', 'off'),
     s3Port: port('S3_PORT', 4569),
     tableName: process.env.TABLE_NAME || 'chat-local',
     bucketName: process.env.BUCKET_NAME || 'chat-files-local',

@@ -125,7 +125,7 @@ export async function startLocalStack(s: LocalSettings, log: (line: string) => v
     for (const fn of stops.reverse()) await fn().catch(() => undefined);
   };
   try {
-    const dynamo: LocalDynamo = await startDynamoLocal(s.dynamodbPort, resolve(s.dataDir, 'dynamodb'));
+    const dynamo: LocalDynamo = await startDynamoLocal(s.dynamodbPort, s.dynamodbInMemory ? null : resolve(s.dataDir, 'dynamodb'));
     stops.push(dynamo.stop);
     // However this process ends (a crash, a closed pipe), do not leave the emulators running.
     process.once('exit', () => {

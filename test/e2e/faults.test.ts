@@ -17,7 +17,7 @@ let clientKey: string;
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'chat-faults-'));
   // Short AWS timeouts so a frozen dependency fails a request in about a second.
-  env = await stackEnv(dir, { AWS_REQUEST_TIMEOUT_MS: '400', ECHO_BOT: 'off' });
+  env = await stackEnv(dir, { AWS_REQUEST_TIMEOUT_MS: '400', ECHO_BOT: 'off', DYNAMODB_IN_MEMORY: 'off' });
   stack = await startLocalProcess(env);
   clientKey = JSON.parse(readFileSync(join(dir, 'demo-bot.json'), 'utf8')).client_key;
 }, 60_000);

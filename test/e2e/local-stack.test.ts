@@ -25,7 +25,8 @@ async function post(url: string, json: unknown, token?: string) {
 test('start, use, refuse a second start on the same ports, stop on SIGTERM, restart with all data kept', async () => {
   const dir = tmp();
   try {
-    const env = await stackEnv(dir);
+    // npm start's default: the table in the data folder (test stacks keep theirs in memory).
+    const env = await stackEnv(dir, { DYNAMODB_IN_MEMORY: 'off' });
     const first = await startLocalProcess(env);
     const demo = JSON.parse(readFileSync(join(dir, 'demo-bot.json'), 'utf8'));
     expect(demo).toEqual({
@@ -40,6 +41,7 @@ test('start, use, refuse a second start on the same ports, stop on SIGTERM, rest
     const { dynamodb } = JSON.parse(readFileSync(join(dir, 'local-stack.json'), 'utf8'));
     const javaEnv = readFileSync(`/proc/${dynamodb}/environ`, 'utf8').split('\0');
     expect(javaEnv).toContain(`JDK_JAVA_OPTIONS=${process.env.JDK_JAVA_OPTIONS || '-XX:TieredStopAtLevel=1 -XX:+UseSerialGC'}`);
+    expect(existsSync(join(dir, 'dynamodb', 'shared-local-instance.db'))).toBe(true);
 
     const api = `${first.apiUrl}/api/client`;
     const s = await post(`${api}/session`, { client_key: demo.client_key, external_id: 'keeper' });
@@ -80,6 +82,13 @@ test('start, use, refuse a second start on the same ports, stop on SIGTERM, rest
     rmSync(dir, { recursive: true, force: true });
   }
 }, 90_000);
+
+test('DYNAMODB_IN_MEMORY=on (the test run\'s stack): DynamoDB Local keeps the table in memory, no file in the data folder', () => {
+  const dir = process.env.DATA_DIR as string;
+  const { dynamodb } = JSON.parse(readFileSync(join(dir, 'local-stack.json'), 'utf8'));
+  expect(readFileSync(`/proc/${dynamodb}/cmdline`, 'utf8').split('\0')).toContain('-inMemory');
+  expect(existsSync(join(dir, 'dynamodb'))).toBe(false);
+});
 
 test('without Java it says so and how to install it, in one clear message', async () => {
   const dir = tmp();

@@ -14,8 +14,13 @@ export interface LocalProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
+/**
+ * A test stack's environment: its data folder, free ports, and its table in memory (DynamoDB Local answers with
+ * about a third less CPU than from its file); a test that restarts a stack and reads its data again passes
+ * DYNAMODB_IN_MEMORY: 'off'.
+ */
 export async function stackEnv(dataDir: string, extra: Record<string, string> = {}): Promise<Record<string, string>> {
-  return { DATA_DIR: dataDir, ...(await stackPortsEnv()), ...extra };
+  return { DATA_DIR: dataDir, ...(await stackPortsEnv()), DYNAMODB_IN_MEMORY: 'on', ...extra };
 }
 
 export async function startLocalProcess(env: Record<string, string>, logFile?: string, timeoutMs = 60_000): Promise<LocalProcess> {
