@@ -28,41 +28,48 @@ export interface CountedMessage {
  * The stream's part of a send (realtime/publish.ts, before the publication): the chat's activity moves and the
  * other side's unread counter counts the message, exactly once. `sequence` is the stream record's sequence
  * number: records of one chat come in order, so a record at or below the chat's last counted one is a
- * redelivery. A message older than the reader's last read (a read that raced it) moves the activity only.
+ * redelivery. A message older than the reader's last read (a read that raced it) is not counted, and one older
+ * than the chat's activity (two sends whose puts landed in the other order than their times) does not move it
+ * back: each write holds only while what it decided on still does, and a refused one decides again from the
+ * item it returns (at most three writes: each refusal turns one part off for good).
  */
 export async function countMessage(m: CountedMessage, sequence: string): Promise<void> {
   const reader = m.sender_type === 'incoming' ? SIDES.operator : SIDES.user;
   const seq = sequence.padStart(40, '0'); // compared as text: sequence numbers have up to 40 digits
-  const update = (count: boolean) =>
-    dynamo.send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: keys.chat(m.user_id, m.chat_id),
-        UpdateExpression: `SET updated_at = :at, gsi1sk = :act, last_event = :message, counted_seq = :seq${count ? ' ADD #unread :one' : ''}`,
-        ConditionExpression:
-          'attribute_exists(pk) AND (attribute_not_exists(counted_seq) OR counted_seq < :seq)' +
-          (count ? ' AND (attribute_not_exists(#read) OR NOT attribute_type(#read, :string) OR #read < :at)' : ''),
-        ExpressionAttributeNames: count
-          ? { '#unread': reader.count, '#read': reader.read }
-          : undefined,
-        ExpressionAttributeValues: {
-          ':at': m.created_at,
-          ':act': keys.chatActivity(m.bot_id, m.created_at, m.chat_id).gsi1sk,
-          ':message': 'message',
-          ':seq': seq,
-          ...(count && { ':one': 1, ':string': 'S' }),
-        },
-      }),
-    );
-  try {
-    await update(true);
-  } catch (err) {
-    if (!isConditionFailed(err)) throw err;
-    // Read before this message was sent, or already counted (or the chat is gone): at most the activity moves.
+  let [count, move] = [true, true];
+  for (let tries = 1; ; tries++) {
     try {
-      await update(false);
-    } catch (again) {
-      if (!isConditionFailed(again)) throw again;
+      await dynamo.send(
+        new UpdateCommand({
+          TableName: tableName(),
+          Key: keys.chat(m.user_id, m.chat_id),
+          UpdateExpression: `SET ${move ? 'updated_at = :at, gsi1sk = :act, ' : ''}last_event = :message, counted_seq = :seq${count ? ' ADD #unread :one' : ''}`,
+          ConditionExpression:
+            'attribute_exists(pk) AND (attribute_not_exists(counted_seq) OR counted_seq < :seq)' +
+            (count ? ' AND (attribute_not_exists(#read) OR NOT attribute_type(#read, :string) OR #read < :at)' : '') +
+            (move ? ' AND (attribute_not_exists(updated_at) OR NOT attribute_type(updated_at, :string) OR updated_at <= :at)' : ''),
+          ExpressionAttributeNames: count ? { '#unread': reader.count, '#read': reader.read } : undefined,
+          ExpressionAttributeValues: {
+            ':message': 'message',
+            ':seq': seq,
+            ...((count || move) && { ':at': m.created_at, ':string': 'S' }),
+            ...(move && { ':act': keys.chatActivity(m.bot_id, m.created_at, m.chat_id).gsi1sk }),
+            ...(count && { ':one': 1 }),
+          },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      return;
+    } catch (err) {
+      if (!isConditionFailed(err)) throw err;
+      const chat = conditionFailedItem(err);
+      // The chat is gone, or this record was counted already.
+      if (!chat || (typeof chat.counted_seq === 'string' && chat.counted_seq >= seq)) return;
+      const read = chat[reader.read];
+      count &&= !(typeof read === 'string' && read >= m.created_at);
+      move &&= !(typeof chat.updated_at === 'string' && chat.updated_at > m.created_at);
+      // Each refusal turns a part off, so a third one cannot happen; if it did, the stream retries the record.
+      if (tries === 3) throw new Error(`countMessage: chat ${m.chat_id} refused three writes of record ${sequence}`);
     }
   }
 }

@@ -72,11 +72,11 @@ test('a read racing replies: in the end the counter is exactly the replies sent 
 
 test('countMessage: once per stream record, and a message older than the last read moves the activity only', async () => {
   const { token, chatId, userId, bot: b } = await userWithChat();
-  const at = (ms: number) => new Date(Date.now() + ms).toISOString();
   const message = (created_at: string) => ({ user_id: userId, bot_id: b.id, chat_id: chatId, created_at, sender_type: 'outcoming' as const });
   const unread = async () => (await call('GET', '/api/client/chats', { token })).body[0].unread_msg_by_user;
-  // Sequence numbers far above the stack's own (its stream counts from the start of this run).
-  const first = at(-10_000);
+  // Sequence numbers far above the stack's own (its stream counts from the start of this run); times after
+  // the chat's creation (its first activity).
+  const first = new Date(Date.parse((await chatItem(userId, chatId)).updated_at) + 1).toISOString();
   await countMessage(message(first), '9'.repeat(30) + '1');
   expect(await unread()).toBe(1);
   // The same record again (a redelivery): nothing moves.
@@ -85,7 +85,7 @@ test('countMessage: once per stream record, and a message older than the last re
   // Read, then a message written before the read reaches the stream: activity moves, the counter does not.
   await call('POST', `/api/client/chats/${chatId}/read`, { token });
   const readAt = (await chatItem(userId, chatId)).last_read_at as string;
-  const early = new Date(Date.parse(readAt) - 1000).toISOString();
+  const early = new Date((Date.parse(first) + Date.parse(readAt)) / 2).toISOString();
   await countMessage(message(early), '9'.repeat(30) + '2');
   const chat = await chatItem(userId, chatId);
   expect([chat.unread_msg_by_user, chat.updated_at]).toEqual([0, early]);
@@ -96,6 +96,22 @@ test('countMessage: once per stream record, and a message older than the last re
   // An older sequence number (a record before the last counted one, replayed) changes nothing.
   await countMessage(message(new Date(Date.parse(readAt) + 2000).toISOString()), '9'.repeat(30) + '0');
   expect([(await chatItem(userId, chatId)).updated_at, await unread()]).toEqual([late, 1]);
+});
+
+test('countMessage: two sends counted in the other order than their times: both counted, the activity stays at the newer one', async () => {
+  const { token, chatId, userId, bot: b } = await userWithChat();
+  const message = (created_at: string) => ({ user_id: userId, bot_id: b.id, chat_id: chatId, created_at, sender_type: 'outcoming' as const });
+  const newer = new Date(Date.now() + 2000).toISOString();
+  const older = new Date(Date.now() + 1000).toISOString();
+  await countMessage(message(newer), '9'.repeat(30) + '1');
+  await countMessage(message(older), '9'.repeat(30) + '2');
+  const chat = await chatItem(userId, chatId);
+  expect([chat.unread_msg_by_user, chat.updated_at, chat.gsi1sk]).toEqual([2, newer, keys.chatActivity(b.id, newer, chatId).gsi1sk]);
+  expect((await call('GET', '/api/client/chats', { token })).body[0]).toMatchObject({ id: chatId, updated_at: newer, unread_msg_by_user: 2 });
+  // Read between the two times, then an older record still to count: neither counted nor moving the activity.
+  await resetUnread(userId, chatId, 'user', chat.counted_seq, Date.parse(older) + 500);
+  await countMessage(message(new Date(Date.parse(older) + 100).toISOString()), '9'.repeat(30) + '3');
+  expect(await chatItem(userId, chatId)).toMatchObject({ unread_msg_by_user: 0, updated_at: newer, counted_seq: '0'.repeat(9) + '9'.repeat(30) + '3' });
 });
 
 test('a read beaten by a message counted between its look at the chat and its write does not lose it: the counter stays the messages after the stored last read', async () => {
