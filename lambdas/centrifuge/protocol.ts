@@ -48,9 +48,12 @@ async function run(state: FrameState, cmd: Command, method: string): Promise<Rep
   switch (method) {
     case 'connect':
       return connect(state, cmd.connect?.token);
-    case 'subscribe':
-      await subscribe(state.connectionId, String(cmd.subscribe?.channel ?? ''), state.connectedUser);
+    case 'subscribe': {
+      // Not a string (a number, an object): no channel of anyone's, refused as one (String() of an object can throw).
+      const channel = cmd.subscribe?.channel;
+      await subscribe(state.connectionId, typeof channel === 'string' ? channel : '', state.connectedUser);
       return { subscribe: {} };
+    }
     case 'unsubscribe': {
       const channel = cmd.unsubscribe?.channel;
       if (typeof channel === 'string' && channel.length <= 200) await unsubscribe(state.connectionId, channel);

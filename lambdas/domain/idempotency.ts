@@ -35,7 +35,10 @@ export async function claimKey<M extends Claimed>(
       new PutCommand({
         TableName: tableName(),
         Item: { ...key, entity: 'idempotency', message_id: item.id, fingerprint, message: item, ttl: Math.floor(now / 1000) + IDEMPOTENCY_TTL_SECONDS },
-        ConditionExpression: 'attribute_not_exists(pk)',
+        // A claim past its ttl has expired, whether or not DynamoDB's TTL (days late at times) has deleted it yet.
+        ConditionExpression: 'attribute_not_exists(pk) OR #ttl <= :now',
+        ExpressionAttributeNames: { '#ttl': 'ttl' },
+        ExpressionAttributeValues: { ':now': Math.floor(now / 1000) },
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
     );

@@ -74,7 +74,7 @@ export const fileIdOfKey = (key: string): string | undefined => /^bots\/[^/]+\/u
  * the bytes the declared type (and never an executable, a script or a page). Idempotent: an event delivered
  * twice finds an uploaded file still valid, a rejected one's object deleted again. Returns the settled record.
  */
-export async function completeUpload(s3Key: string): Promise<FileRecord | undefined> {
+export async function completeUpload(s3Key: string, tries = 3): Promise<FileRecord | undefined> {
   const id = fileIdOfKey(s3Key);
   if (!id) return undefined;
   const record = await readFileRecord(id);
@@ -98,6 +98,9 @@ export async function completeUpload(s3Key: string): Promise<FileRecord | undefi
   // The status first, then the deletion: whoever finds the object gone finds the file already rejected.
   const settled = await settle(record, verdict.ok ? { status: 'uploaded' } : { status: 'rejected', reason: verdict.reason });
   if (settled.status === 'rejected') await deleteObject(s3Key);
+  // Refused bytes, yet uploaded: the completion of an earlier write (valid bytes, read before these replaced
+  // them) settled first. The object holds these now: check it again, from uploaded.
+  else if (!verdict.ok && tries > 1) return completeUpload(s3Key, tries - 1);
   return settled;
 }
 

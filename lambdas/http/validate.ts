@@ -101,6 +101,7 @@ export const MIME_RE = /^[A-Za-z0-9][\w.+-]*\/[\w.+-]+$/;
 export function cleanFileName(raw: string | undefined): string {
   const base = (raw ?? '').split(/[\\/]/).pop() ?? '';
   // eslint-disable-next-line no-control-regex
-  const name = base.replace(/[\u0000-\u001f\u007f]/g, '').trim();
+  // A lone surrogate (a UTF-16 name cut in half) becomes U+FFFD: the name must stay encodable (a URL, a header).
+  const name = base.replace(/[\u0000-\u001f\u007f]/g, '').replace(/\p{Cs}/gu, '\uFFFD').trim();
   return truncateChars(name, LIMITS.fileNameLength) || 'file';
 }

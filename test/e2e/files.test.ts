@@ -159,4 +159,17 @@ describe('upload errors', () => {
     const ctl = await upload(token, form([{ name: 'file', value: PNG, filename: 'pass\u0007wd.png', type: 'image/png' }]));
     expect(ctl).toMatchObject({ status: 400, body: { error: expect.any(String) } });
   });
+
+  test('a UTF-16 file name cut in half (a lone surrogate) → 201, the broken character replaced; the file downloads', async () => {
+    const { token } = await userWithChat();
+    // RFC 5987's filename*: UTF-16LE bytes of U+D800 (half a pair), then ".p".
+    const body = Buffer.concat([
+      Buffer.from("--XYZ\r\nContent-Disposition: form-data; name=\"file\"; filename*=utf-16le''%00%D8%2E%00p%00\r\nContent-Type: text/plain\r\n\r\n"),
+      Buffer.from('hello'),
+      Buffer.from('\r\n--XYZ--\r\n'),
+    ]);
+    const res = await call('POST', '/api/client/files', { token, headers: { 'content-type': 'multipart/form-data; boundary=XYZ' }, body });
+    expect(res).toMatchObject({ status: 201, body: { name: '\uFFFD.p', status: 'uploaded' } });
+    expect(await (await fetch(res.body.url)).text()).toBe('hello');
+  });
 });

@@ -1,7 +1,7 @@
 // Idempotent sends: client_message_id (or Idempotency-Key) makes a retried send return the first message.
 import { botItems, call, userWithChat } from '../support/api';
 import { until } from '../support/realtime';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, tableName } from '../../lambdas/aws/dynamo';
 import { keys } from '../../lambdas/domain/keys';
 
@@ -36,6 +36,26 @@ test('the Idempotency-Key header works the same; the same key with another messa
   // Another chat, another scope: the same key makes a new message there.
   const other = await call('POST', '/api/client/chats', { token, json: { name: 'two' } });
   expect((await post(token, other.body.id, { content: 'hello' }, { 'idempotency-key': 'k-1' })).status).toBe(201);
+});
+
+test('a key past its 24 h is free again, even while its claim is still stored (TTL deletes late): a new message, 201', async () => {
+  const { token, chatId } = await userWithChat();
+  const first = await post(token, chatId, { content: 'hello', client_message_id: 'old-1' });
+  expect(first.status).toBe(201);
+  await dynamo.send(
+    new UpdateCommand({
+      TableName: tableName(),
+      Key: keys.idempotency(chatId, 'user', 'old-1'),
+      UpdateExpression: 'SET #ttl = :past',
+      ExpressionAttributeNames: { '#ttl': 'ttl' },
+      ExpressionAttributeValues: { ':past': Math.floor(Date.now() / 1000) - 1 },
+    }),
+  );
+  const again = await post(token, chatId, { content: 'another day', client_message_id: 'old-1' });
+  expect(again.status).toBe(201);
+  expect(again.body.id).not.toBe(first.body.id);
+  // The key now stands for the new message.
+  expect(await post(token, chatId, { content: 'another day', client_message_id: 'old-1' })).toMatchObject({ status: 200, body: { id: again.body.id } });
 });
 
 test('concurrent identical sends make exactly one message', async () => {

@@ -229,6 +229,9 @@ test('protocol edge cases: subscribe before connect, unknown method, pong, junk 
       JSON.stringify({ id: 4, presence: { channel: rt.channel } }),
       'not json',
       JSON.stringify({ id: 5, unsubscribe: { channel: rt.channel } }),
+      // A channel that is not a string, even one String() cannot convert: refused, the frame's other replies kept.
+      JSON.stringify({ id: 7, subscribe: { channel: { toString: 1 } } }),
+      JSON.stringify({ id: 8, subscribe: { channel: 42 } }),
     ].join('\n'),
   );
   expect(replies).toEqual([
@@ -237,6 +240,8 @@ test('protocol edge cases: subscribe before connect, unknown method, pong, junk 
     { id: 4, error: { code: 104, message: expect.any(String) } },
     { error: { code: 107, message: expect.any(String) } },
     { id: 5, unsubscribe: {} },
+    { id: 7, error: { code: 103, message: 'permission denied' } },
+    { id: 8, error: { code: 103, message: 'permission denied' } },
   ]);
   // A later subscribe on its own (no connect in the frame) is checked against the bound user.
   const [again] = await r.request(JSON.stringify({ id: 6, subscribe: { channel: rt.channel } }));

@@ -160,3 +160,34 @@ test('the same presigned POST sent again after the file was uploaded: the new by
   expect(await objectHead(ticket.record.s3_key, 1)).toBeUndefined();
   await expect(getOwnedFiles(o.userId, [ticket.record.id])).rejects.toMatchObject({ kind: 'invalid_input', message: expect.stringMatching(/rejected/) });
 });
+
+test('a page written while the valid bytes before it were being settled: the file ends rejected, its object deleted', async () => {
+  const o = await owner();
+  const ticket = await createUpload(o.userId, o.botId, upload());
+  const key = keys.file(ticket.record.id);
+  // The object holds the page: the PNG's write came first, and its completion read the PNG then. (Written
+  // with a PUT, which the local bucket does not notify: only this test's completion runs.)
+  const page = Buffer.concat([HTML, Buffer.alloc(PNG.length - HTML.length, 0x20)]);
+  await putObject(ticket.record.s3_key, page, 'image/png', 'inline');
+  const real = dynamo.send.bind(dynamo);
+  let raced = false;
+  const send = jest.spyOn(dynamo, 'send').mockImplementation((async (cmd: any) => {
+    const settling = cmd instanceof UpdateCommand && JSON.stringify(cmd.input.Key) === JSON.stringify(key) && cmd.input.ExpressionAttributeValues?.[':status'] === 'rejected';
+    if (settling && !raced) {
+      raced = true;
+      // The page's completion read the file pending; the PNG's completion settles it uploaded just before.
+      await real(new UpdateCommand({ TableName: tableName(), Key: key, UpdateExpression: 'SET #s = :u', ExpressionAttributeNames: { '#s': 'status' }, ExpressionAttributeValues: { ':u': 'uploaded' } }));
+    }
+    return real(cmd);
+  }) as any);
+  let settled;
+  try {
+    settled = await completeUpload(ticket.record.s3_key);
+  } finally {
+    send.mockRestore();
+  }
+  expect(raced).toBe(true);
+  expect(settled).toMatchObject({ status: 'rejected', reason: expect.stringMatching(/HTML/) });
+  expect(await objectHead(ticket.record.s3_key, 1)).toBeUndefined();
+  await expect(getOwnedFiles(o.userId, [ticket.record.id])).rejects.toMatchObject({ kind: 'invalid_input' });
+});
