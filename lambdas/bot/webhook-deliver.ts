@@ -6,10 +6,9 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import { getBot, type Bot } from '../domain/bots';
 import { config, requireEnv } from '../shared/config';
 import { sendToQueue } from '../aws/sqs';
-import { buildWebhookEvent, deliver, type WebhookJob } from '../domain/webhooks';
+import { buildWebhookEvent, deliver, mayStillSend, type WebhookJob } from '../domain/webhooks';
 import { log } from '../shared/log';
 import { fireReminder, reminderId, type ReminderJob } from '../domain/reminders';
-import { isRevoked } from '../domain/revocation';
 
 type Job = WebhookJob | ReminderJob;
 
@@ -20,11 +19,11 @@ const jobFields = (job: Job) =>
 async function eventOf(job: Job, token: string, bot: Bot): Promise<{ id: string; event: { event: string }; retry: Job } | undefined> {
   if (job.kind !== 'reminder') {
     const event = await buildWebhookEvent(job, bot);
-    if (!event) log('info', 'webhook not sent: the user was erased', jobFields(job));
+    if (!event) log('info', 'webhook not sent: the user was erased, or the chat is gone', jobFields(job));
     return event && { id: job.message.id, event, retry: job };
   }
   // A retry carries the event it built; its user may have been erased since (fireReminder checks a first attempt).
-  if (job.event && (await isRevoked(job.user_id))) return undefined;
+  if (job.event && !(await mayStillSend(job))) return undefined;
   const event = job.event ?? (await fireReminder(job, token, bot));
   if (!event) {
     log('info', 'reminder not sent: already sent for this burst, or every reply read', jobFields(job));

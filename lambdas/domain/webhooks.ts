@@ -63,20 +63,30 @@ export async function chatAndUser(
 }
 
 /**
+ * Whether an event about this chat may still go out: its user is not erased and the chat is still there. The
+ * erasure's revocation record expires a day after it, but a job can come back later than that (a dead-letter
+ * queue redriven): a chat never comes back, so its absence says erased too. Strongly consistent.
+ */
+export async function mayStillSend(c: { user_id: string; chat_id: string; bot_id: string }): Promise<boolean> {
+  const { chat, erased } = await chatAndUser(c, true);
+  return Boolean(chat) && !erased;
+}
+
+/**
  * The event for a message: the chat and user come from one BatchGet; file URLs are presigned now; the chat's
  * unread counter as the bot's retention leaves it, as the APIs show it. Undefined when the user has been
- * erased: what is queued for them is dropped.
+ * erased (or the chat is gone: see mayStillSend): what is queued for them is dropped.
  */
 export async function buildWebhookEvent(job: WebhookJob, bot: Retained = {}): Promise<WebhookEvent | undefined> {
   const m = job.message;
-  const { chat, user, erased } = await chatAndUser(m);
-  if (erased) return undefined;
+  let { chat, user, erased } = await chatAndUser(m);
+  // No chat in an eventually consistent read: gone, or created a moment ago; a strongly consistent one says which.
+  if (!chat && !erased) ({ chat, user, erased } = await chatAndUser(m, true));
+  if (erased || !chat) return undefined;
   return {
     event: 'message.created',
     bot_id: job.bot_id,
-    chat: chat
-      ? { ...toChat(chat), unread_msg_by_user: await retainedUnread(chat, 'user', retentionWindow(bot)) }
-      : toChat({ id: m.chat_id, name: '', created_at: m.created_at, updated_at: m.created_at }),
+    chat: { ...toChat(chat), unread_msg_by_user: await retainedUnread(chat, 'user', retentionWindow(bot)) },
     user,
     message: await toMessage(m),
   };

@@ -9,6 +9,10 @@ import { freePort } from '../support/ports';
 import { jsonLines } from '../support/jsonl';
 import { liveClient, until } from '../support/realtime';
 import { updateBot } from '../../lambdas/domain/bots';
+import { buildWebhookEvent, mayStillSend } from '../../lambdas/domain/webhooks';
+import { keys } from '../../lambdas/domain/keys';
+import { dynamo, tableName } from '../../lambdas/aws/dynamo';
+import { DeleteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { verifyWebhook } from '../../examples/echo-bot';
 import { checkWebhook } from '../support/openapi';
 
@@ -96,6 +100,20 @@ test('each user message is POSTed as message.created with a verifiable signature
   const second = await say(token, chatId, 'second');
   await until(() => hook.hits.length >= 2, 5000, 'the second webhook');
   expect(hook.hits.map((h) => h.body.message.id)).toEqual([sent.body.id, second.body.id]);
+});
+
+test('a job that comes back after its user was erased and the revocation record expired (a dead-letter queue redriven days later) sends nothing', async () => {
+  const { token, chatId, session, bot } = await userWithChat();
+  const sent = await say(token, chatId, 'erase me later');
+  const userId = session.user.id as string;
+  const message = (await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.message(userId, chatId, sent.body.id), ConsistentRead: true }))).Item as any;
+  const job = { bot_id: bot.id, message, attempt: 5 };
+  expect(await buildWebhookEvent(job)).toMatchObject({ event: 'message.created', chat: { id: chatId } });
+  expect(await mayStillSend({ user_id: userId, chat_id: chatId, bot_id: bot.id })).toBe(true);
+  // What an erasure leaves a day later: no chat, and no revocation record (expired by TTL).
+  await dynamo.send(new DeleteCommand({ TableName: tableName(), Key: keys.chat(userId, chatId) }));
+  expect(await buildWebhookEvent(job)).toBeUndefined();
+  expect(await mayStillSend({ user_id: userId, chat_id: chatId, bot_id: bot.id })).toBe(false);
 });
 
 test('a failing receiver is retried with the same event id until it answers 2xx', async () => {
