@@ -83,7 +83,7 @@ export async function eraseUser(task: TaskRecord, timeLeft: () => number): Promi
   await batchWrite(deletes([...fileIds].map(keys.file)));
   for (let i = 0; i < objects.length; i += 10) await Promise.all(objects.slice(i, i + 10).map(deleteObject));
   if (!enough()) return false;
-  // Each chat's own partitions: pointer, reminder, typing; idempotency keys.
+  // Each chat's own partitions: pointer, reminder; idempotency keys.
   for (const chatId of chatIds) {
     const items = [...(await partitionItems(keys.chatPartition(chatId))), ...(await partitionItems(keys.idempotencyPartition(chatId)))];
     await batchWrite(deletes(items.map(keyOf)));

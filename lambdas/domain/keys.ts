@@ -61,8 +61,12 @@ export const keys = {
   file: (fileId: string): Key => ({ pk: `FILE#${fileId}`, sk: 'FILE' }),
   /** A chat's unread reminder: the burst it is due for, and whether it fired (domain/reminders.ts). */
   reminder: (chatId: string): Key => ({ pk: keys.chatPartition(chatId), sk: 'REMINDER' }),
-  /** One side of a chat typing: written at most every TYPING_INTERVAL_MS, its stream record is the publication. */
-  typing: (chatId: string, sender: 'bot' | 'operator'): Key => ({ pk: keys.chatPartition(chatId), sk: `TYPING#${sender}` }),
+  /**
+   * One side of a chat typing: written at most every TYPING_INTERVAL_MS, its stream record is the publication.
+   * In the user's partition, as the chat's messages are: one partition's records come in order on one stream
+   * shard, so a typing never reaches the user after the reply it came before.
+   */
+  typing: (userId: string, chatId: string, sender: 'bot' | 'operator'): Key => ({ pk: keys.userPartition(userId), sk: `TYPING#${chatId}#${sender}` }),
   /** An open WebSocket connection and the user bound to it. */
   connection: (connectionId: string): Key => ({ pk: `CONN#${connectionId}`, sk: 'CONN' }),
   /** A connection subscribed to a channel: fan-out is one Query of `SUB#<channel>`. */
@@ -73,7 +77,7 @@ export const keys = {
   rateWindow: (name: string, subject: string, window: number): Key => ({ pk: keys.ratePartition(name, subject), sk: `W#${window}` }),
   /** Every window of one rate limit of one subject. */
   ratePartition: (name: string, subject: string): string => `RATE#${name}#${subject}`,
-  /** The partition of a chat's own items (its pointer, reminder, typing); an erasure empties it. */
+  /** The partition of a chat's own items (its pointer, reminder); an erasure empties it. */
   chatPartition: (chatId: string): string => `CHAT#${chatId}`,
   /** The partition of a chat's idempotency keys. */
   idempotencyPartition: (chatId: string): string => `IDEM#${chatId}`,

@@ -17,7 +17,7 @@ export async function startTyping(owner: ChatOwner, chatId: string, sender: 'bot
     dynamo.send(
       new UpdateCommand({
         TableName: tableName(),
-        Key: keys.typing(chatId, sender),
+        Key: keys.typing(owner.userId, chatId, sender),
         UpdateExpression: 'SET entity = :entity, chat_id = :chat, user_id = :user, bot_id = :bot, sender = :sender, at_ms = :now, #ttl = :ttl',
         ConditionExpression: 'attribute_not_exists(at_ms) OR at_ms <= :cutoff',
         ExpressionAttributeNames: { '#ttl': 'ttl' },
