@@ -150,12 +150,17 @@ export async function closeUserConnections(userId: string): Promise<void> {
   ]);
 }
 
-/** Every connection subscribed to a channel: one Query (pages only past 1 MB of subscribers). */
+/**
+ * Every connection subscribed to a channel: one Query (pages only past 1 MB of subscribers). Strongly
+ * consistent: a socket told "subscribed" fetches what it missed, and what is sent after that fetch must find
+ * its subscription (and an erasure must find every socket to close).
+ */
 export async function channelSubscribers(channel: string): Promise<string[]> {
   const items = await queryAll({
     KeyConditionExpression: 'pk = :pk',
     ExpressionAttributeValues: { ':pk': keys.subscribers(channel) },
     ProjectionExpression: 'connection_id',
+    ConsistentRead: true,
   });
   return items.map((i) => i.connection_id).filter((id): id is string => typeof id === 'string');
 }

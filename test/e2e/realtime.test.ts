@@ -11,6 +11,7 @@ import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, tableName } from '../../lambdas/aws/dynamo';
 import { keys } from '../../lambdas/domain/keys';
 import { withToken } from '../../lambdas/centrifuge/channels';
+import { channelSubscribers } from '../../lambdas/centrifuge/hub';
 
 const clients: LiveClient[] = [];
 const live = async (...args: Parameters<typeof liveClient>) => {
@@ -199,6 +200,21 @@ test('expired token in connect → 109; the client fetches a new token with getT
   const c = await live({ ...rt, token: expired }, { getToken: async () => (asked++, rt.token) });
   expect(asked).toBe(1);
   expect(c.client.state).toBe('connected');
+});
+
+test('a socket subscribed is found by the next fan-out: the subscribers are read strongly consistent (AWS may lag otherwise; DynamoDB Local never does)', async () => {
+  const { session } = await userWithChat();
+  const rt = (session as any).realtime;
+  const c = await live(rt);
+  const send = jest.spyOn(dynamo, 'send');
+  try {
+    expect(await channelSubscribers(rt.channel)).toEqual([c.clientId()]);
+    const queries = send.mock.calls.map(([cmd]) => (cmd as any).input).filter((i) => i.ExpressionAttributeValues?.[':pk'] === keys.subscribers(rt.channel));
+    expect(queries.map((i) => i.ConsistentRead)).toEqual([true]);
+  } finally {
+    send.mockRestore();
+    c.close();
+  }
 });
 
 test("another user's channel → 103; the connection stays usable", async () => {
