@@ -192,7 +192,12 @@ export async function sendMessage(
   sender: Sender,
   { webhook = false, bot }: SendOptions,
 ): Promise<{ message: Message; created: boolean }> {
-  const uploaded = (await getOwnedFiles(owner.userId, body.files, retentionWindow(bot))).map(toStoredFile);
+  // A client send's chat (with its erasure check) and the files it attaches, read side by side; the chat's
+  // refusal wins (another user's chat is a 403 whatever its files). The Bot API resolved the chat from its pointer.
+  const [chat, files] = await Promise.allSettled([sender === 'user' && ownChat(owner.userId, chatId), getOwnedFiles(owner.userId, body.files, retentionWindow(bot))]);
+  if (chat.status === 'rejected') throw chat.reason;
+  if (files.status === 'rejected') throw files.reason;
+  const uploaded = files.value.map(toStoredFile);
   const { item, created } = await createMessage(
     {
       ...owner,
@@ -205,7 +210,7 @@ export async function sendMessage(
       idempotencyKey: body.idempotency_key,
       retention: bot,
     },
-    sender !== 'user', // the Bot API resolved the chat from its pointer
+    true,
   );
   return { message: await toMessage(item), created };
 }

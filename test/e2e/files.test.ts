@@ -108,6 +108,12 @@ test("another user's file → 403; unknown file → 400; nothing written", async
     json: { content: 'x', files: ['00000000-0000-4000-8000-000000000000'] },
   });
   expect(unknown).toMatchObject({ status: 400, body: { error: expect.any(String) } });
+  // Another user's chat is a 403 whatever the files say (the chat's refusal wins over the files').
+  const notYours = await call('POST', `/api/client/chats/${otherChat.body.id}/messages`, {
+    token: owner.token,
+    json: { content: 'x', files: ['00000000-0000-4000-8000-000000000000'] },
+  });
+  expect(notYours).toMatchObject({ status: 403, body: { error: expect.any(String) } });
   expect(await botItems(owner.bot.id)).toEqual(before);
 });
 
