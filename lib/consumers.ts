@@ -41,16 +41,17 @@ export const STREAM_DELIVERY = {
 export const PUBLISHER: StreamConsumerDef = {
   id: 'publisher',
   entry: 'lambdas/realtime/publish.ts',
-  dynamodb: ['Query', 'DeleteItem', 'UpdateItem'],
+  // GetItem: the bot (cached), whose client interface must still be open for a publication to go out.
+  dynamodb: ['Query', 'GetItem', 'DeleteItem', 'UpdateItem'],
   s3: ['s3:GetObject'],
   manageConnections: true,
   // Waits on DynamoDB and the @connections API; little CPU (docs/benchmarks.md "Cost").
   memorySize: 256,
-  // Records of one user go out one after another, each at worst a chat update and its retry (a read raced the
-  // message), a Query of the channel's sockets, then the posts (in parallel): 4 calls; 10 records × 4 ×
-  // AWS_CALL_SECONDS = 280 s at worst, under the timeout.
+  // Records of one user go out one after another, each at worst the chat's update in up to three writes (a read
+  // or an older message raced it), the bot's read, a Query of the channel's sockets, then the posts (in
+  // parallel): 6 calls; 10 records × 6 × AWS_CALL_SECONDS = 420 s at worst, under the timeout.
   batchSize: 10,
-  timeoutSeconds: 300,
+  timeoutSeconds: 450,
   // Chats' counters and activity follow from its records (domain/chat-activity.ts countMessage): none may be skipped
   // when the mapping is (re)created. Repeats are harmless: a message is counted once per sequence number, and
   // a client drops a publication whose id it has.

@@ -99,6 +99,12 @@ export async function openBotOfToken(kind: 'session' | 'realtime', botId: string
   return assertClientApiOpen(bot);
 }
 
+/** Whether the bot (cached, as every function reads it) still serves its users: on, its client interface enabled. */
+export async function clientInterfaceOpen(botId: string): Promise<boolean> {
+  const bot = await getBot(botId);
+  return Boolean(bot?.enabled && bot.client_api_enabled);
+}
+
 /** The checks every client request makes on its bot (contract: turned off / client interface disabled → 403). */
 export function assertClientApiOpen(bot: Bot | undefined): Bot {
   if (!bot) throw new NotFoundError('Bot not found');

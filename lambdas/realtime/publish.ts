@@ -10,12 +10,15 @@ import { toUploadJson, type FileRecord } from '../domain/files';
 import { countMessage, type CountedMessage } from '../domain/chat-activity';
 import { publish } from '../centrifuge/hub';
 import { userChannel } from '../centrifuge/channels';
+import { clientInterfaceOpen } from '../domain/bots';
 import { log } from '../shared/log';
 import { config } from '../shared/config';
 
 interface Publication {
   channel: string;
   data: unknown;
+  /** The bot whose client interface the publication belongs to (nothing goes out while it is closed). */
+  botId: string;
   /** A new message whose chat the stream updates first (its counters and activity). */
   counts?: CountedMessage;
 }
@@ -30,17 +33,17 @@ export async function publicationOf(record: DynamoDBRecord): Promise<Publication
   // A new message, or a new version of an edited one (a client replaces its copy: same id, later edited_at).
   if (item.entity === 'message' && (record.eventName === 'INSERT' || (record.eventName === 'MODIFY' && item.is_edited && item.edited_at !== old.edited_at))) {
     const counts = record.eventName === 'INSERT' && item.count_in_chat ? (item as CountedMessage) : undefined;
-    return { channel: userChannel(item.user_id), data: { type: 'message', data: await toMessage(item) }, counts };
+    return { channel: userChannel(item.user_id), botId: item.bot_id, data: { type: 'message', data: await toMessage(item) }, counts };
   }
   if (item.entity === 'typing' && (record.eventName === 'INSERT' || record.eventName === 'MODIFY')) {
-    return { channel: userChannel(item.user_id), data: { type: 'action', data: { action: 'typing', chat_id: item.chat_id, sender: item.sender } } };
+    return { channel: userChannel(item.user_id), botId: item.bot_id, data: { type: 'action', data: { action: 'typing', chat_id: item.chat_id, sender: item.sender } } };
   }
   // A direct upload's record settled by its checks (its status changed).
   if (record.eventName === 'MODIFY' && item.entity === 'file' && (item.status === 'uploaded' || item.status === 'rejected') && item.status !== old.status) {
-    return { channel: userChannel(item.user_id), data: { type: 'file', data: await toUploadJson(item as FileRecord) } };
+    return { channel: userChannel(item.user_id), botId: item.bot_id, data: { type: 'file', data: await toUploadJson(item as FileRecord) } };
   }
   if (record.eventName === 'MODIFY' && item.entity === 'chat' && item.last_event === 'read') {
-    return { channel: userChannel(item.user_id), data: { type: 'action', data: { action: 'read', chat_id: item.id } } };
+    return { channel: userChannel(item.user_id), botId: item.bot_id, data: { type: 'action', data: { action: 'read', chat_id: item.id } } };
   }
   return undefined;
 }
@@ -71,7 +74,9 @@ export async function handler(event: DynamoDBStreamEvent): Promise<DynamoDBBatch
         try {
           // The chat first: a client that refreshes on the publication sees the message's effect.
           if (pub.counts) await countMessage(pub.counts, record.dynamodb?.SequenceNumber ?? '');
-          if (realtime) await publish(pub.channel, pub.data);
+          // A bot turned off, or its client interface disabled, since a socket connected: the socket is the
+          // client interface too, so nothing more goes to it (its next connect is refused with 103).
+          if (realtime && (await clientInterfaceOpen(pub.botId))) await publish(pub.channel, pub.data);
         } catch (err) {
           logFailure(record, err);
           failures.push(record.dynamodb?.SequenceNumber ?? '');

@@ -12,6 +12,9 @@ import { dynamo, tableName } from '../../lambdas/aws/dynamo';
 import { keys } from '../../lambdas/domain/keys';
 import { withToken } from '../../lambdas/centrifuge/channels';
 import { channelSubscribers } from '../../lambdas/centrifuge/hub';
+import { updateBot } from '../../lambdas/domain/bots';
+import { handler as publisher } from '../../lambdas/realtime/publish';
+import { marshall } from '@aws-sdk/util-dynamodb';
 
 const clients: LiveClient[] = [];
 const live = async (...args: Parameters<typeof liveClient>) => {
@@ -214,6 +217,30 @@ test('a socket subscribed is found by the next fan-out: the subscribers are read
   } finally {
     send.mockRestore();
     c.close();
+  }
+});
+
+test('a bot turned off, or its client interface disabled, while a socket is open: nothing more is published to it', async () => {
+  const { session, chatId, bot } = await userWithChat();
+  const c = await live((session as any).realtime);
+  const { item } = await createMessage({ userId: session.user.id, botId: bot.id, chatId, content: 'on', content_type: 'text', files: [], sender: 'bot' }, true);
+  await c.waitFor((d) => d.data?.id === item.id);
+  // The publisher itself, on a stream record of a reply (not counted: the chat stays as it is).
+  const publishReply = async (n: number) => {
+    const id = String(BigInt(item.id) + BigInt(n));
+    const record = { eventName: 'INSERT', dynamodb: { SequenceNumber: String(n), NewImage: marshall({ entity: 'message', ...item, id, count_in_chat: false }, { removeUndefinedValues: true }) } };
+    expect(await publisher({ Records: [record] } as any)).toEqual({ batchItemFailures: [] });
+    return id;
+  };
+  for (const [n, off] of [{ client_api_enabled: false }, { enabled: false }].entries()) {
+    await updateBot(bot.id, off);
+    const hidden = await publishReply(2 * n + 1);
+    await updateBot(bot.id, { client_api_enabled: true, enabled: true });
+    const shown = await publishReply(2 * n + 2);
+    // The publisher posts before it returns, and one socket's frames arrive in order: with the later one here,
+    // the earlier would be too.
+    await c.waitFor((d) => d.data?.id === shown);
+    expect({ off, published: c.publications.some((p) => p.data?.id === hidden) }).toEqual({ off, published: false });
   }
 });
 

@@ -217,10 +217,11 @@ test('timeouts: 10 s for request handlers; stream consumers sized to a whole bat
   const timeout = (id: string) => resources[ids.functions[id]].Properties.Timeout;
   for (const def of [...ROUTES, ...WS_ROUTES, NOT_FOUND]) expect([def.id, timeout(def.id)]).toEqual([def.id, HANDLER_TIMEOUT_SECONDS]);
   // AWS calls made one after another per batch, each bounded by AWS_CALL_SECONDS (lib/routes.ts says why):
-  // the publisher's records of one user go in turn, each a Query then the posts in parallel; the dispatcher
+  // the publisher's records of one user go in turn, each the chat's update (up to three writes), the bot's
+  // read, a Query, then the posts in parallel; the dispatcher
   // makes per record at worst a reminder's three calls (chat read, put, delayed job), then sends the jobs 10
   // per SendMessageBatch.
-  const sequentialCalls = { publisher: (n: number) => 4 * n, webhook_dispatcher: (n: number) => 3 * n + Math.ceil(n / 10) };
+  const sequentialCalls = { publisher: (n: number) => 6 * n, webhook_dispatcher: (n: number) => 3 * n + Math.ceil(n / 10) };
   for (const def of [PUBLISHER, WEBHOOK_DISPATCHER]) {
     expect([def.id, timeout(def.id)]).toEqual([def.id, def.timeoutSeconds]);
     expect(def.timeoutSeconds).toBeGreaterThanOrEqual(sequentialCalls[def.id as keyof typeof sequentialCalls](def.batchSize) * AWS_CALL_SECONDS);
