@@ -244,12 +244,16 @@ export const WS_ROUTES: WsRouteDef[] = [
 /**
  * CORS of the HTTP API (and the local gateway's preflight replies): any origin (the bot's allowed_origins is
  * checked by session creation itself), and every request header a handler reads that a browser must ask
- * for: the token, the body's type, and a send's Idempotency-Key (Origin is the browser's own).
+ * for: the token, the body's type, and a send's Idempotency-Key (Origin is the browser's own); and the
+ * response headers a page may read.
  */
 export const CORS = {
   allowOrigins: ['*'],
   allowMethods: ['GET', 'POST', 'PATCH', 'DELETE', 'OPTIONS'] as const,
   allowHeaders: ['authorization', 'content-type', 'idempotency-key'],
+  // Response headers a page on another origin may read besides the few the Fetch standard always shows: the
+  // back-off of a 429 or a 503.
+  exposeHeaders: ['retry-after'],
   // A preflight is an API request billed like any other: browsers keep the answer this long (Chromium caps it
   // at 2 hours, Firefox at 24), so a visitor's tab asks once per URL in a visit.
   maxAgeSeconds: 7200,

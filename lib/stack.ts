@@ -135,6 +135,7 @@ export class ChatStack extends Stack implements StackParts {
         allowOrigins: config.corsOrigins,
         allowMethods: CORS.allowMethods.map((m) => CorsHttpMethod[m]),
         allowHeaders: CORS.allowHeaders,
+        exposeHeaders: CORS.exposeHeaders,
         maxAge: Duration.seconds(CORS.maxAgeSeconds),
       },
     });

@@ -128,7 +128,9 @@ export function buildHttpEvent(
 }
 
 function corsHeaders(req: IncomingMessage): Record<string, string> {
-  return req.headers.origin ? { 'access-control-allow-origin': CORS.allowOrigins.join(',') } : {};
+  return req.headers.origin
+    ? { 'access-control-allow-origin': CORS.allowOrigins.join(','), 'access-control-expose-headers': CORS.exposeHeaders.join(',') }
+    : {};
 }
 
 /**

@@ -75,6 +75,7 @@ test('HTTP API: CORS for any origin with every header a handler reads; one route
     CorsConfiguration: Match.objectLike({
       AllowOrigins: ['*'],
       AllowHeaders: ['authorization', 'content-type', 'idempotency-key'],
+      ExposeHeaders: ['retry-after'],
       AllowMethods: ['GET', 'POST', 'PATCH', 'DELETE', 'OPTIONS'],
       MaxAge: 7200,
     }),
