@@ -74,11 +74,12 @@ export async function scheduleReminder(m: MessageItem, seconds: number): Promise
           ttl: Math.floor(dueAt / 1000) + 24 * 3600,
         },
         // No reminder yet; this reply's own (a redelivery before it fired); or a newer burst than the last one,
-        // which was read, has fired, or was due over an hour ago and never fired (its job dropped: the webhook
-        // or the setting removed meanwhile).
+        // which was read, fired before this reply (one written before the firing was in that reminder, even
+        // when its record comes later), or was due over an hour ago and never fired (its job dropped: the
+        // webhook or the setting removed meanwhile).
         ConditionExpression:
           'attribute_not_exists(pk) OR (burst = :id AND attribute_not_exists(fired_at)) OR ' +
-          '(burst_at < :at AND (burst_at <= :read OR attribute_exists(fired_at) OR due_at < :stale))',
+          '(burst_at < :at AND (burst_at <= :read OR fired_at < :at OR due_at < :stale))',
         ExpressionAttributeValues: { ':id': m.id, ':at': m.created_at, ':read': lastRead, ':stale': new Date(Date.now() - 3600_000).toISOString() },
       }),
     );
@@ -106,16 +107,20 @@ export async function scheduleReminder(m: MessageItem, seconds: number): Promise
  * Undefined when there is nothing to send: claimed already, or every reply read by now.
  */
 export async function fireReminder(job: ReminderJob, token: string, bot: Retained = {}): Promise<ReminderEvent | undefined> {
+  let firedAt: string;
   try {
-    await dynamo.send(
+    const claimed = await dynamo.send(
       new UpdateCommand({
         TableName: tableName(),
         Key: keys.reminder(job.chat_id),
-        UpdateExpression: 'SET fired_at = :now, fired_by = :token',
+        // The first claim's time stays: it splits this burst's replies from the next burst's.
+        UpdateExpression: 'SET fired_at = if_not_exists(fired_at, :now), fired_by = :token',
         ConditionExpression: 'burst = :burst AND (attribute_not_exists(fired_at) OR fired_by = :token)',
         ExpressionAttributeValues: { ':burst': job.burst, ':now': new Date().toISOString(), ':token': token },
+        ReturnValues: 'ALL_NEW',
       }),
     );
+    firedAt = claimed.Attributes?.fired_at as string;
   } catch (err) {
     if (isConditionFailed(err)) return undefined;
     throw err;
@@ -134,7 +139,10 @@ export async function fireReminder(job: ReminderJob, token: string, bot: Retaine
       Limit: UNREAD_SCAN,
     }),
   );
-  const unread = (out.Items ?? []).filter((i) => i.entity === 'message' && i.sender_type === 'outcoming' && (i.created_at as string) > lastRead);
+  // The burst's replies: written before it fired (a later one starts the next burst), not read.
+  const unread = (out.Items ?? []).filter(
+    (i) => i.entity === 'message' && i.sender_type === 'outcoming' && (i.created_at as string) > lastRead && (i.created_at as string) <= firedAt,
+  );
   if (unread.length === 0) return undefined;
   return {
     event: 'chat.unread_reminder',

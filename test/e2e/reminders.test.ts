@@ -122,6 +122,22 @@ test('exactly once: the reply\'s record and the due job delivered again give not
   expect(await fireReminder(due, 'queue-message-3')).toBeUndefined();
 });
 
+test('a reply written before the reminder fired, whose record comes after: in that reminder, and no second one for it', async () => {
+  const c = await chatWithReminders(900); // far off: the test fires it itself
+  const [first, second] = [await c.reply('one'), await c.reply('two')];
+  const item = (reply: object) => ({ ...reply, user_id: c.session.user.id, bot_id: c.bot.id, chat_id: c.chatId, external_id: c.session.user.external_id }) as MessageItem;
+  await until(async () => (await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.reminder(c.chatId), ConsistentRead: true }))).Item?.burst === first.id, 10_000, 'the burst');
+  const job = (await scheduleReminder(item(first), 900))!.job;
+  expect(await fireReminder(job, 'queue-message-1')).toMatchObject({ unread_count: 2, messages: [first, second] });
+  // The second reply's record reaching the dispatcher now (stream lag, a redelivery, a retried batch).
+  expect(await scheduleReminder(item(second), 900)).toBeUndefined();
+  // A reply written after the firing is the next burst's, and not in the first reminder when it is retried.
+  const third = await c.reply('three');
+  await until(async () => (await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.reminder(c.chatId), ConsistentRead: true }))).Item?.burst === third.id, 10_000, 'the next burst');
+  const next = (await scheduleReminder(item(third), 900))!.job;
+  expect(await fireReminder(next, 'queue-message-2')).toMatchObject({ unread_count: 1, messages: [third] });
+});
+
 test('reminders off (the default): a reply schedules nothing', async () => {
   const c = await chatWithReminders(null);
   await c.reply('no reminder for me');
