@@ -7,7 +7,7 @@ import { rateLimited, rateUpdate, type RateLimit } from './rate';
 import { transactWrite, type TransactItem } from '../aws/transact';
 import { TtlCache } from '../shared/cache';
 import { keys } from './keys';
-import { byCodeUnits, newUuid } from '../shared/ids';
+import { byCodeUnits, isUuid, newUuid } from '../shared/ids';
 import { retainedUnread, retentionWindow, type RetentionWindow } from './retention';
 import { resetUnread } from './chat-activity';
 import { erasedUserError } from './revocation';
@@ -196,6 +196,8 @@ export interface BotChatPage {
 }
 
 const CURSOR_KEYS = ['gsi1pk', 'gsi1sk', 'pk', 'sk'];
+/** An activity time as every item stores it (Date#toISOString). */
+const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 function decodeCursor(cursor: string, botId: string): Record<string, string> {
   let key: unknown;
@@ -209,9 +211,21 @@ function decodeCursor(cursor: string, botId: string): Record<string, string> {
     key !== null &&
     Object.keys(key).sort().join() === CURSOR_KEYS.join() &&
     Object.values(key).every((v) => typeof v === 'string') &&
-    (key as Record<string, string>).gsi1pk === keys.botChats(botId);
+    isChatKeyOf(key as Record<string, string>, botId);
   if (!ok) throw new InvalidInputError('Invalid cursor');
   return key as Record<string, string>;
+}
+
+/**
+ * A chat's gsi1 key of this bot as keys.ts builds it (a user and a chat id, an activity time): anything else,
+ * e.g. an empty or over-long value DynamoDB itself would refuse as a start key, is not a cursor of ours.
+ */
+function isChatKeyOf(key: Record<string, string>, botId: string): boolean {
+  const [userId, chatId] = [key.pk.slice(keys.userPartition('').length), key.sk.slice(keys.chatPrefix.length)];
+  const at = key.gsi1sk.slice(0, -(chatId.length + 1));
+  if (!isUuid(userId) || !isUuid(chatId) || !ISO_UTC.test(at)) return false;
+  const made: Record<string, string> = { ...keys.chat(userId, chatId), ...keys.chatActivity(botId, at, chatId) };
+  return CURSOR_KEYS.every((k) => made[k] === key[k]);
 }
 
 /** One page of the bot's chats from gsi1 (by last activity): the Bot API's list, a retention task's walk. */

@@ -73,7 +73,16 @@ test('list chats: newest activity first, with user and operator unread count, pa
   // A cursor is only good for its own bot, and must be one we made.
   const other = await newBot();
   expect((await bot('GET', `/chats?cursor=${page1.body.next_cursor}`, other.secretKey)).status).toBe(400);
-  for (const q of ['limit=0', 'limit=201', 'limit=x', 'cursor=', 'cursor=bm9wZQ', `cursor=${Buffer.from('{"pk":1}').toString('base64url')}`]) {
+  // Cursors of the right shape that are not ours: empty values, an over-long sort key (DynamoDB would refuse
+  // both as a start key), another user's chat key named as this bot's.
+  const cursorOf = (k: object) => `cursor=${Buffer.from(JSON.stringify(k)).toString('base64url')}`;
+  const ours = JSON.parse(Buffer.from(page1.body.next_cursor, 'base64url').toString('utf8'));
+  const forged = [
+    cursorOf({ ...ours, gsi1sk: '', pk: '', sk: '' }),
+    cursorOf({ ...ours, gsi1sk: 'x'.repeat(1400) }),
+    cursorOf({ ...ours, sk: `${ours.sk}x` }),
+  ];
+  for (const q of ['limit=0', 'limit=201', 'limit=x', 'cursor=', 'cursor=bm9wZQ', `cursor=${Buffer.from('{"pk":1}').toString('base64url')}`, ...forged]) {
     const res = await bot('GET', `/chats?${q}`, secretKey);
     expect({ q, status: res.status }).toEqual({ q, status: 400 });
   }
