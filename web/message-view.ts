@@ -16,7 +16,12 @@ export function renderMessage(m: Message): HTMLLIElement {
     li.append(p);
   }
   for (const f of m.files ?? []) {
-    if (f.type === 'photo') {
+    if (!isWebUrl(f.url)) {
+      // Not an http(s) address (the API never sends one): named, not linked.
+      const span = document.createElement('span');
+      span.textContent = f.name ?? f.type;
+      li.append(span);
+    } else if (f.type === 'photo') {
       const img = document.createElement('img');
       img.src = f.url;
       img.alt = f.name ?? 'photo';
@@ -38,4 +43,13 @@ export function renderMessage(m: Message): HTMLLIElement {
   if (m.is_edited) time.textContent += ' · edited';
   li.append(time);
   return li;
+}
+
+/** Only http(s) addresses become a link or an image: never javascript: or data:. */
+function isWebUrl(url: string | null | undefined): url is string {
+  try {
+    return ['http:', 'https:'].includes(new URL(url ?? '', location.href).protocol);
+  } catch {
+    return false;
+  }
 }

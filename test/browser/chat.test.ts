@@ -8,6 +8,7 @@ import { apiUrl, call, newBot } from '../support/api';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, tableName } from '../../lambdas/aws/dynamo';
 import { ROOT, stackEnv, startLocalProcess } from '../support/local-process';
+import { until } from '../support/realtime';
 
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
 const OUT = join(ROOT, 'test-output');
@@ -124,6 +125,27 @@ test('reload: same visitor (external_id kept in localStorage), same history in c
   expect(before).toEqual(['first', 'You said: first', 'second', 'You said: second']);
   const stored = await storedExternalId(page);
   expect(stored).toMatch(/^visitor_/);
+});
+
+test('the visitor id is kept per API address: a link naming another API is not sent it; the page carries a CSP', async () => {
+  const ctx = await visitor();
+  const page = await openChat(ctx);
+  await ready(page);
+  expect(await storedExternalId(page)).toMatch(/^visitor_/);
+  // Only the page's own script and style run there (the rest of this file shows the page works under it).
+  expect(await page.locator('meta[http-equiv="Content-Security-Policy"]').getAttribute('content')).toContain("script-src 'self'");
+  // The same page, linked with another API's address and this bot's client key: that API gets no visitor id.
+  const sessions: unknown[] = [];
+  const cors = { 'access-control-allow-origin': '*', 'access-control-allow-headers': 'content-type, authorization', 'access-control-allow-methods': 'GET, POST' };
+  await ctx.route('http://other-api.test/**', async (route) => {
+    const req = route.request();
+    if (req.method() === 'POST') sessions.push(req.postDataJSON());
+    if (req.method() === 'OPTIONS') await route.fulfill({ status: 204, headers: cors });
+    else await route.fulfill({ status: 503, contentType: 'application/json', headers: cors, body: '{"error":"down"}' });
+  });
+  await openChat(ctx, `?api=${encodeURIComponent('http://other-api.test')}&client_key=${demo().client_key}`);
+  await until(() => sessions.length > 0, 15_000, 'the other API to be asked for a session');
+  expect(sessions[0]).toEqual({ client_key: demo().client_key });
 });
 
 test('attach a PNG: it is uploaded, sent as a photo and rendered from its presigned URL', async () => {
