@@ -113,10 +113,11 @@ function addMessages(list: Message[], fromRealtime = false): void {
   if (current && visible(current)) void markRead(current);
 }
 
-let reading: Promise<void> | undefined;
+/** Reads on their way, one per chat (a read of one chat never holds back another's). */
+const reading = new Map<string, Promise<void>>();
 async function markRead(chatId: string): Promise<void> {
-  if (!(unread.get(chatId) ?? 0) || reading) return;
-  reading = (async () => {
+  if (!(unread.get(chatId) ?? 0) || reading.has(chatId)) return;
+  const read = (async () => {
     try {
       await api.request('POST', `/api/client/chats/${chatId}/read`);
       unread.set(chatId, 0);
@@ -124,17 +125,22 @@ async function markRead(chatId: string): Promise<void> {
     } catch (err) {
       showError(err, 'Could not mark the chat as read');
     } finally {
-      reading = undefined;
+      reading.delete(chatId);
     }
   })();
-  return reading;
+  reading.set(chatId, read);
+  return read;
 }
 
 // ---- the flow ------------------------------------------------------------------------------------------
 
 async function loadHistory(chatId: string): Promise<void> {
   const list = await api.request<Message[]>('GET', `/api/client/chats/${chatId}/messages`);
-  messages.set(chatId, new Map());
+  // The history replaces what we had of the chat, except what arrived while it was on its way (newer than
+  // its last message, or a newer edit of one of its messages: addMessages keeps the later copy).
+  const ids = new Set(list.map((m) => m.id));
+  const last = [...ids].sort().pop() ?? '';
+  messages.set(chatId, new Map([...(messages.get(chatId) ?? [])].filter(([id]) => id > last || ids.has(id))));
   addMessages(list);
   renderMessages();
 }

@@ -237,6 +237,37 @@ test('multiple_chats: a chat list with a new-chat button; each chat keeps its ow
   expect(await page.locator('.message .text').allTextContents()).toEqual(['in the first chat']);
 });
 
+test('a reply that arrives while its chat\'s history is on its way stays on screen when the older history lands', async () => {
+  const { bot, secretKey } = await newBot({ widget: { multiple_chats: true } });
+  const ctx = await visitor();
+  const page = await openChat(ctx, `?client_key=${bot.client_key}`);
+  await ready(page);
+  await sendText(page, 'first chat');
+  await page.locator('.message.incoming', { hasText: 'first chat' }).waitFor();
+  await page.getByRole('button', { name: 'New chat' }).click();
+  await page.waitForFunction(() => (globalThis as any).document.querySelectorAll('#chat-list li').length === 2);
+  // Going back to the first chat: its history is read now, and handed to the page only later.
+  let release = () => undefined as void;
+  const held = new Promise<void>((r) => (release = r));
+  let firstChat = '';
+  await ctx.route(/\/api\/client\/chats\/[^/]+\/messages$/, async (route) => {
+    if (route.request().method() !== 'GET') return route.continue();
+    firstChat = new URL(route.request().url()).pathname.split('/')[4];
+    const response = await route.fetch();
+    await held;
+    await route.fulfill({ response });
+  }, { times: 1 });
+  await page.getByRole('navigation', { name: 'Chats' }).getByRole('button', { name: 'Chat', exact: true }).click();
+  await until(() => firstChat !== '', 15_000, 'the history request');
+  const reply = await call('POST', `/api/bot/chats/${firstChat}/messages`, { headers: { authorization: `Bearer ${secretKey}` }, json: { content: 'while loading' } });
+  expect(reply.status).toBe(201);
+  await page.locator('.message.outcoming', { hasText: 'while loading' }).waitFor();
+  release();
+  await page.waitForResponse((r) => r.url().endsWith(`/chats/${firstChat}/messages`));
+  await page.waitForTimeout(200); // the page applies the history it got
+  expect(await page.locator('.message .text').allTextContents()).toEqual(['first chat', 'while loading']);
+});
+
 test('a second tab of the same visitor shows a message sent from the first', async () => {
   const ctx = await visitor();
   const first = await openChat(ctx);
