@@ -31,14 +31,17 @@ describe('alarms', () => {
     expect(rate).toHaveLength(1);
     expect(rate[0][1].Properties).toMatchObject({ Threshold: 5, ComparisonOperator: 'GreaterThanOrEqualToThreshold' });
     expect(rate[0][1].Properties.Metrics.map((m: any) => m.MetricStat?.Metric.MetricName).filter(Boolean).sort()).toEqual(['5xx', 'Count']);
-    // Duration near the timeout: 80 % of each function's own.
+    // Duration near the timeout: 80 % of each function's own; the task worker's, 15 s before it (it works until
+    // 30 s are left, so 80 % is a normal long task).
     const near = byMetric('Duration');
     expect(fnRefs(near)).toEqual(allFns);
     for (const def of ALL_DEFS) {
       const [, a] = near.find(([, x]) => x.Properties.Dimensions[0].Value.Ref === ids.functions[def.id])!;
       const timeoutS = resources[ids.functions[def.id]].Properties.Timeout;
-      expect([def.id, a.Properties.Statistic, a.Properties.Threshold]).toEqual([def.id, 'Maximum', 800 * timeoutS]);
+      const threshold = def.id === 'task_worker' ? 1000 * (timeoutS - 15) : 800 * timeoutS;
+      expect([def.id, a.Properties.Statistic, a.Properties.Threshold]).toEqual([def.id, 'Maximum', threshold]);
     }
+    expect(readFileSync(join(__dirname, '../..', 'lambdas/domain/erase.ts'), 'utf8')).toContain('timeLeft() > 30_000');
     // Partial-batch failures: a metric filter on each stream consumer's log group counts the line its handler
     // writes on each reported failure (the line is in the handler's source, so a reworded one fails here).
     for (const def of [PUBLISHER, WEBHOOK_DISPATCHER]) {
