@@ -5,8 +5,8 @@ import { batchWrite, dynamo, isConditionFailed, queryAll, tableName } from '../a
 import { config } from '../shared/config';
 import { closeConnection, postToConnection } from '../aws/connections';
 import { keys } from '../domain/keys';
-import { ForbiddenError, UnauthenticatedError } from '../shared/errors';
-import type { TokenClaims } from '../domain/tokens';
+import { ForbiddenError, TokenExpiredError, UnauthenticatedError } from '../shared/errors';
+import type { TokenClaims, VerifiedClaims } from '../domain/tokens';
 import { channelUser, userChannel } from './channels';
 
 /** API Gateway closes a WebSocket after 2 hours at most; records of older connections are dead. */
@@ -41,16 +41,17 @@ export async function recordConnection(connectionId: string, claims: TokenClaims
 
 /**
  * The protocol's connect command: binds the connection to the token's user, unless $connect already bound it
- * to another user or its record is gone.
+ * to another user or its record is gone. The token's expiry is kept: past it, nothing more is published to the
+ * socket until a refresh command brings a new token (refreshConnection).
  */
-export async function bindConnection(connectionId: string, claims: TokenClaims): Promise<void> {
+export async function bindConnection(connectionId: string, claims: VerifiedClaims): Promise<void> {
   try {
     await dynamo.send(
       new UpdateCommand({
         TableName: tableName(),
         Key: keys.connection(connectionId),
         UpdateExpression:
-          'SET entity = :entity, connection_id = :id, user_id = :user, bot_id = :bot, connected = :true, #ttl = :ttl',
+          'SET entity = :entity, connection_id = :id, user_id = :user, bot_id = :bot, connected = :true, token_exp = :exp, #ttl = :ttl',
         // The record $connect made (never one written anew: an erasure or $disconnect may have deleted it).
         ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(user_id) OR user_id = :user)',
         ExpressionAttributeNames: { '#ttl': 'ttl' },
@@ -60,6 +61,7 @@ export async function bindConnection(connectionId: string, claims: TokenClaims):
           ':user': claims.userId,
           ':bot': claims.botId,
           ':true': true,
+          ':exp': claims.exp,
           ':ttl': ttl(),
         },
       }),
@@ -71,20 +73,53 @@ export async function bindConnection(connectionId: string, claims: TokenClaims):
 }
 
 /**
- * Subscribes a connection to a user's channel. `knownUser` is the user bound by a connect command in the
- * same frame (no check needed); otherwise one transaction checks the connection's user and writes.
+ * The protocol's refresh command: a new token of the connection's own user moves its expiry, and its
+ * subscription's (if it has one), so publications go on.
  */
-export async function subscribe(connectionId: string, channel: string, knownUser?: string): Promise<void> {
+export async function refreshConnection(connectionId: string, claims: VerifiedClaims): Promise<void> {
+  const set = (key: ReturnType<typeof keys.connection>, condition: string, values: Record<string, unknown> = {}) =>
+    dynamo.send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: key,
+        UpdateExpression: 'SET token_exp = :exp',
+        ConditionExpression: condition,
+        ExpressionAttributeValues: { ':exp': claims.exp, ...values },
+      }),
+    );
+  try {
+    await set(keys.connection(connectionId), 'connected = :true AND user_id = :user', { ':true': true, ':user': claims.userId });
+  } catch (err) {
+    if (isConditionFailed(err)) throw new UnauthenticatedError('the connection belongs to another user, or is closed', { cause: err });
+    throw err;
+  }
+  try {
+    await set(keys.subscription(userChannel(claims.userId), connectionId), 'attribute_exists(pk)');
+  } catch (err) {
+    if (!isConditionFailed(err)) throw err; // not subscribed: nothing more to move
+  }
+}
+
+/**
+ * Subscribes a connection to a user's channel, with its token's expiry. `known` is what a connect command in
+ * the same frame bound (no check needed); otherwise the connection is read, then one transaction checks it
+ * is unchanged and writes.
+ */
+export async function subscribe(connectionId: string, channel: string, known?: { userId: string; exp: number }): Promise<void> {
   const owner = channelUser(channel);
-  if (!owner || (knownUser && knownUser !== owner)) throw new ForbiddenError('not your channel');
-  const put = {
+  if (!owner || (known && known.userId !== owner)) throw new ForbiddenError('not your channel');
+  const put = (exp: unknown) => ({
     TableName: tableName(),
-    Item: { ...keys.subscription(channel, connectionId), entity: 'subscription', connection_id: connectionId, ttl: ttl() },
-  };
-  if (knownUser) {
-    await dynamo.send(new PutCommand(put));
+    Item: { ...keys.subscription(channel, connectionId), entity: 'subscription', connection_id: connectionId, ...(typeof exp === 'number' && { token_exp: exp }), ttl: ttl() },
+  });
+  if (known) {
+    await dynamo.send(new PutCommand(put(known.exp)));
     return;
   }
+  const conn = (await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.connection(connectionId), ConsistentRead: true }))).Item;
+  if (!conn?.connected) throw new UnauthenticatedError('connect first');
+  if (conn.user_id !== owner) throw new ForbiddenError('not your channel');
+  if (typeof conn.token_exp === 'number' && conn.token_exp <= Math.floor(Date.now() / 1000)) throw new TokenExpiredError('the connection token has expired');
   try {
     await dynamo.send(
       new TransactWriteCommand({
@@ -93,20 +128,18 @@ export async function subscribe(connectionId: string, channel: string, knownUser
             ConditionCheck: {
               TableName: tableName(),
               Key: keys.connection(connectionId),
-              ConditionExpression: 'connected = :true AND user_id = :user',
-              ExpressionAttributeValues: { ':true': true, ':user': owner },
+              // Unchanged since the read (a connection bound before expiries were kept has none).
+              ConditionExpression: `connected = :true AND user_id = :user AND ${typeof conn.token_exp === 'number' ? 'token_exp = :exp' : 'attribute_not_exists(token_exp)'}`,
+              ExpressionAttributeValues: { ':true': true, ':user': owner, ...(typeof conn.token_exp === 'number' && { ':exp': conn.token_exp }) },
             },
           },
-          { Put: put },
+          { Put: put(conn.token_exp) },
         ],
       }),
     );
   } catch (err) {
     if (!(err instanceof TransactionCanceledException)) throw err;
-    // Error path only: tell "connect first" from "not your channel".
-    const conn = await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.connection(connectionId) }));
-    if (conn.Item?.connected) throw new ForbiddenError('not your channel', { cause: err });
-    throw new UnauthenticatedError('connect first', { cause: err });
+    throw new UnauthenticatedError('the connection changed meanwhile: connect again', { cause: err });
   }
 }
 
@@ -126,6 +159,8 @@ export async function removeConnection(connectionId: string, userId?: string): P
 
 /** Centrifuge's Disconnect push; codes 3500–3999 tell the client not to reconnect. */
 const ERASED_FRAME = Buffer.from(JSON.stringify({ push: { disconnect: { code: 3500, reason: 'user erased' } } }));
+/** The socket's token expired without a refresh: the client reconnects (3000–3499), with a new token. */
+const EXPIRED_FRAME = Buffer.from(JSON.stringify({ push: { disconnect: { code: 3005, reason: 'token expired' } } }));
 
 /**
  * An erased user: every socket it has is closed (through its references, subscribed or not), and the records
@@ -156,13 +191,20 @@ export async function closeUserConnections(userId: string): Promise<void> {
  * its subscription (and an erasure must find every socket to close).
  */
 export async function channelSubscribers(channel: string): Promise<string[]> {
+  return (await channelSockets(channel)).map((s) => s.id);
+}
+
+/** The same, with each socket's token expiry (none for a subscription made before expiries were kept). */
+async function channelSockets(channel: string): Promise<{ id: string; exp?: number }[]> {
   const items = await queryAll({
     KeyConditionExpression: 'pk = :pk',
     ExpressionAttributeValues: { ':pk': keys.subscribers(channel) },
-    ProjectionExpression: 'connection_id',
+    ProjectionExpression: 'connection_id, token_exp',
     ConsistentRead: true,
   });
-  return items.map((i) => i.connection_id).filter((id): id is string => typeof id === 'string');
+  return items
+    .filter((i) => typeof i.connection_id === 'string')
+    .map((i) => ({ id: i.connection_id as string, ...(typeof i.token_exp === 'number' && { exp: i.token_exp }) }));
 }
 
 /** A Centrifuge publication frame for a channel. */
@@ -176,11 +218,15 @@ export const publicationFrame = (channel: string, data: unknown): string =>
 export async function publish(channel: string, data: unknown): Promise<void> {
   const frame = Buffer.from(publicationFrame(channel, data));
   const owner = channelUser(channel);
-  const subscribers = await channelSubscribers(channel);
-  if (!subscribers.length) return;
+  const sockets = await channelSockets(channel);
+  if (!sockets.length) return;
+  const now = Math.floor(Date.now() / 1000);
   const results = await Promise.allSettled(
-    subscribers.map(async (connectionId) => {
-      if (!(await postToConnection(connectionId, frame))) await removeConnection(connectionId, owner);
+    sockets.map(async ({ id, exp }) => {
+      // Its token expired without a refresh: told so instead (it reconnects with a new one), and unsubscribed.
+      const expired = exp !== undefined && exp <= now;
+      if (!(await postToConnection(id, expired ? EXPIRED_FRAME : frame))) await removeConnection(id, owner);
+      else if (expired) await unsubscribe(id, channel);
     }),
   );
   const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');

@@ -1,11 +1,11 @@
 // The subset of the Centrifuge client protocol (JSON) that the `centrifuge` client needs: connect,
-// subscribe, unsubscribe, pongs. One frame holds commands joined by "\n"; replies are joined the same way.
+// subscribe, unsubscribe, refresh (a new token before the connection's expires), pongs. One frame holds commands joined by "\n"; replies are joined the same way.
 // A command that fails throws; protocolError (./errors.ts) turns what happened into the client's code.
 import { openBotOfToken } from '../domain/bots';
 import { UnauthenticatedError } from '../shared/errors';
-import { verifyToken, type TokenClaims } from '../domain/tokens';
+import { verifyToken, type VerifiedClaims } from '../domain/tokens';
 import { assertNotRevoked } from '../domain/revocation';
-import { bindConnection, subscribe, unsubscribe } from './hub';
+import { bindConnection, refreshConnection, subscribe, unsubscribe } from './hub';
 import { CODES, protocolError } from './errors';
 
 export const SERVER_VERSION = 'nexus-1';
@@ -25,22 +25,38 @@ interface Command {
   connect?: { token?: unknown };
   subscribe?: { channel?: unknown };
   unsubscribe?: { channel?: unknown };
+  refresh?: { token?: unknown };
   [method: string]: unknown;
 }
 
-/** What the commands of one frame share: the user a connect earlier in the frame bound (no second read). */
+/** What the commands of one frame share: what a connect earlier in the frame bound (no second read). */
 interface FrameState {
   connectionId: string;
-  connectedUser?: string;
+  connected?: { userId: string; exp: number };
 }
 
-async function connect(state: FrameState, token: unknown): Promise<Reply> {
+/** A realtime token, checked as a connect and a refresh check it. */
+async function checkedToken(token: unknown): Promise<VerifiedClaims> {
   if (typeof token !== 'string' || token === '') throw new UnauthenticatedError('token required');
-  const claims: TokenClaims = await verifyToken('realtime', token);
+  const claims = await verifyToken('realtime', token);
   await Promise.all([openBotOfToken('realtime', claims.botId), assertNotRevoked(claims.userId)]);
+  return claims;
+}
+
+/** The connection's lease: the client sends a refresh with a new token before `ttl` seconds have passed. */
+const lease = (claims: VerifiedClaims) => ({ expires: true, ttl: Math.max(1, claims.exp - Math.floor(Date.now() / 1000)) });
+
+async function connect(state: FrameState, token: unknown): Promise<Reply> {
+  const claims = await checkedToken(token);
   await bindConnection(state.connectionId, claims);
-  state.connectedUser = claims.userId;
-  return { connect: { client: state.connectionId, version: SERVER_VERSION } };
+  state.connected = { userId: claims.userId, exp: claims.exp };
+  return { connect: { client: state.connectionId, version: SERVER_VERSION, ...lease(claims) } };
+}
+
+async function refresh(state: FrameState, token: unknown): Promise<Reply> {
+  const claims = await checkedToken(token);
+  await refreshConnection(state.connectionId, claims);
+  return { refresh: { client: state.connectionId, version: SERVER_VERSION, ...lease(claims) } };
 }
 
 /** One command's reply body ({connect: …}, {subscribe: {}}, …); a failure throws. */
@@ -51,7 +67,7 @@ async function run(state: FrameState, cmd: Command, method: string): Promise<Rep
     case 'subscribe': {
       // Not a string (a number, an object): no channel of anyone's, refused as one (String() of an object can throw).
       const channel = cmd.subscribe?.channel;
-      await subscribe(state.connectionId, typeof channel === 'string' ? channel : '', state.connectedUser);
+      await subscribe(state.connectionId, typeof channel === 'string' ? channel : '', state.connected);
       return { subscribe: {} };
     }
     case 'unsubscribe': {
@@ -59,6 +75,8 @@ async function run(state: FrameState, cmd: Command, method: string): Promise<Rep
       if (typeof channel === 'string' && channel.length <= 200) await unsubscribe(state.connectionId, channel);
       return { unsubscribe: {} };
     }
+    case 'refresh':
+      return refresh(state, cmd.refresh?.token);
     default:
       return { error: { code: CODES.methodNotFound, message: `method not found: ${method.slice(0, 50)}` } };
   }
@@ -96,7 +114,7 @@ export async function handleFrame(connectionId: string, frame: string): Promise<
       continue;
     }
     // The method the client means: the first of those we know, else the first it sent.
-    const method = ['connect', 'subscribe', 'unsubscribe'].find((m) => cmd[m] !== undefined) ?? methods[0];
+    const method = ['connect', 'subscribe', 'unsubscribe', 'refresh'].find((m) => cmd[m] !== undefined) ?? methods[0];
     try {
       replies.push({ id, ...(await run(state, cmd, method)) });
     } catch (err) {

@@ -26,6 +26,11 @@ export interface TokenClaims {
   externalId?: string;
 }
 
+/** Claims of a verified token, with its expiry (seconds since the epoch). */
+export interface VerifiedClaims extends TokenClaims {
+  exp: number;
+}
+
 let fileSecret: Promise<string> | undefined;
 
 async function loadSecret(): Promise<string> {
@@ -73,12 +78,12 @@ export async function signToken(kind: TokenKind, claims: TokenClaims, expiresAt:
 const verified = new TtlCache<{ claims: TokenClaims; exp: number }>(() => 5 * 60_000, 2000);
 
 /** Verifies algorithm, type, issuer, audience, expiry and the claims' shapes; anything else is a 401. */
-export async function verifyToken(kind: TokenKind, token: string): Promise<TokenClaims> {
+export async function verifyToken(kind: TokenKind, token: string): Promise<VerifiedClaims> {
   const key = await signingKey();
   const { claims, exp } = await verified.get(`${kind} ${token}`, () => verifySignedToken(kind, token, key));
   // As jose checks it: expired once the current second reaches exp.
   if (exp <= Math.floor(Date.now() / 1000)) throw new TokenExpiredError(`The ${kind} token has expired`);
-  return { ...claims };
+  return { ...claims, exp };
 }
 
 async function verifySignedToken(kind: TokenKind, token: string, key: KeyObject): Promise<{ claims: TokenClaims; exp: number }> {

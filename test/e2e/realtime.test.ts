@@ -153,7 +153,7 @@ test('the realtime URL carries the token; a missing, bad or expired one is refus
   const [refused] = await r.request(JSON.stringify({ id: 1, connect: { token: (other as any).realtime.token } }));
   expect(refused.error.code).toBe(101);
   const [ok] = await r.request(JSON.stringify({ id: 2, connect: { token: rt.token } }));
-  expect(ok).toEqual({ id: 2, connect: { client: expect.any(String), version: expect.any(String) } });
+  expect(ok).toEqual({ id: 2, connect: { client: expect.any(String), version: expect.any(String), expires: true, ttl: expect.any(Number) } });
   r.ws.close();
 });
 
@@ -244,6 +244,62 @@ test('a bot turned off, or its client interface disabled, while a socket is open
   }
 });
 
+test('a connection lasts as long as its token: connect says when (expires, ttl); a refresh with a new token of the same user extends it, another user\'s is refused', async () => {
+  const { session, token, chatId, bot } = await userWithChat();
+  const rt = (session as any).realtime;
+  const userId = session.user.id as string;
+  const r = await raw(rt.url);
+  const frames: any[] = [];
+  r.ws.on('message', (d) => frames.push(...d.toString().split('\n').map((l) => JSON.parse(l))));
+  const soon = await realtimeToken(userId, bot.id, Math.floor(Date.now() / 1000) + 3);
+  const [connected, subscribed] = await r.request([JSON.stringify({ id: 1, connect: { token: soon } }), JSON.stringify({ id: 2, subscribe: { channel: rt.channel } })].join('\n'));
+  expect([connected.connect.expires, connected.connect.ttl <= 3, subscribed]).toEqual([true, true, { id: 2, subscribe: {} }]);
+  const other = await newSession(bot.client_key);
+  const [refused] = await r.request(JSON.stringify({ id: 3, refresh: { token: (other as any).realtime.token } }));
+  expect(refused).toEqual({ id: 3, error: { code: 101, message: expect.any(String) } });
+  const [refreshed] = await r.request(JSON.stringify({ id: 4, refresh: { token: rt.token } }));
+  expect(refreshed).toEqual({ id: 4, refresh: { client: connected.connect.client, version: expect.any(String), expires: true, ttl: expect.any(Number) } });
+  expect(refreshed.refresh.ttl).toBeGreaterThan(3600);
+  // Past the first token's expiry the socket still gets the user's messages.
+  await new Promise((resolve) => setTimeout(resolve, 3500));
+  const sent = await send(token, chatId, 'after the refresh');
+  await until(() => frames.some((f) => f.push?.pub?.data?.data?.id === sent.body.id), 15_000, 'the publication');
+  r.ws.close();
+});
+
+test('a token that expires without a refresh: the socket is told (disconnect 3005, it reconnects with a new one) instead of getting the message, and unsubscribed', async () => {
+  const { session, token, chatId, bot } = await userWithChat();
+  const rt = (session as any).realtime;
+  const r = await raw(rt.url);
+  const frames: any[] = [];
+  r.ws.on('message', (d) => frames.push(...d.toString().split('\n').map((l) => JSON.parse(l))));
+  const soon = await realtimeToken(session.user.id, bot.id, Math.floor(Date.now() / 1000) + 2);
+  await r.request([JSON.stringify({ id: 1, connect: { token: soon } }), JSON.stringify({ id: 2, subscribe: { channel: rt.channel } })].join('\n'));
+  await new Promise((resolve) => setTimeout(resolve, 2500));
+  // A later subscribe on that connection is refused as expired.
+  const [again] = await r.request(JSON.stringify({ id: 3, subscribe: { channel: rt.channel } }));
+  expect(again).toEqual({ id: 3, error: { code: 109, message: 'token expired' } });
+  const sent = await send(token, chatId, 'not for an expired socket');
+  await until(() => frames.some((f) => f.push?.disconnect), 15_000, 'the disconnect push');
+  expect(frames.filter((f) => f.push?.disconnect)).toEqual([{ push: { disconnect: { code: 3005, reason: 'token expired' } } }]);
+  expect(frames.some((f) => f.push?.pub?.data?.data?.id === sent.body.id)).toBe(false);
+  expect(await channelSubscribers(rt.channel)).toEqual([]);
+  r.ws.close();
+});
+
+test('the centrifuge client refreshes its token before it expires (getToken) and keeps receiving', async () => {
+  const { session, token, chatId, bot } = await userWithChat();
+  const rt = (session as any).realtime;
+  const soon = await realtimeToken(session.user.id, bot.id, Math.floor(Date.now() / 1000) + 2);
+  let asked = 0;
+  const c = await live({ ...rt, token: soon }, { getToken: async () => (asked++, rt.token) });
+  await until(() => asked > 0, 15_000, 'the client to ask for a new token');
+  await new Promise((resolve) => setTimeout(resolve, 2500));
+  const sent = await send(token, chatId, 'still live');
+  await c.waitFor((d) => d.data?.id === sent.body.id);
+  expect(c.client.state).toBe('connected');
+});
+
 test("another user's channel → 103; the connection stays usable", async () => {
   const { session, token, chatId, bot } = await userWithChat();
   const other = await newSession(bot.client_key);
@@ -278,7 +334,7 @@ test('protocol edge cases: subscribe before connect, unknown method, pong, junk 
     ].join('\n'),
   );
   expect(replies).toEqual([
-    { id: 2, connect: { client: expect.any(String), version: expect.any(String) } },
+    { id: 2, connect: { client: expect.any(String), version: expect.any(String), expires: true, ttl: expect.any(Number) } },
     { id: 3, subscribe: {} },
     { id: 4, error: { code: 104, message: expect.any(String) } },
     { error: { code: 107, message: expect.any(String) } },

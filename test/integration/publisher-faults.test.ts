@@ -84,10 +84,11 @@ async function setup(connectionId: string, failFirst: number, others: { id: stri
   const user = await findOrCreateUser(bot.id, `u-${connectionId}`, {});
   const chat = await createChat({ userId: user.id, botId: bot.id, externalId: user.external_id }, { name: 'c' });
   behaviour.set(connectionId, { failFirst });
-  await expect(subscribe(connectionId, userChannel(user.id), user.id)).resolves.toBeUndefined(); // subscribed (a refusal throws)
+  const bound = { userId: user.id, exp: Math.floor(Date.now() / 1000) + 3600 };
+  await expect(subscribe(connectionId, userChannel(user.id), bound)).resolves.toBeUndefined(); // subscribed (a refusal throws)
   for (const other of others) {
     behaviour.set(other.id, other);
-    await expect(subscribe(other.id, userChannel(user.id), user.id)).resolves.toBeUndefined();
+    await expect(subscribe(other.id, userChannel(user.id), bound)).resolves.toBeUndefined();
   }
   const { createMessage } = await import('../../lambdas/domain/messages');
   const say = async (content: string) =>
