@@ -139,8 +139,12 @@ export const WEBHOOK_DELIVERER: FunctionDef = {
 /** How the webhook queue feeds the deliverer (SQS event source on AWS, the local queue here). */
 export const WEBHOOK_QUEUE = {
   batchSize: 10,
-  /** A job our own code failed on (not the receiver) is redelivered after this, up to maxReceiveCount. */
-  visibilityTimeoutSeconds: 60,
+  /**
+   * A job our own code failed on (not the receiver) is redelivered after this, up to maxReceiveCount. Six
+   * times the deliverer's timeout, as AWS asks of a queue feeding Lambda: a receive that found the function
+   * throttled counts towards maxReceiveCount too, and the longer wait leaves room for Lambda's retries.
+   */
+  visibilityTimeoutSeconds: 300,
   maxReceiveCount: 5,
 };
 
@@ -190,8 +194,8 @@ export const TASK_WORKER: FunctionDef = {
 /** How the task queue feeds the worker (SQS event source on AWS, the local queue here). */
 export const TASK_QUEUE = {
   batchSize: 1,
-  /** Above the worker's timeout: a task's job is never received twice at once. */
-  visibilityTimeoutSeconds: 360,
+  /** Six times the worker's timeout (WEBHOOK_QUEUE says why): a task's job is never received twice at once. */
+  visibilityTimeoutSeconds: 1800,
   /** TASK_MAX_RECEIVES (lambdas/domain/tasks.ts) runs, then a receive that marks the task failed. */
   maxReceiveCount: 6,
 };
