@@ -24,7 +24,7 @@ export class ApiError extends Error {
 
 // ---- configuration ---------------------------------------------------------------------------------
 
-export async function loadConfig(): Promise<{ api: string; clientKey: string; apiFromLink: boolean }> {
+export async function loadConfig(): Promise<{ api: string; clientKey: string }> {
   const q = new URLSearchParams(location.search);
   let file: { api_url?: string; client_key?: string } = {};
   if (!q.get('api') || !q.get('client_key')) {
@@ -38,7 +38,7 @@ export async function loadConfig(): Promise<{ api: string; clientKey: string; ap
   const api = (q.get('api') ?? file.api_url ?? location.origin).replace(/\/+$/, '');
   const clientKey = q.get('client_key') ?? file.client_key;
   if (!clientKey) throw new ApiError(0, 'This page needs a client key: open it with ?client_key=cli_… (and ?api=<base URL>).');
-  return { api, clientKey, apiFromLink: q.get('api') !== null };
+  return { api, clientKey };
 }
 
 // ---- the Client API ----------------------------------------------------------------------------------
@@ -48,23 +48,23 @@ export class Api {
   private readonly storageKey: string;
 
   /**
-   * `apiFromLink`: the API's address came from the page's link (?api=), not from the page's own origin or its
-   * config.json. The visitor's id is kept per API address: it opens the visitor's sessions, so a link naming
-   * another API must not be sent the id the real one gave.
+   * The visitor's id is kept per API address: it opens the visitor's sessions, so a link naming another API
+   * must not be sent the id the real one gave.
    */
   constructor(
     private readonly base: string,
     private readonly clientKey: string,
-    private readonly apiFromLink = false,
   ) {
     this.storageKey = `chat.external_id:${base}:${clientKey}`;
   }
 
   /** POST /session with the stored external_id (omitted on a first visit); remembers the one we get. */
   async startSession(): Promise<Session> {
-    // An id stored before ids were kept per API address: only for the API this page is configured with.
-    const legacy = this.apiFromLink ? null : localStorage.getItem(`chat.external_id:${this.clientKey}`);
-    const externalId = localStorage.getItem(this.storageKey) ?? legacy;
+    // An id stored before ids were kept per API address goes, once, to the API the page is now used with (a
+    // hosted page names it in its link), then only under that address.
+    const legacyKey = `chat.external_id:${this.clientKey}`;
+    const externalId = localStorage.getItem(this.storageKey) ?? localStorage.getItem(legacyKey);
+    localStorage.removeItem(legacyKey);
     const json: Schemas['SessionRequest'] = { client_key: this.clientKey, ...(externalId && { external_id: externalId }) };
     this.session = await this.request<Session>('POST', '/api/client/session', { json, auth: false });
     localStorage.setItem(this.storageKey, this.session.user.external_id);

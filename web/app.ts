@@ -287,7 +287,7 @@ function wireUi(widget: Widget): void {
 
 async function main(): Promise<void> {
   const config = await loadConfig();
-  api = new Api(config.api, config.clientKey, config.apiFromLink);
+  api = new Api(config.api, config.clientKey);
   const session = await api.startSession();
   wireUi(session.widget);
   await loadChats();

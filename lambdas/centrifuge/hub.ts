@@ -5,7 +5,7 @@ import { batchWrite, dynamo, isConditionFailed, queryAll, tableName } from '../a
 import { config } from '../shared/config';
 import { closeConnection, postToConnection } from '../aws/connections';
 import { keys } from '../domain/keys';
-import { ForbiddenError, TokenExpiredError, UnauthenticatedError } from '../shared/errors';
+import { ForbiddenError, UnauthenticatedError } from '../shared/errors';
 import type { TokenClaims, VerifiedClaims } from '../domain/tokens';
 import { channelUser, userChannel } from './channels';
 
@@ -116,30 +116,35 @@ export async function subscribe(connectionId: string, channel: string, known?: {
     await dynamo.send(new PutCommand(put(known.exp)));
     return;
   }
-  const conn = (await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.connection(connectionId), ConsistentRead: true }))).Item;
-  if (!conn?.connected) throw new UnauthenticatedError('connect first');
-  if (conn.user_id !== owner) throw new ForbiddenError('not your channel');
-  if (typeof conn.token_exp === 'number' && conn.token_exp <= Math.floor(Date.now() / 1000)) throw new TokenExpiredError('the connection token has expired');
-  try {
-    await dynamo.send(
-      new TransactWriteCommand({
-        TransactItems: [
-          {
-            ConditionCheck: {
-              TableName: tableName(),
-              Key: keys.connection(connectionId),
-              // Unchanged since the read (a connection bound before expiries were kept has none).
-              ConditionExpression: `connected = :true AND user_id = :user AND ${typeof conn.token_exp === 'number' ? 'token_exp = :exp' : 'attribute_not_exists(token_exp)'}`,
-              ExpressionAttributeValues: { ':true': true, ':user': owner, ...(typeof conn.token_exp === 'number' && { ':exp': conn.token_exp }) },
+  // A refresh landing between the read and the write changes token_exp: read again, once.
+  for (let tries = 1; ; tries++) {
+    const conn = (await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.connection(connectionId), ConsistentRead: true }))).Item;
+    if (!conn?.connected) throw new UnauthenticatedError('connect first');
+    if (conn.user_id !== owner) throw new ForbiddenError('not your channel');
+    // Past its token's expiry it is still subscribed: the next publication tells it to reconnect (publish).
+    const exp = typeof conn.token_exp === 'number' ? conn.token_exp : undefined;
+    try {
+      await dynamo.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              ConditionCheck: {
+                TableName: tableName(),
+                Key: keys.connection(connectionId),
+                // Unchanged since the read (a connection bound before expiries were kept has none).
+                ConditionExpression: `connected = :true AND user_id = :user AND ${exp === undefined ? 'attribute_not_exists(token_exp)' : 'token_exp = :exp'}`,
+                ExpressionAttributeValues: { ':true': true, ':user': owner, ...(exp !== undefined && { ':exp': exp }) },
+              },
             },
-          },
-          { Put: put(conn.token_exp) },
-        ],
-      }),
-    );
-  } catch (err) {
-    if (!(err instanceof TransactionCanceledException)) throw err;
-    throw new UnauthenticatedError('the connection changed meanwhile: connect again', { cause: err });
+            { Put: put(exp) },
+          ],
+        }),
+      );
+      return;
+    } catch (err) {
+      if (!(err instanceof TransactionCanceledException)) throw err;
+      if (tries === 2) throw new UnauthenticatedError('the connection changed meanwhile: connect again', { cause: err });
+    }
   }
 }
 

@@ -43,8 +43,11 @@ async function checkedToken(token: unknown): Promise<VerifiedClaims> {
   return claims;
 }
 
-/** The connection's lease: the client sends a refresh with a new token before `ttl` seconds have passed. */
-const lease = (claims: VerifiedClaims) => ({ expires: true, ttl: Math.max(1, claims.exp - Math.floor(Date.now() / 1000)) });
+/** How long before its token expires a connection is asked to refresh (its getToken may take a session's round trip). */
+const REFRESH_LEAD_SECONDS = 30;
+
+/** The connection's lease: the client sends a refresh with a new token once `ttl` seconds have passed. */
+const lease = (claims: VerifiedClaims) => ({ expires: true, ttl: Math.max(1, claims.exp - Math.floor(Date.now() / 1000) - REFRESH_LEAD_SECONDS) });
 
 async function connect(state: FrameState, token: unknown): Promise<Reply> {
   const claims = await checkedToken(token);

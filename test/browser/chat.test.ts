@@ -148,6 +148,23 @@ test('the visitor id is kept per API address: a link naming another API is not s
   expect(sessions[0]).toEqual({ client_key: demo().client_key });
 });
 
+test('a visitor id stored before ids were kept per API address is used once, by the API the page names, and kept under it', async () => {
+  const ctx = await visitor();
+  const page = await openChat(ctx);
+  await ready(page);
+  const id = await storedExternalId(page);
+  // As an older page left it: under the client key alone.
+  await page.evaluate(([key, value]) => {
+    const ls = (globalThis as any).localStorage;
+    ls.clear();
+    ls.setItem(key, value);
+  }, [`chat.external_id:${demo().client_key}`, id as string]);
+  await page.reload();
+  await ready(page);
+  const keys = await page.evaluate(() => Object.keys((globalThis as any).localStorage));
+  expect([keys, await storedExternalId(page)]).toEqual([[`chat.external_id:${apiUrl()}:${demo().client_key}`], id]);
+});
+
 test('attach a PNG: it is uploaded, sent as a photo and rendered from its presigned URL', async () => {
   const page = await openChat(await visitor());
   await ready(page);
