@@ -4,7 +4,7 @@
 // webhook queue, and the chat's reminder item says which burst is due and whether it fired, so a redelivered
 // record or job never gives a second one. A read needs no write here: the firing checks it (docs/bot-api.md).
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo, isConditionFailed, tableName } from '../aws/dynamo';
+import { conditionFailedItem, dynamo, isConditionFailed, tableName } from '../aws/dynamo';
 import { keys } from './keys';
 import { toChat } from './chats';
 import { retainedUnread, retentionWindow, type Retained } from './retention';
@@ -74,18 +74,24 @@ export async function scheduleReminder(m: MessageItem, seconds: number): Promise
           ttl: Math.floor(dueAt / 1000) + 24 * 3600,
         },
         // No reminder yet; this reply's own (a redelivery before it fired); or a newer burst than the last one,
-        // which was read, fired before this reply (one written before the firing was in that reminder, even
-        // when its record comes later), or was due over an hour ago and never fired (its job dropped: the
+        // which was read, fired without this reply among those it carried (a reply it carried, whose record
+        // comes late, starts nothing), or was due over an hour ago and never fired (its job dropped: the
         // webhook or the setting removed meanwhile).
         ConditionExpression:
           'attribute_not_exists(pk) OR (burst = :id AND attribute_not_exists(fired_at)) OR ' +
-          '(burst_at < :at AND (burst_at <= :read OR fired_at < :at OR due_at < :stale))',
+          '(burst_at < :at AND (burst_at <= :read OR (attribute_exists(included) AND NOT contains(included, :id)) OR due_at < :stale))',
         ExpressionAttributeValues: { ':id': m.id, ':at': m.created_at, ':read': lastRead, ':stale': new Date(Date.now() - 3600_000).toISOString() },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
     );
   } catch (err) {
-    if (isConditionFailed(err)) return undefined;
-    throw err;
+    if (!isConditionFailed(err)) throw err;
+    const old = conditionFailedItem(err);
+    // Fired a moment ago, what it carried not yet written: the stream tries this record again shortly.
+    if (old?.fired_at && !old.included && (old.burst_at as string) < m.created_at && Date.now() - Date.parse(old.fired_at as string) < 60_000) {
+      throw new Error(`reminder of chat ${m.chat_id} is firing; reply ${m.id} is looked at again`);
+    }
+    return undefined;
   }
   const job: ReminderJob = {
     kind: 'reminder',
@@ -107,20 +113,17 @@ export async function scheduleReminder(m: MessageItem, seconds: number): Promise
  * Undefined when there is nothing to send: claimed already, or every reply read by now.
  */
 export async function fireReminder(job: ReminderJob, token: string, bot: Retained = {}): Promise<ReminderEvent | undefined> {
-  let firedAt: string;
   try {
-    const claimed = await dynamo.send(
+    await dynamo.send(
       new UpdateCommand({
         TableName: tableName(),
         Key: keys.reminder(job.chat_id),
-        // The first claim's time stays: it splits this burst's replies from the next burst's.
+        // The first claim's time stays (SQS redelivering the same message claims it again).
         UpdateExpression: 'SET fired_at = if_not_exists(fired_at, :now), fired_by = :token',
         ConditionExpression: 'burst = :burst AND (attribute_not_exists(fired_at) OR fired_by = :token)',
         ExpressionAttributeValues: { ':burst': job.burst, ':now': new Date().toISOString(), ':token': token },
-        ReturnValues: 'ALL_NEW',
       }),
     );
-    firedAt = claimed.Attributes?.fired_at as string;
   } catch (err) {
     if (isConditionFailed(err)) return undefined;
     throw err;
@@ -139,9 +142,17 @@ export async function fireReminder(job: ReminderJob, token: string, bot: Retaine
       Limit: UNREAD_SCAN,
     }),
   );
-  // The burst's replies: written before it fired (a later one starts the next burst), not read.
-  const unread = (out.Items ?? []).filter(
-    (i) => i.entity === 'message' && i.sender_type === 'outcoming' && (i.created_at as string) > lastRead && (i.created_at as string) <= firedAt,
+  const unread = (out.Items ?? []).filter((i) => i.entity === 'message' && i.sender_type === 'outcoming' && (i.created_at as string) > lastRead);
+  // What this reminder carries: a reply among them whose record reaches the dispatcher late starts no new
+  // burst; one it did not see does.
+  await dynamo.send(
+    new UpdateCommand({
+      TableName: tableName(),
+      Key: keys.reminder(job.chat_id),
+      UpdateExpression: 'SET included = :ids',
+      ConditionExpression: 'burst = :burst AND fired_by = :token',
+      ExpressionAttributeValues: { ':ids': unread.map((i) => i.id as string), ':burst': job.burst, ':token': token },
+    }),
   );
   if (unread.length === 0) return undefined;
   return {

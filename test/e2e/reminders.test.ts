@@ -136,6 +136,10 @@ test('a reply written before the reminder fired, whose record comes after: in th
   await until(async () => (await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.reminder(c.chatId), ConsistentRead: true }))).Item?.burst === third.id, 10_000, 'the next burst');
   const next = (await scheduleReminder(item(third), 900))!.job;
   expect(await fireReminder(next, 'queue-message-2')).toMatchObject({ unread_count: 1, messages: [third] });
+  // A reply that took its time before that firing but was written after its read (a slow send): not carried,
+  // so its record starts the next burst instead of being left out of every reminder.
+  const slow = { ...item(third), id: String(BigInt(third.id) + 1n), created_at: new Date(Date.parse(third.created_at) + 1).toISOString() };
+  expect(await scheduleReminder(slow, 900)).toMatchObject({ job: { burst: slow.id } });
 });
 
 test('reminders off (the default): a reply schedules nothing', async () => {
