@@ -75,11 +75,13 @@ export async function scheduleReminder(m: MessageItem, seconds: number): Promise
         },
         // No reminder yet; this reply's own (a redelivery before it fired); or a newer burst than the last one,
         // which was read, fired without this reply among those it carried (a reply it carried, whose record
-        // comes late, starts nothing), or was due over an hour ago and never fired (its job dropped: the
+        // comes late, starts nothing; one written after a firing that recorded nothing, as firings before
+        // `included` existed, starts one), or was due over an hour ago and never fired (its job dropped: the
         // webhook or the setting removed meanwhile).
         ConditionExpression:
           'attribute_not_exists(pk) OR (burst = :id AND attribute_not_exists(fired_at)) OR ' +
-          '(burst_at < :at AND (burst_at <= :read OR (attribute_exists(included) AND NOT contains(included, :id)) OR due_at < :stale))',
+          '(burst_at < :at AND (burst_at <= :read OR (attribute_exists(included) AND NOT contains(included, :id)) OR ' +
+          '(attribute_not_exists(included) AND fired_at < :at) OR due_at < :stale))',
         ExpressionAttributeValues: { ':id': m.id, ':at': m.created_at, ':read': lastRead, ':stale': new Date(Date.now() - 3600_000).toISOString() },
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),

@@ -140,6 +140,18 @@ test('a reply written before the reminder fired, whose record comes after: in th
   // so its record starts the next burst instead of being left out of every reminder.
   const slow = { ...item(third), id: String(BigInt(third.id) + 1n), created_at: new Date(Date.parse(third.created_at) + 1).toISOString() };
   expect(await scheduleReminder(slow, 900)).toMatchObject({ job: { burst: slow.id } });
+  // A reminder fired without a record of what it carried (as before there was one): a reply written after it
+  // starts the next burst.
+  await dynamo.send(
+    new UpdateCommand({
+      TableName: tableName(),
+      Key: keys.reminder(c.chatId),
+      UpdateExpression: 'SET fired_at = :at, fired_by = :by REMOVE included',
+      ExpressionAttributeValues: { ':at': new Date(Date.now() - 1000).toISOString(), ':by': 'an older deliverer' },
+    }),
+  );
+  const later = { ...item(third), id: String(BigInt(third.id) + 2n), created_at: new Date().toISOString() };
+  expect(await scheduleReminder(later, 900)).toMatchObject({ job: { burst: later.id } });
 });
 
 test('reminders off (the default): a reply schedules nothing', async () => {
