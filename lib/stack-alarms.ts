@@ -8,6 +8,7 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { PUBLISHER, TASK_WORKER, WEBHOOK_DISPATCHER } from './consumers';
 import { pascal } from './stack-functions';
+import { TASK_TIME_MARGIN_MS } from '../lambdas/shared/config';
 import type { StackParts } from './stack-parts';
 
 /** Alarms on what should never happen quietly, sent to the configured SNS topic (if any). */
@@ -42,10 +43,10 @@ export function addAlarms(stack: StackParts): sns.ITopic | undefined {
     alarm(`${pascal(id)}Errors`, fn.metricErrors({ period, statistic: 'Sum' }), 1, `${id} crashed or timed out`);
     alarm(`${pascal(id)}Throttles`, fn.metricThrottles({ period, statistic: 'Sum' }), 1, `${id} was throttled (account concurrency)`);
     // One step from a timeout (which fails the request, or replays a consumer's whole batch). The task worker
-    // works on purpose until 30 s are left (domain/erase.ts, retention-task.ts): near the timeout, for it, is a
-    // step that ran on past that point.
+    // works on purpose until TASK_TIME_MARGIN_MS is left: near the timeout, for it, is a step that ran on past
+    // that point by half the margin.
     const timeoutMs = fn.timeout!.toMilliseconds();
-    const nearMs = id === TASK_WORKER.id ? timeoutMs - 15_000 : 0.8 * timeoutMs;
+    const nearMs = id === TASK_WORKER.id ? timeoutMs - TASK_TIME_MARGIN_MS / 2 : 0.8 * timeoutMs;
     alarm(`${pascal(id)}NearTimeout`, fn.metricDuration({ period, statistic: 'Maximum' }), nearMs, `${id} ran ${nearMs / 1000} s or more of its ${timeoutMs / 1000} s timeout`);
   }
   const streamConsumers = [WEBHOOK_DISPATCHER, PUBLISHER];

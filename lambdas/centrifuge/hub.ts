@@ -108,9 +108,9 @@ export async function refreshConnection(connectionId: string, claims: VerifiedCl
 export async function subscribe(connectionId: string, channel: string, known?: { userId: string; exp: number }): Promise<void> {
   const owner = channelUser(channel);
   if (!owner || (known && known.userId !== owner)) throw new ForbiddenError('not your channel');
-  const put = (exp: unknown) => ({
+  const put = (exp: number | undefined) => ({
     TableName: tableName(),
-    Item: { ...keys.subscription(channel, connectionId), entity: 'subscription', connection_id: connectionId, ...(typeof exp === 'number' && { token_exp: exp }), ttl: ttl() },
+    Item: { ...keys.subscription(channel, connectionId), entity: 'subscription', connection_id: connectionId, ...(exp !== undefined && { token_exp: exp }), ttl: ttl() },
   });
   if (known) {
     await dynamo.send(new PutCommand(put(known.exp)));

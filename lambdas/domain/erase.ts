@@ -6,7 +6,7 @@ import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { batchWrite, dynamo, isConditionFailed, tableName, type WriteRequest } from '../aws/dynamo';
 import { deleteObject } from '../aws/s3';
 import { newUuid } from '../shared/ids';
-import { config } from '../shared/config';
+import { config, TASK_TIME_MARGIN_MS } from '../shared/config';
 import { keys, type Key } from './keys';
 import { revokeUser } from './revocation';
 import { completeTask, putTask, queueTask, setTaskStatus, type TaskRecord } from './tasks';
@@ -77,7 +77,7 @@ const deletes = (items: Key[]): WriteRequest[] => items.map((Key) => ({ DeleteRe
  */
 export async function eraseUser(task: TaskRecord, timeLeft: () => number): Promise<boolean> {
   const userId = task.user_id as string;
-  const enough = () => timeLeft() > 30_000;
+  const enough = () => timeLeft() > TASK_TIME_MARGIN_MS;
   // Files: every object under the user's prefix (attached or not, the bot's too, exports), every record found.
   const { owned, chatIds, fileIds, objects } = await userData(task.bot_id, userId);
   await batchWrite(deletes([...fileIds].map(keys.file)));

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { batchGet, conditionMet, dynamo, queryAll, tableName } from '../aws/dynamo';
 import { listKeysPage } from '../aws/s3';
-import { config } from '../shared/config';
+import { config, TASK_TIME_MARGIN_MS } from '../shared/config';
 import { readBot } from './bots';
 import { botChatsPage } from './chats';
 import { botKeyPrefix, type FileRecord } from './files';
@@ -77,7 +77,7 @@ type Cursor = { phase: 'chats'; key?: Record<string, unknown> } | { phase: 'file
  */
 export async function applyRetention(task: TaskRecord, timeLeft: () => number): Promise<boolean> {
   let cursor: Cursor | undefined = task.cursor ? (JSON.parse(task.cursor) as Cursor) : { phase: 'chats' };
-  const enough = () => timeLeft() > 30_000;
+  const enough = () => timeLeft() > TASK_TIME_MARGIN_MS;
   while (cursor) {
     if (!enough()) return false;
     // Read for each page: another change of the retention meanwhile has its own task, which does it all again.

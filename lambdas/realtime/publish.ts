@@ -30,20 +30,22 @@ export async function publicationOf(record: DynamoDBRecord): Promise<Publication
   const item = unmarshall(image as Record<string, AttributeValue>);
   // What a MODIFY changed: a retention task re-dating an item (its ttl only) publishes nothing.
   const old = record.eventName === 'MODIFY' && record.dynamodb?.OldImage ? unmarshall(record.dynamodb.OldImage as Record<string, AttributeValue>) : {};
+  // Every publication goes to the item's user's channel, on behalf of its bot.
+  const to = (data: unknown, counts?: CountedMessage): Publication => ({ channel: userChannel(item.user_id), botId: item.bot_id, data, counts });
   // A new message, or a new version of an edited one (a client replaces its copy: same id, later edited_at).
   if (item.entity === 'message' && (record.eventName === 'INSERT' || (record.eventName === 'MODIFY' && item.is_edited && item.edited_at !== old.edited_at))) {
     const counts = record.eventName === 'INSERT' && item.count_in_chat ? (item as CountedMessage) : undefined;
-    return { channel: userChannel(item.user_id), botId: item.bot_id, data: { type: 'message', data: await toMessage(item) }, counts };
+    return to({ type: 'message', data: await toMessage(item) }, counts);
   }
   if (item.entity === 'typing' && (record.eventName === 'INSERT' || record.eventName === 'MODIFY')) {
-    return { channel: userChannel(item.user_id), botId: item.bot_id, data: { type: 'action', data: { action: 'typing', chat_id: item.chat_id, sender: item.sender } } };
+    return to({ type: 'action', data: { action: 'typing', chat_id: item.chat_id, sender: item.sender } });
   }
   // A direct upload's record settled by its checks (its status changed).
   if (record.eventName === 'MODIFY' && item.entity === 'file' && (item.status === 'uploaded' || item.status === 'rejected') && item.status !== old.status) {
-    return { channel: userChannel(item.user_id), botId: item.bot_id, data: { type: 'file', data: await toUploadJson(item as FileRecord) } };
+    return to({ type: 'file', data: await toUploadJson(item as FileRecord) });
   }
   if (record.eventName === 'MODIFY' && item.entity === 'chat' && item.last_event === 'read') {
-    return { channel: userChannel(item.user_id), botId: item.bot_id, data: { type: 'action', data: { action: 'read', chat_id: item.id } } };
+    return to({ type: 'action', data: { action: 'read', chat_id: item.id } });
   }
   return undefined;
 }

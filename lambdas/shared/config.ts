@@ -14,6 +14,12 @@ function intEnv(name: string, fallback: number): number {
   return n;
 }
 
+/**
+ * The task worker stops between steps once less than this is left of its invocation and queues the rest
+ * (domain/erase.ts, retention-task.ts); its near-timeout alarm is set past it (lib/stack-alarms.ts).
+ */
+export const TASK_TIME_MARGIN_MS = 30_000;
+
 /** S3's largest object in one POST (or PUT): 5 GiB. */
 const MAX_UPLOAD_CEILING = 5 * 1024 ** 3;
 
