@@ -14,7 +14,7 @@ import { userRef } from './users';
 import { partitionItems, userData } from './user-data';
 
 /** The rate limits whose subject is a user (their windows name the user id). */
-const USER_RATE_LIMITS = ['messages', 'chats', 'uploads'];
+const USER_RATE_LIMITS = ['messages', 'chats', 'uploads', 'reads'];
 
 /**
  * The synchronous part: the user's tokens revoked, its user item and reference marked with the task (no new

@@ -7,6 +7,7 @@ import { ConflictError, InvalidInputError, ForbiddenError } from '../shared/erro
 import { keys } from './keys';
 import { newUuid } from '../shared/ids';
 import type { FileType } from './limits';
+import { ALLOWED_MIME } from './file-signatures';
 import { expiryOf, isRetained, retentionWindow, type Retained, type RetentionWindow } from './retention';
 
 export interface FileRecord {
@@ -58,8 +59,11 @@ export interface FileJson {
   mime_type: string | null;
 }
 
-/** Media a browser may show inline; anything else (HTML, SVG, scripts...) downloads as an attachment. */
-const INLINE_MIME = /^(image\/(png|jpeg|gif|webp|avif|bmp|heic|heif)|video\/[\w.+-]+|audio\/[\w.+-]+)$/;
+/**
+ * Media a browser may show inline: only the image, audio and video types an upload's bytes are checked
+ * against; anything else (HTML, SVG, scripts, `video/x+xml`...) downloads as an attachment.
+ */
+const INLINE_MIME: ReadonlySet<string> = new Set([...ALLOWED_MIME.photo, ...ALLOWED_MIME.video, ...ALLOWED_MIME.audio, ...ALLOWED_MIME.voice]);
 
 /** Types a browser would render as a page or run (HTML, XHTML, SVG, XML, scripts): served as bytes, never as themselves. */
 const PAGE_MIME = /html|svg|(^|\/|\+)xml$|^text\/xml|javascript|ecmascript/;
@@ -70,7 +74,7 @@ const PAGE_MIME = /html|svg|(^|\/|\+)xml$|^text\/xml|javascript|ecmascript/;
  */
 export function dispositionOf(f: { name: string | null; mime_type: string | null }): Disposition {
   const mime = (f.mime_type ?? '').toLowerCase();
-  const inline = INLINE_MIME.test(mime);
+  const inline = INLINE_MIME.has(mime);
   // A plain ASCII name: it rides in the presigned URL's query, which S3 emulators canonicalize less carefully
   // than S3 (`*`, quotes and runs of spaces break their signature check).
   const safe = f.name?.replace(/[^A-Za-z0-9._ -]/g, '_').replace(/ +/g, ' ').trim();

@@ -5,7 +5,7 @@ import { dynamo, isConditionFailed, tableName } from '../aws/dynamo';
 import { RateLimitedError } from '../shared/errors';
 import { keys } from './keys';
 
-export type RateName = 'messages' | 'uploads' | 'chats' | 'sessions';
+export type RateName = 'messages' | 'uploads' | 'chats' | 'reads' | 'sessions';
 
 export interface RateLimit {
   name: RateName;

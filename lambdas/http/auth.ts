@@ -6,6 +6,8 @@ import { NotFoundError, UnauthenticatedError } from '../shared/errors';
 import type { HttpRequest } from './http';
 import { verifyToken } from '../domain/tokens';
 import { assertNotRevoked, isRevoked } from '../domain/revocation';
+import { consumeRate } from '../domain/rate';
+import { config } from '../shared/config';
 
 export interface Caller {
   userId: string;
@@ -59,12 +61,14 @@ export async function authenticate(req: HttpRequest): Promise<Caller> {
 export const authenticateSender = verifySession;
 
 /**
- * The same for a handler that only reads: the erasure check runs beside its reads, and the request answers
- * only once it passed (http.ts awaits the guard), so reading costs no extra wait.
+ * The same for a handler that only reads: the erasure check and the user's read budget (one counter for every
+ * client read) run beside its reads, and the request answers only once both passed (http.ts awaits the
+ * guards), so they cost no extra wait.
  */
 export async function authenticateReader(req: HttpRequest): Promise<Caller> {
   const caller = await verifySession(req);
   req.guard(assertNotRevoked(caller.userId));
+  req.guard(consumeRate({ name: 'reads', subject: caller.userId, perMinute: config().limits.readsPerMinute }));
   return caller;
 }
 

@@ -66,8 +66,10 @@ export const ChatBody = v.object({
 });
 
 const contentTypeList = CONTENT_TYPES.join(', ');
-const IDEMPOTENCY_KEY_RE = /^[\x21-\x7e]{1,128}$/;
-const idempotencyKey = v.pipe(v.string('must be a string'), v.regex(IDEMPOTENCY_KEY_RE, 'must be 1 to 128 printable ASCII characters'));
+// Printable ASCII, spaces inside only: a header value loses its outer spaces on the way (RFC 9110), so a key
+// that had them could never match its own body twin.
+const IDEMPOTENCY_KEY_RE = /^[\x21-\x7e](?:[\x20-\x7e]{0,126}[\x21-\x7e])?$/;
+const idempotencyKey = v.pipe(v.string('must be a string'), v.regex(IDEMPOTENCY_KEY_RE, 'must be 1 to 128 printable ASCII characters, spaces only inside'));
 const fileTypeList = FILE_TYPES.join(', ');
 
 export const MessageBody = v.object({
@@ -124,7 +126,7 @@ export function messageBody(req: HttpRequest): MessageInput {
   }
   const header = req.header('idempotency-key');
   if (header !== undefined && !IDEMPOTENCY_KEY_RE.test(header)) {
-    throw new InvalidInputError('Idempotency-Key must be 1 to 128 printable ASCII characters');
+    throw new InvalidInputError('Idempotency-Key must be 1 to 128 printable ASCII characters, spaces only inside');
   }
   if (header !== undefined && body.client_message_id && header !== body.client_message_id) {
     throw new InvalidInputError('client_message_id and the Idempotency-Key header differ');

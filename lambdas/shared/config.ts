@@ -83,6 +83,8 @@ export interface Config {
     messagesPerMinute: number;
     uploadsPerMinute: number;
     chatsPerMinute: number;
+    /** GET chats, history and file status together, per user. */
+    readsPerMinute: number;
     sessionsPerIpPerMinute: number;
     chatsPerUser: number;
   };
@@ -128,6 +130,7 @@ export function config(): Config {
       messagesPerMinute: intEnv('RATE_MESSAGES_PER_MINUTE', 60),
       uploadsPerMinute: intEnv('RATE_UPLOADS_PER_MINUTE', 20),
       chatsPerMinute: intEnv('RATE_CHATS_PER_MINUTE', 10),
+      readsPerMinute: intEnv('RATE_READS_PER_MINUTE', 600),
       sessionsPerIpPerMinute: intEnv('RATE_SESSIONS_PER_IP_PER_MINUTE', 60),
       chatsPerUser: intEnv('MAX_CHATS_PER_USER', 100),
     },

@@ -27,6 +27,7 @@ export async function startToolStack(name: string, env: { BOT_CACHE_TTL_MS: stri
     ECHO_BOT: 'off',
     RATE_MESSAGES_PER_MINUTE: '0',
     RATE_CHATS_PER_MINUTE: '0',
+    RATE_READS_PER_MINUTE: '0',
     RATE_UPLOADS_PER_MINUTE: '0',
     RATE_SESSIONS_PER_IP_PER_MINUTE: '0',
     MAX_CHATS_PER_USER: '0',

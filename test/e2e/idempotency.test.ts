@@ -83,12 +83,21 @@ test('the Bot API is idempotent too, in its own scope', async () => {
   expect(await unread()).toBe(1);
 });
 
+test('a key with spaces inside is printable ASCII: taken in the body and the header alike', async () => {
+  const { token, chatId } = await userWithChat();
+  const first = await post(token, chatId, { content: 'hi', client_message_id: 'order 42 / tap 1' });
+  expect(first.status).toBe(201);
+  const again = await post(token, chatId, { content: 'hi' }, { 'idempotency-key': 'order 42 / tap 1' });
+  expect(again).toMatchObject({ status: 200, body: { id: first.body.id } });
+});
+
 test('malformed keys → 400', async () => {
   const { token, chatId } = await userWithChat();
   for (const [json, headers] of [
     [{ content: 'x', client_message_id: '' }, {}],
     [{ content: 'x', client_message_id: 'a'.repeat(129) }, {}],
-    [{ content: 'x', client_message_id: 'with space' }, {}],
+    [{ content: 'x', client_message_id: ' padded' }, {}],
+    [{ content: 'x', client_message_id: 'padded ' }, {}],
     [{ content: 'x', client_message_id: 7 }, {}],
     [{ content: 'x' }, { 'idempotency-key': 'cl\u00e9' }],
     [{ content: 'x', client_message_id: 'a' }, { 'idempotency-key': 'b' }],

@@ -1,4 +1,4 @@
-// Abuse limits: per-user rates for messages, chats and uploads and per-IP for sessions (a stack of its own
+// Abuse limits: per-user rates for messages, chats, uploads and reads and per-IP for sessions (a stack of its own
 // with low limits), and the per-user chat count (the shared stack's default of 100).
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,6 +17,7 @@ beforeAll(async () => {
       RATE_MESSAGES_PER_MINUTE: '3',
       RATE_CHATS_PER_MINUTE: '2',
       RATE_UPLOADS_PER_MINUTE: '2',
+      RATE_READS_PER_MINUTE: '4',
       RATE_SESSIONS_PER_IP_PER_MINUTE: '8',
       ECHO_BOT: 'off',
     }),
@@ -82,6 +83,26 @@ test('chats: 2 a minute per user; uploads: 2 a minute per user (checked before a
   expect((await api('POST', '/api/client/files', token, undefined, form())).status).toBe(201);
   expect((await api('POST', '/api/client/files', token, undefined, form())).status).toBe(201);
   expect429(await api('POST', '/api/client/files', token, undefined, form()));
+});
+
+test('reads: 4 a minute per user, every client read from one budget, then 429 with Retry-After', async () => {
+  await startOfWindow();
+  const s = await api('POST', '/api/client/session', undefined, { client_key: clientKey });
+  const token = s.body.session_token;
+  const chat = await api('POST', '/api/client/chats', token, { name: 'reads' });
+  const fd = new FormData();
+  fd.append('file', new Blob([Buffer.from('x')], { type: 'text/plain' }), 'x.txt');
+  const file = await api('POST', '/api/client/files', token, undefined, fd);
+  const reads = ['/api/client/chats', `/api/client/chats/${chat.body.id}/messages`, `/api/client/files/${file.body.id}`, '/api/client/chats'];
+  const statuses = [];
+  for (const path of reads) statuses.push((await api('GET', path, token)).status);
+  expect(statuses).toEqual([200, 200, 200, 200]);
+  expect429(await api('GET', `/api/client/chats/${chat.body.id}/messages`, token));
+  expect429(await api('GET', `/api/client/files/${file.body.id}`, token));
+  // Writes keep their own budgets, and another user has a read budget of their own.
+  expect((await api('POST', `/api/client/chats/${chat.body.id}/messages`, token, { content: 'still sends' })).status).toBe(201);
+  const other = await api('POST', '/api/client/session', undefined, { client_key: clientKey });
+  expect((await api('GET', '/api/client/chats', other.body.session_token)).status).toBe(200);
 });
 
 test('sessions: limited per IP', async () => {

@@ -139,6 +139,10 @@ test('how a type opens: media inline; pages, XML and scripts as bytes; every oth
   const opens = (mime: string) => dispositionOf({ name: 'f', mime_type: mime });
   expect(opens('image/png')).toEqual({ contentType: 'image/png', disposition: 'inline; filename="f"' });
   expect(opens('video/mp4').disposition).toMatch(/^inline/);
+  expect(opens('audio/ogg').disposition).toMatch(/^inline/);
+  // Inline only what an upload's bytes are checked against: other media subtypes download.
+  expect(opens('video/x+xml')).toEqual({ contentType: 'application/octet-stream', disposition: 'attachment; filename="f"' });
+  for (const other of ['audio/x-unknown', 'video/x-msvideo', 'image/bmp']) expect([other, opens(other)]).toEqual([other, { contentType: other, disposition: 'attachment; filename="f"' }]);
   for (const page of ['text/html', 'application/xhtml+xml', 'image/svg+xml', 'application/xml', 'text/xml', 'text/javascript', 'application/rss+xml']) {
     expect([page, opens(page)]).toEqual([page, { contentType: 'application/octet-stream', disposition: 'attachment; filename="f"' }]);
   }

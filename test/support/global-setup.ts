@@ -21,6 +21,7 @@ export default async function globalSetup(): Promise<void> {
     WEBHOOK_TIMEOUT_MS: '1500',
     RATE_MESSAGES_PER_MINUTE: '1000',
     RATE_CHATS_PER_MINUTE: '1000',
+    RATE_READS_PER_MINUTE: '100000',
     RATE_UPLOADS_PER_MINUTE: '1000',
     RATE_SESSIONS_PER_IP_PER_MINUTE: '100000',
     // DynamoDB Local on two cores, with every suite running at once, can take over 2 s (the default, sized for
