@@ -21,6 +21,12 @@ export interface FunctionDef {
   /** Handler module, relative to the project root; it exports `handler`. */
   entry: string;
   dynamodb: DynamoAction[];
+  /**
+   * Moves the caller's rate counters with UpdateItem and writes nothing else: dynamodb:UpdateItem granted only on
+   * items whose partition key starts with RATE# (IAM's dynamodb:LeadingKeys), so a read endpoint stays unable
+   * to change anything else.
+   */
+  rateCounters?: boolean;
   /** Whether the handler queries the gsi1 index (grants the index ARN too). */
   index?: boolean;
   s3?: S3Action[];

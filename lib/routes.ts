@@ -30,7 +30,8 @@ export const ROUTES: RouteDef[] = [
     path: `${CLIENT}/chats`,
     entry: 'lambdas/client/list-chats.ts',
     jwt: true,
-    dynamodb: ['GetItem', 'Query', 'UpdateItem'],
+    dynamodb: ['GetItem', 'Query'],
+    rateCounters: true,
   },
   {
     id: 'create_chat',
@@ -46,7 +47,8 @@ export const ROUTES: RouteDef[] = [
     path: `${CLIENT}/chats/{chat_id}/messages`,
     entry: 'lambdas/client/list-messages.ts',
     jwt: true,
-    dynamodb: ['GetItem', 'Query', 'UpdateItem'],
+    dynamodb: ['GetItem', 'Query'],
+    rateCounters: true,
     s3: ['s3:GetObject'],
   },
   {
@@ -94,7 +96,8 @@ export const ROUTES: RouteDef[] = [
     path: `${CLIENT}/files/{file_id}`,
     entry: 'lambdas/client/get-file.ts',
     jwt: true,
-    dynamodb: ['GetItem', 'UpdateItem'],
+    dynamodb: ['GetItem'],
+    rateCounters: true,
     s3: ['s3:GetObject'],
   },
   // Bot API: server to server, `Authorization: Bearer <secret_key>`; no session tokens involved.

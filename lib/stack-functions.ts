@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { FUNCTION_MEMORY_MB, HANDLER_TIMEOUT_SECONDS, LAMBDA_LOGGING, type FunctionDef } from './routes';
 import { STREAM_DELIVERY, type StreamConsumerDef } from './consumers';
 import { TABLE_SCHEMA } from './table-schema';
+import { RATE_KEY_PREFIX } from '../lambdas/domain/keys';
 import { BUNDLING } from './bundling';
 import { logGroup } from './stack-logs';
 import { acknowledge, wildcardFinding } from './stack-nag';
@@ -61,6 +62,15 @@ export function makeFunction(stack: StackParts, def: FunctionDef): NodejsFunctio
     const indexes = def.index ? TABLE_SCHEMA.globalSecondaryIndexes.map((g) => `${stack.table.tableArn}/index/${g.indexName}`) : [];
     fn.addToRolePolicy(
       new iam.PolicyStatement({ actions: def.dynamodb.map((a) => `dynamodb:${a}`), resources: [stack.table.tableArn, ...indexes] }),
+    );
+  }
+  if (def.rateCounters) {
+    fn.addToRolePolicy(
+      new iam.PolicyStatement({
+        actions: ['dynamodb:UpdateItem'],
+        resources: [stack.table.tableArn],
+        conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${RATE_KEY_PREFIX}*`] } },
+      }),
     );
   }
   const objectActions = def.s3?.filter((a) => a !== 's3:ListBucket') ?? [];

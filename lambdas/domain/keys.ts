@@ -6,6 +6,9 @@ export interface Key {
   sk: string;
 }
 
+/** Rate counters' partition keys start so; the read endpoints' IAM grant to move them names it (lib/stack-functions.ts). */
+export const RATE_KEY_PREFIX = 'RATE#';
+
 export const keys = {
   bot: (botId: string): Key => ({ pk: `BOT#${botId}`, sk: 'BOT' }),
   clientKey: (clientKey: string): Key => ({ pk: `KEY#${clientKey}`, sk: 'KEY' }),
@@ -76,7 +79,7 @@ export const keys = {
   /** One fixed window of a rate limit (`name` per `subject`), expired by TTL. */
   rateWindow: (name: string, subject: string, window: number): Key => ({ pk: keys.ratePartition(name, subject), sk: `W#${window}` }),
   /** Every window of one rate limit of one subject. */
-  ratePartition: (name: string, subject: string): string => `RATE#${name}#${subject}`,
+  ratePartition: (name: string, subject: string): string => `${RATE_KEY_PREFIX}${name}#${subject}`,
   /** The partition of a chat's own items (its pointer, reminder); an erasure empties it. */
   chatPartition: (chatId: string): string => `CHAT#${chatId}`,
   /** The partition of a chat's idempotency keys. */

@@ -43,10 +43,12 @@ function grantsOf({ res, ids }: Shape, fnId: string): string[] {
   const statements = Object.values(res)
     .filter((r) => r.Type === 'AWS::IAM::Policy' && r.Properties.Roles.some((x: any) => x.Ref === roleId))
     .flatMap((r) => r.Properties.PolicyDocument.Statement);
-  // The one condition: listing the bucket only under bots/ (an erasure lists one user's files).
+  // The two conditions: listing the bucket only under bots/ (an erasure lists one user's files), and a reader's
+  // UpdateItem only on rate counters.
   const listUnderBots = (st: any) => st.Action === 's3:ListBucket' && JSON.stringify(st.Condition) === JSON.stringify({ StringLike: { 's3:prefix': ['bots/*'] } });
-  expect(statements.every((st: any) => st.Effect === 'Allow' && (!st.Condition || listUnderBots(st)))).toBe(true);
-  const when = (st: any) => (st.Condition ? ' if s3:prefix bots/*' : '');
+  const rateOnly = (st: any) => st.Action === 'dynamodb:UpdateItem' && JSON.stringify(st.Condition) === JSON.stringify({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['RATE#*'] } });
+  expect(statements.every((st: any) => st.Effect === 'Allow' && (!st.Condition || listUnderBots(st) || rateOnly(st)))).toBe(true);
+  const when = (st: any) => (!st.Condition ? '' : listUnderBots(st) ? ' if s3:prefix bots/*' : ' if dynamodb:LeadingKeys RATE#*');
   return sortedSet(statements.flatMap((st: any) => [st.Action].flat().flatMap((a: string) => [st.Resource].flat().map((r: any) => `${a} on ${flat(r)}${when(st)}`))));
 }
 
@@ -58,6 +60,7 @@ function expectedGrants({ res, ids }: Shape, def: FunctionDef, tracing: boolean)
   return sortedSet([
     ...pairs(LOG_ACTIONS, `<${ids.logGroups[def.id]}.Arn>`), // its own log group only
     ...pairs(def.dynamodb.map((a) => `dynamodb:${a}`), table, ...(def.index ? [`${table}/index/gsi1`] : [])),
+    ...(def.rateCounters ? [`dynamodb:UpdateItem on ${table} if dynamodb:LeadingKeys RATE#*`] : []),
     ...pairs((def.s3 ?? []).filter((a) => a !== 's3:ListBucket'), `<${ids.bucket}.Arn>/bots/*`),
     ...(def.s3?.includes('s3:ListBucket') ? [`s3:ListBucket on <${ids.bucket}.Arn> if s3:prefix bots/*`] : []),
     ...(def.jwt ? pairs(SECRET_ACTIONS, secret) : []),
@@ -88,13 +91,12 @@ describe('least privilege', () => {
     for (const def of ALL_DEFS) {
       expect({ fn: def.id, grants: grantsOf(shape, def.id) }).toEqual({ fn: def.id, grants: expectedGrants(shape, def, false) });
     }
-    // Only the publisher and what erases a user reach sockets; list_chats writes nothing.
+    // Only the publisher and what erases a user reach sockets; list_chats writes nothing but its rate counter.
     for (const def of ALL_DEFS.filter((d) => d !== PUBLISHER && !d.closeConnections)) {
       expect(grantsOf(shape, def.id).join('\n')).not.toContain('execute-api:');
     }
-    for (const write of ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 's3:PutObject']) {
-      expect(grantsOf(shape, 'list_chats').join('\n')).not.toContain(write);
-    }
+    const writes = grantsOf(shape, 'list_chats').filter((g) => /^(dynamodb:(PutItem|UpdateItem|DeleteItem|BatchWriteItem)|s3:PutObject) /.test(g));
+    expect(writes).toEqual([`dynamodb:UpdateItem on <${shape.ids.table}.Arn> if dynamodb:LeadingKeys RATE#*`]);
     for (const def of ALL_DEFS) expect(shape.res[shape.ids.functions[def.id]].Properties.TracingConfig).toBeUndefined();
   });
 

@@ -182,6 +182,7 @@ export function motoPolicy(statements: Json[], without?: string): { document: Js
 export function routeActions(def: FunctionDef): string[] {
   return [
     ...def.dynamodb.map((a) => `dynamodb:${a}`),
+    ...(def.rateCounters ? ['dynamodb:UpdateItem'] : []),
     ...(def.s3 ?? []),
     ...(def.jwt ? ['secretsmanager:GetSecretValue'] : []),
     ...(def.manageConnections || def.closeConnections ? ['execute-api:ManageConnections'] : []),
