@@ -8,6 +8,9 @@ import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { deleteObject, presignedGetUrl, putObject, objectHead } from '../../lambdas/aws/s3';
+import { startDynamoLocal } from '../../lib/local/dynamodb';
+import { freePort } from '../../lib/local/ports';
+import { localSettings } from '../../lib/local/settings';
 
 const env = process.env as Record<string, string>;
 /** Every TCP port of the shared stack (its settings, lib/local/settings.ts). */
@@ -125,6 +128,36 @@ describe('what the local stack listens on', () => {
     const remote = client(others.find((a) => !a.includes(':')) ?? others[0]);
     await expect(remote.send(new ListTablesCommand({}))).rejects.toThrow(/ECONNREFUSED/);
     remote.destroy();
+  });
+});
+
+describe('HOST, the setting that opens them', () => {
+  test('DynamoDB Local listens where HOST says: 0.0.0.0 answers on every address', async () => {
+    const other = otherAddresses().find((a) => !a.includes(':'));
+    if (!other) throw new Error('this machine has no IPv4 address but loopback (os.networkInterfaces()): nothing to try from');
+    const port = await freePort();
+    const dynamo = await startDynamoLocal('0.0.0.0', port, null);
+    try {
+      expect(await tryConnect(other, port)).toBe('connected');
+      expect(await tryConnect('127.0.0.1', port)).toBe('connected');
+    } finally {
+      await dynamo.stop();
+    }
+  });
+
+  test('a HOST that is not 127.0.0.1, 0.0.0.0 or :: is refused, naming the values it takes', () => {
+    const before = process.env.HOST;
+    try {
+      for (const host of ['192.0.2.2', 'localhost', 'example.test']) {
+        process.env.HOST = host;
+        expect(() => localSettings()).toThrow(`HOST must be 127.0.0.1 (this machine only), or 0.0.0.0 or :: (every interface), got "${host}"`);
+      }
+      process.env.HOST = '::';
+      expect(localSettings().host).toBe('::');
+    } finally {
+      if (before === undefined) delete process.env.HOST;
+      else process.env.HOST = before;
+    }
   });
 });
 
