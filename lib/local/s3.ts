@@ -1,6 +1,7 @@
 // The S3 emulator (@20minutes/s3rver), run as a child process of the local stack (like DynamoDB Local), so
 // it can fail or be stopped on its own, as S3 can. The emulator listens on a port of its own behind
-// lib/local/s3-post.ts, which checks a browser's POST upload as S3 does (the emulator checks nothing).
+// lib/local/s3-post.ts, which checks a browser's POST upload as S3 does (the emulator checks no POST policy)
+// and refuses unsigned requests (the emulator checks a signature only when there is one).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';

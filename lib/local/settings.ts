@@ -37,6 +37,16 @@ function onOff(name: string, fallback: 'on' | 'off' = 'on'): boolean {
   return ['on', 'true', '1'].includes(raw);
 }
 
+/**
+ * The address every service of the local stack listens on: this machine only, or every interface. The stack's
+ * own clients reach its services on 127.0.0.1, which a specific other address would not answer.
+ */
+function listenHost(): string {
+  const raw = process.env.HOST || '127.0.0.1';
+  if (!['127.0.0.1', '0.0.0.0', '::'].includes(raw)) throw new Error(`HOST must be 127.0.0.1 (this machine only), or 0.0.0.0 or :: (every interface), got "${raw}"`);
+  return raw;
+}
+
 function sweepMs(): number {
   const raw = process.env.LOCAL_TTL_SWEEP_MS;
   const n = raw ? Number(raw) : 60_000;
@@ -49,7 +59,7 @@ export function localSettings(): LocalSettings {
   return {
     root,
     dataDir: resolve(root, process.env.DATA_DIR || '.data'),
-    host: process.env.HOST || '127.0.0.1',
+    host: listenHost(),
     port: port('PORT', 3000),
     wsPort: port('WS_PORT', 3001),
     realtime: onOff('REALTIME'),

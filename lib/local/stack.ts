@@ -110,7 +110,7 @@ function stopOrphans(dataDir: string, log: (line: string) => void): void {
 export async function startLocalStack(s: LocalSettings, log: (line: string) => void): Promise<RunningStack> {
   if (existsSync(s.dataDir)) stopOrphans(s.dataDir, log);
   await assertPortFree(s.host, s.port, 'PORT');
-  await assertPortFree('0.0.0.0', s.dynamodbPort, 'DYNAMODB_PORT');
+  await assertPortFree(s.host, s.dynamodbPort, 'DYNAMODB_PORT');
   await assertPortFree(s.host, s.s3Port, 'S3_PORT');
   if (s.realtime) await assertPortFree(s.host, s.wsPort, 'WS_PORT');
   await assertPortFree(s.host, s.sqsPort, 'SQS_PORT');
@@ -125,7 +125,7 @@ export async function startLocalStack(s: LocalSettings, log: (line: string) => v
     for (const fn of stops.reverse()) await fn().catch(() => undefined);
   };
   try {
-    const dynamo: LocalDynamo = await startDynamoLocal(s.dynamodbPort, s.dynamodbInMemory ? null : resolve(s.dataDir, 'dynamodb'));
+    const dynamo: LocalDynamo = await startDynamoLocal(s.host, s.dynamodbPort, s.dynamodbInMemory ? null : resolve(s.dataDir, 'dynamodb'));
     stops.push(dynamo.stop);
     // However this process ends (a crash, a closed pipe), do not leave the emulators running.
     process.once('exit', () => {

@@ -15,7 +15,7 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const javaOf = async (d: string) => (await processesOf(d)).find((line) => / -jar \S*DynamoDBLocal\.jar /.test(line));
+const javaOf = async (d: string) => (await processesOf(d)).find((line) => / DynamoDBLocalOnHost /.test(line));
 
 test('a start that times out (DynamoDB Local hanging) stops the stack and everything it started', async () => {
   const env = await stackEnv(dir, { REALTIME: 'off' });
