@@ -22,6 +22,11 @@ export interface LocalSettings {
   bucketName: string;
   /** How often expired items are deleted (DynamoDB Local keeps them; AWS's TTL deletes them). */
   ttlSweepMs: number;
+  /**
+   * How long a restarted stack waits before its stream poller reads on from where it stopped: sockets cut by
+   * the restart may reconnect first and get the publications of the backlog.
+   */
+  streamResumeDelayMs: number;
 }
 
 function port(name: string, fallback: number): number {
@@ -37,10 +42,10 @@ function onOff(name: string, fallback: 'on' | 'off' = 'on'): boolean {
   return ['on', 'true', '1'].includes(raw);
 }
 
-function sweepMs(): number {
-  const raw = process.env.LOCAL_TTL_SWEEP_MS;
-  const n = raw ? Number(raw) : 60_000;
-  if (!Number.isInteger(n) || n < 100) throw new Error(`LOCAL_TTL_SWEEP_MS must be a whole number of ms, 100 or more, got "${raw}"`);
+function ms(name: string, fallback: number, min: number): number {
+  const raw = process.env[name];
+  const n = raw ? Number(raw) : fallback;
+  if (!Number.isInteger(n) || n < min) throw new Error(`${name} must be a whole number of ms, ${min} or more, got "${raw}"`);
   return n;
 }
 
@@ -61,7 +66,8 @@ export function localSettings(): LocalSettings {
     s3Port: port('S3_PORT', 4569),
     tableName: process.env.TABLE_NAME || 'chat-local',
     bucketName: process.env.BUCKET_NAME || 'chat-files-local',
-    ttlSweepMs: sweepMs(),
+    ttlSweepMs: ms('LOCAL_TTL_SWEEP_MS', 60_000, 100),
+    streamResumeDelayMs: ms('LOCAL_STREAM_RESUME_DELAY_MS', 0, 0),
   };
 }
 

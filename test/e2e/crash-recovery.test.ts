@@ -1,0 +1,127 @@
+// The whole local stack (the `npm start` process tree) killed with SIGKILL during client sends and Bot API
+// replies, then restarted on the same data folder: the stream poller and the local queues resume where they
+// stopped, so every counter equals its history, every acknowledged message reaches its user's socket (before
+// the crash, or after it reconnected) and every acknowledged user message reaches the bot's webhook.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ROOT, stackEnv, startLocalProcess, type LocalProcess } from '../support/local-process';
+import { call } from '../support/api';
+import { startReceiver } from '../support/receiver';
+import { liveClient, until, type LiveClient } from '../support/realtime';
+
+jest.setTimeout(120_000);
+
+const CHATS = 8;
+/** Acknowledged writes before the kill: enough that the stream and the webhook queue are behind. */
+const BEFORE_KILL = 120;
+/** The restarted stack's poller waits this long: time for the sockets the crash cut to reconnect first. */
+const RESUME_DELAY_MS = 4000;
+
+let dir: string;
+let stack: LocalProcess | undefined;
+const receiver = startReceiver();
+const clients: LiveClient[] = [];
+
+afterAll(async () => {
+  for (const c of clients) c.close();
+  await stack?.stop();
+  (await receiver).close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+interface Chat {
+  token: string;
+  chatId: string;
+  live: LiveClient;
+  /** Times its socket got subscribed: 2 once it came back after the restart. */
+  subscribed: number;
+}
+
+test('SIGKILL of the whole stack under load, restart on the same data folder: nothing acknowledged is lost', async () => {
+  dir = mkdtempSync(join(tmpdir(), 'chat-crash-'));
+  // The table on disk, as `npm start` keeps it; the bot's settings read fresh, so its webhook applies at once.
+  const env = await stackEnv(dir, { ECHO_BOT: 'off', DYNAMODB_IN_MEMORY: 'off', BOT_CACHE_TTL_MS: '0' });
+  stack = await startLocalProcess(env);
+  const base = stack.apiUrl;
+  const demo = JSON.parse(readFileSync(join(dir, 'demo-bot.json'), 'utf8')) as { bot_id: string; client_key: string; secret_key: string };
+  const hook = await receiver;
+  // The demo bot's webhook set as a user sets it: with the bot CLI, on the stack's data folder.
+  const cli = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'bin', 'bot.ts'), 'update', demo.bot_id, '--webhook-url', hook.url], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    encoding: 'utf8',
+  });
+  expect(cli.status).toBe(0);
+  const bot = { authorization: `Bearer ${demo.secret_key}` };
+
+  const chats: Chat[] = [];
+  for (let i = 0; i < CHATS; i++) {
+    const s = await call('POST', '/api/client/session', { base, json: { client_key: demo.client_key } });
+    const chat = await call('POST', '/api/client/chats', { base, token: s.body.session_token, json: { name: `crash ${i}` } });
+    const live = await liveClient(s.body.realtime);
+    clients.push(live);
+    const c: Chat = { token: s.body.session_token, chatId: chat.body.id, live, subscribed: 1 };
+    live.sub.on('subscribed', () => c.subscribed++);
+    chats.push(c);
+  }
+
+  // Each chat: the user sends and the bot replies, one after another, until the connection dies with the stack.
+  const acknowledged = new Map<string, { chat: Chat; incoming: boolean }>();
+  let killed = false;
+  const load = chats.map(async (c) => {
+    for (let n = 0; !killed; n++) {
+      try {
+        const sent = await call('POST', `/api/client/chats/${c.chatId}/messages`, { base, token: c.token, json: { content: `u${n}` } });
+        if (sent.status === 201) acknowledged.set(sent.body.id, { chat: c, incoming: true });
+        const reply = await call('POST', `/api/bot/chats/${c.chatId}/messages`, { base, headers: bot, json: { content: `b${n}` } });
+        if (reply.status === 201) acknowledged.set(reply.body.id, { chat: c, incoming: false });
+      } catch {
+        return; // the stack is gone
+      }
+    }
+  });
+  await until(() => acknowledged.size >= BEFORE_KILL, 60_000, `${BEFORE_KILL} acknowledged writes`);
+  process.kill(-(stack.child.pid as number), 'SIGKILL'); // the process group: the stack, DynamoDB Local, the S3 emulator
+  killed = true;
+  await stack.stop();
+  await Promise.all(load);
+
+  stack = await startLocalProcess({ ...env, LOCAL_STREAM_RESUME_DELAY_MS: String(RESUME_DELAY_MS) });
+  // Every socket reconnects on its own (the centrifuge client) and subscribes again, before the poller reads on:
+  // the publications of the backlog find it.
+  await until(() => chats.every((c) => c.subscribed >= 2), RESUME_DELAY_MS, 'every socket to subscribe again');
+  expect(stack.output()).not.toMatch(/stream poller: resumed/);
+
+  // Every chat's counters equal its history: the user's unread replies, the operator's unread user messages.
+  const history = new Map<string, any[]>();
+  await until(
+    async () => {
+      const botChats = (await call('GET', '/api/bot/chats?limit=200', { base, headers: bot })).body.chats as any[];
+      for (const c of chats) {
+        const messages = (await call('GET', `/api/client/chats/${c.chatId}/messages?limit=500`, { base, token: c.token })).body as any[];
+        history.set(c.chatId, messages);
+        const mine = (await call('GET', '/api/client/chats', { base, token: c.token })).body as any[];
+        const outcoming = messages.filter((m) => m.sender_type === 'outcoming').length;
+        if (mine[0].unread_msg_by_user !== outcoming) return false;
+        if (botChats.find((b) => b.id === c.chatId)?.unread_count !== messages.length - outcoming) return false;
+      }
+      return true;
+    },
+    30_000,
+    'every chat counter to equal its history',
+  );
+  const stored = new Set([...history.values()].flat().map((m) => m.id));
+  expect([...acknowledged.keys()].filter((id) => !stored.has(id))).toEqual([]);
+
+  // Published: each acknowledged message reached its user's socket, before the crash or after it reconnected.
+  const unpublished = () => [...acknowledged].filter(([id, a]) => !a.chat.live.publications.some((p) => p.type === 'message' && p.data.id === id));
+  await until(() => unpublished().length === 0, 30_000, 'every acknowledged message to be published').catch(() => undefined);
+  expect(unpublished().map(([id]) => id)).toEqual([]);
+
+  // Every acknowledged user message's webhook delivered (at least once).
+  const undelivered = () => [...acknowledged].filter(([id, a]) => a.incoming && !hook.hits.some((h) => h.headers['x-webhook-id'] === id));
+  await until(() => undelivered().length === 0, 30_000, 'every acknowledged webhook').catch(() => undefined);
+  expect(undelivered().map(([id]) => id)).toEqual([]);
+});
