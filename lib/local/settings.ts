@@ -23,10 +23,10 @@ export interface LocalSettings {
   /** How often expired items are deleted (DynamoDB Local keeps them; AWS's TTL deletes them). */
   ttlSweepMs: number;
   /**
-   * How long a restarted stack waits before its stream poller reads on from where it stopped: sockets cut by
-   * the restart may reconnect first and get the publications of the backlog.
+   * The longest a restarted stack waits, before its stream poller reads on from where it stopped, for the
+   * sockets the restart cut to reconnect (they then get the publications of the backlog).
    */
-  streamResumeDelayMs: number;
+  streamResumeWaitMs: number;
 }
 
 function port(name: string, fallback: number): number {
@@ -67,7 +67,7 @@ export function localSettings(): LocalSettings {
     tableName: process.env.TABLE_NAME || 'chat-local',
     bucketName: process.env.BUCKET_NAME || 'chat-files-local',
     ttlSweepMs: ms('LOCAL_TTL_SWEEP_MS', 60_000, 100),
-    streamResumeDelayMs: ms('LOCAL_STREAM_RESUME_DELAY_MS', 0, 0),
+    streamResumeWaitMs: ms('LOCAL_STREAM_RESUME_WAIT_MS', 10_000, 0),
   };
 }
 

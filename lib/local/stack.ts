@@ -9,7 +9,8 @@ import { startS3, type LocalS3 } from './s3';
 import { ensureTable } from './resources';
 import { startHttpGateway } from './http-gateway';
 import { webFallback } from './web';
-import { startWsGateway } from './ws-gateway';
+import { startWsGateway, type WsGateway } from './ws-gateway';
+import { socketsBack } from './sockets-back';
 import { startStreamPoller } from './stream-poller';
 import { startLocalQueues } from './sqs';
 import { startTtlSweeper } from './ttl-sweeper';
@@ -173,8 +174,9 @@ export async function startLocalStack(s: LocalSettings, log: (line: string) => v
     log(`SQS API on ${queues.endpoint} (webhook and task queues; dead letters in ${deadLetterDir})`);
 
     let realtimeUrl: string | undefined;
+    let ws: WsGateway | undefined;
     if (s.realtime) {
-      const ws = await startWsGateway({ host: s.host, port: s.wsPort, root: s.root });
+      ws = await startWsGateway({ host: s.host, port: s.wsPort, root: s.root });
       stops.push(ws.close);
       realtimeUrl = process.env.REALTIME_URL;
       log(`WebSocket gateway on ${realtimeUrl} (@connections API at ${process.env.WS_MANAGEMENT_ENDPOINT})`);
@@ -190,7 +192,8 @@ export async function startLocalStack(s: LocalSettings, log: (line: string) => v
       deadLetterDir,
       checkpointFile,
       log,
-      resumeDelayMs: s.streamResumeDelayMs,
+      // Realtime on: a restart publishes the backlog once the sockets the crash cut are back (or a while passed).
+      holdBacklog: ws ? (stopped) => socketsBack({ liveConnections: ws.connections, maxMs: s.streamResumeWaitMs, log, stopped }) : undefined,
     });
     stops.push(poller.stop);
     // Expired items deleted as AWS's TTL does (DynamoDB Local keeps them), their REMOVEs on the stream.

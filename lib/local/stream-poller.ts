@@ -143,8 +143,8 @@ export interface StreamPollerOptions {
   idleMs?: number;
   /** The longest pause once nothing has happened for a while: an idle stack polls this rarely. */
   maxIdleMs?: number;
-  /** A restarted stack waits this long before it reads on (LOCAL_STREAM_RESUME_DELAY_MS). */
-  resumeDelayMs?: number;
+  /** On a restart, resolves when the poller may read on (sockets-back.ts); `stopped` ends the wait early. */
+  holdBacklog?: (stopped: () => boolean) => Promise<void>;
 }
 
 export interface StreamPoller {
@@ -171,7 +171,6 @@ export async function startStreamPoller(o: StreamPollerOptions): Promise<StreamP
   invocationEndListeners.add(wake);
 
   let stopped = false;
-  let cancelDelay = () => undefined as void;
   const known = new Set<string>();
   const iterators = new Map<string, string>();
   /** Last sequence number handed to the consumers, per shard: a lost iterator resumes right after it. */
@@ -220,18 +219,11 @@ export async function startStreamPoller(o: StreamPollerOptions): Promise<StreamP
     pacer.wake(); // start-up: whatever the stack does first is read at once
   };
   // LATEST (a very first start) is taken before this returns: what the caller writes next is read.
-  const delay = checkpoints.resumed ? (o.resumeDelayMs ?? 0) : 0;
-  if (!delay) await begin();
+  const hold = checkpoints.resumed ? o.holdBacklog : undefined;
+  if (!hold) await begin();
   const loop = (async () => {
-    if (delay) {
-      o.log(`stream poller: resuming in ${delay} ms (LOCAL_STREAM_RESUME_DELAY_MS)`);
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, delay);
-        cancelDelay = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
+    if (hold) {
+      await hold(() => stopped).catch((err) => o.log(`stream poller: ${(err as Error).message}; reading on`));
       if (stopped) return;
       await begin();
     }
@@ -285,7 +277,6 @@ export async function startStreamPoller(o: StreamPollerOptions): Promise<StreamP
   return {
     stop: async () => {
       stopped = true;
-      cancelDelay();
       invocationEndListeners.delete(wake);
       pacer.wake();
       await loop;
