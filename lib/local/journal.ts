@@ -14,8 +14,14 @@ export class Journal<T> {
   private readonly live = new Map<string, T>();
   private lines = 0;
 
-  /** Reads back what was pending at the last stop or crash, and rewrites the file with only that. */
-  constructor(private readonly file: string) {
+  /**
+   * Reads back what was pending at the last stop or crash, and rewrites the file with only that. With `shared`,
+   * another process appends entries too (adopt() takes them): the file is then rewritten only here, at start.
+   */
+  constructor(
+    private readonly file: string,
+    private readonly shared = false,
+  ) {
     mkdirSync(dirname(file), { recursive: true });
     if (existsSync(file)) {
       for (const text of readFileSync(file, 'utf8').split('\n')) {
@@ -44,10 +50,16 @@ export class Journal<T> {
     this.lines += entries.length;
   }
 
+  /** An entry another process has written to the file. */
+  adopt(id: string, value: T): void {
+    this.live.set(id, value);
+    this.lines++;
+  }
+
   done(id: string): void {
     if (!this.live.delete(id)) return;
     appendFileSync(this.file, JSON.stringify({ done: id }) + '\n');
-    if (++this.lines >= COMPACT_AFTER && this.live.size * 4 < this.lines) this.compact();
+    if (++this.lines >= COMPACT_AFTER && this.live.size * 4 < this.lines && !this.shared) this.compact();
   }
 
   /** Atomically (a temporary file renamed over it): a crash meanwhile leaves the old file whole. */

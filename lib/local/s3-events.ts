@@ -1,8 +1,8 @@
 // S3 event notifications, locally: the emulator's object events (forwarded by lib/local/s3.ts) invoke the
 // function the stack subscribes to them, as S3 invokes it on AWS: asynchronously, with Lambda's retries
-// (ASYNC_DELIVERY), then the event written to the dead-letter folder. Each event is journaled
-// (DATA_DIR/queues/<function>-events.jsonl) until its invocation ends: a restart invokes again those a crash cut.
-import { randomUUID } from 'node:crypto';
+// (ASYNC_DELIVERY), then the event written to the dead-letter folder. The emulator journals each event
+// (DATA_DIR/queues/s3-events.jsonl) before it answers the request; it is marked done once its invocation ends
+// (or at once when no function takes it): a restart invokes again those a crash cut.
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { S3Event } from 'aws-lambda';
@@ -13,8 +13,10 @@ import { Journal } from './journal';
 type S3Handler = (event: S3Event) => Promise<void>;
 
 export interface S3Notifications {
+  /** The journal the emulator writes each event to, before it is delivered. */
+  journalFile: string;
   /** Called with each event the emulator emits; returns at once (the invocation runs on its own). */
-  deliver(event: S3Event): void;
+  deliver(id: string, event: S3Event): void;
   /** Invokes again the events whose invocation a crash or stop cut short (once S3 and DynamoDB are up). */
   resume(): void;
   /** Resolves when every invocation started so far has ended (a stop waits for them). */
@@ -30,7 +32,8 @@ export function s3Notifications(o: {
   retryDelayMs?: number;
 }): S3Notifications {
   const running = new Set<Promise<void>>();
-  const journal = new Journal<S3Event>(join(o.journalDir, `${o.def.id}-events.jsonl`));
+  const journalFile = join(o.journalDir, 's3-events.jsonl');
+  const journal = new Journal<S3Event>(journalFile, true);
   const cut = journal.pending();
   const load = handlerLoader<S3Handler>(o.root);
   const invoke = async (event: S3Event): Promise<void> => {
@@ -55,18 +58,24 @@ export function s3Notifications(o: {
       .finally(() => running.delete(run));
     running.add(run);
   };
+  // A prefix filter matches the key as the event carries it (URL-encoded; `bots/` reads the same either way).
+  const wanted = (event: S3Event): S3Event => ({
+    Records: event.Records.filter((r) => r.eventName === o.def.events.eventName && r.s3.object.key.startsWith(o.def.events.prefix)),
+  });
+  const take = (id: string, event: S3Event) => {
+    const mine = wanted(event);
+    if (mine.Records.length) start(id, mine);
+    else journal.done(id);
+  };
   return {
-    deliver(event) {
-      // A prefix filter matches the key as the event carries it (URL-encoded; `bots/` reads the same either way).
-      const wanted = event.Records.filter((r) => r.eventName === o.def.events.eventName && r.s3.object.key.startsWith(o.def.events.prefix));
-      if (!wanted.length) return;
-      const id = randomUUID();
-      journal.add([{ id, value: { Records: wanted } }]);
-      start(id, { Records: wanted });
+    journalFile,
+    deliver(id, event) {
+      journal.adopt(id, event);
+      take(id, event);
     },
     resume() {
-      if (cut.length) o.log(`${o.def.id}: ${cut.length} S3 event(s) not handled before the last stop, invoked again`);
-      for (const [id, event] of cut.splice(0)) start(id, event);
+      if (cut.length) o.log(`S3 events: ${cut.length} not handled before the last stop, delivered again`);
+      for (const [id, event] of cut.splice(0)) take(id, event);
     },
     idle: async () => {
       await Promise.all([...running]);

@@ -145,7 +145,7 @@ export async function startLocalStack(s: LocalSettings, log: (line: string) => v
     if (s.dynamodbInMemory) for (const path of [journalDir, checkpointFile]) rmSync(path, { recursive: true, force: true });
     // The bucket's notification: a browser's POST under bots/ invokes the upload completer.
     const notifications = s3Notifications({ root: s.root, def: UPLOAD_COMPLETER, deadLetterDir, journalDir, log });
-    s3 = await startS3(s.root, s.host, s.s3Port, resolve(s.dataDir, 's3'), s.bucketName, notifications.deliver);
+    s3 = await startS3(s.root, s.host, s.s3Port, resolve(s.dataDir, 's3'), s.bucketName, notifications.journalFile, notifications.deliver);
     writePids(s.dataDir, { stack: process.pid, dynamodb: dynamo.process.pid, s3: s3.process.pid });
     stops.push(s3.stop, notifications.idle);
     log(`S3 emulator on ${s3.endpoint} (bucket ${s.bucketName})`);

@@ -11,7 +11,7 @@ import { call } from '../support/api';
 import { startReceiver } from '../support/receiver';
 import { liveClient, until, type LiveClient } from '../support/realtime';
 
-jest.setTimeout(120_000);
+jest.setTimeout(240_000);
 
 const CHATS = 8;
 /** Acknowledged writes before the kill: enough that the stream and the webhook queue are behind. */
@@ -97,22 +97,23 @@ test('SIGKILL of the whole stack under load, restart on the same data folder: no
 
   // Every chat's counters equal its history: the user's unread replies, the operator's unread user messages.
   const history = new Map<string, any[]>();
-  await until(
-    async () => {
-      const botChats = (await call('GET', '/api/bot/chats?limit=200', { base, headers: bot })).body.chats as any[];
-      for (const c of chats) {
-        const messages = (await call('GET', `/api/client/chats/${c.chatId}/messages?limit=500`, { base, token: c.token })).body as any[];
-        history.set(c.chatId, messages);
-        const mine = (await call('GET', '/api/client/chats', { base, token: c.token })).body as any[];
-        const outcoming = messages.filter((m) => m.sender_type === 'outcoming').length;
-        if (mine[0].unread_msg_by_user !== outcoming) return false;
-        if (botChats.find((b) => b.id === c.chatId)?.unread_count !== messages.length - outcoming) return false;
+  const miscounted = async () => {
+    const botChats = (await call('GET', '/api/bot/chats?limit=200', { base, headers: bot })).body.chats as any[];
+    const wrong: string[] = [];
+    for (const c of chats) {
+      const messages = (await call('GET', `/api/client/chats/${c.chatId}/messages?limit=500`, { base, token: c.token })).body as any[];
+      history.set(c.chatId, messages);
+      const outcoming = messages.filter((m) => m.sender_type === 'outcoming').length;
+      const user = (await call('GET', '/api/client/chats', { base, token: c.token })).body[0].unread_msg_by_user;
+      const operator = botChats.find((b) => b.id === c.chatId)?.unread_count;
+      if (user !== outcoming || operator !== messages.length - outcoming) {
+        wrong.push(`${c.chatId}: user ${user} of ${outcoming} replies, operator ${operator} of ${messages.length - outcoming} messages`);
       }
-      return true;
-    },
-    30_000,
-    'every chat counter to equal its history',
-  );
+    }
+    return wrong;
+  };
+  await until(async () => (await miscounted()).length === 0, 30_000, 'every chat counter to equal its history').catch(() => undefined);
+  expect(await miscounted()).toEqual([]);
   const stored = new Set([...history.values()].flat().map((m) => m.id));
   expect([...acknowledged.keys()].filter((id) => !stored.has(id))).toEqual([]);
 
