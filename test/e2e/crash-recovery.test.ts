@@ -1,7 +1,8 @@
 // The whole local stack (the `npm start` process tree) killed with SIGKILL during client sends and Bot API
 // replies, then restarted on the same data folder: the stream poller and the local queues resume where they
 // stopped, so every counter equals its history, every acknowledged message reaches its user's socket (before
-// the crash, or after it reconnected) and every acknowledged user message reaches the bot's webhook.
+// the crash, or after it reconnected) and every acknowledged user message reaches the bot's webhook. And a
+// direct upload whose checks the crash cut short is checked after the restart.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,9 +21,23 @@ const BEFORE_KILL = 100;
 const RESUME_WAIT_MS = 60_000;
 
 let dir: string;
+let env: Record<string, string>;
 let stack: LocalProcess | undefined;
 const receiver = startReceiver();
 const clients: LiveClient[] = [];
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'chat-crash-'));
+  // The table on disk, as `npm start` keeps it; the bot's settings read fresh, so its webhook applies at once.
+  env = await stackEnv(dir, { ECHO_BOT: 'off', DYNAMODB_IN_MEMORY: 'off', BOT_CACHE_TTL_MS: '0', LOCAL_STREAM_RESUME_WAIT_MS: String(RESUME_WAIT_MS) });
+  stack = await startLocalProcess(env);
+});
+
+/** SIGKILL to the stack's process group: the stack, DynamoDB Local and the S3 emulator at once, as a crash. */
+async function crash(running: LocalProcess): Promise<void> {
+  process.kill(-(running.child.pid as number), 'SIGKILL');
+  await running.stop();
+}
 
 afterAll(async () => {
   for (const c of clients) c.close();
@@ -40,11 +55,7 @@ interface Chat {
 }
 
 test('SIGKILL of the whole stack under load, restart on the same data folder: nothing acknowledged is lost', async () => {
-  dir = mkdtempSync(join(tmpdir(), 'chat-crash-'));
-  // The table on disk, as `npm start` keeps it; the bot's settings read fresh, so its webhook applies at once.
-  const env = await stackEnv(dir, { ECHO_BOT: 'off', DYNAMODB_IN_MEMORY: 'off', BOT_CACHE_TTL_MS: '0' });
-  stack = await startLocalProcess(env);
-  const base = stack.apiUrl;
+  const base = (stack as LocalProcess).apiUrl;
   const demo = JSON.parse(readFileSync(join(dir, 'demo-bot.json'), 'utf8')) as { bot_id: string; client_key: string; secret_key: string };
   const hook = await receiver;
   // The demo bot's webhook set as a user sets it: with the bot CLI, on the stack's data folder.
@@ -83,17 +94,16 @@ test('SIGKILL of the whole stack under load, restart on the same data folder: no
     }
   });
   await until(() => acknowledged.size >= BEFORE_KILL, 60_000, `${BEFORE_KILL} acknowledged writes`);
-  process.kill(-(stack.child.pid as number), 'SIGKILL'); // the process group: the stack, DynamoDB Local, the S3 emulator
+  await crash(stack as LocalProcess);
   killed = true;
-  await stack.stop();
   await Promise.all(load);
 
-  stack = await startLocalProcess({ ...env, LOCAL_STREAM_RESUME_WAIT_MS: String(RESUME_WAIT_MS) });
+  stack = await startLocalProcess(env);
   // Every socket reconnects on its own (the centrifuge client) and subscribes again; the poller reads on once
   // they all have, so the publications of the backlog find them.
   await until(() => chats.every((c) => c.subscribed >= 2), 30_000, 'every socket to subscribe again');
   await until(() => /stream poller: resumed/.test(stack?.output() ?? ''), 30_000, 'the poller to read on');
-  expect(stack.output()).toContain(`every socket is back (${CHATS} channel(s))`);
+  expect(stack?.output()).toContain(`every socket is back (${CHATS} channel(s))`);
 
   // Every chat's counters equal its history: the user's unread replies, the operator's unread user messages.
   const history = new Map<string, any[]>();
@@ -126,4 +136,30 @@ test('SIGKILL of the whole stack under load, restart on the same data folder: no
   const undelivered = () => [...acknowledged].filter(([id, a]) => a.incoming && !hook.hits.some((h) => h.headers['x-webhook-id'] === id));
   await until(() => undelivered().length === 0, 30_000, 'every acknowledged webhook').catch(() => undefined);
   expect(undelivered().map(([id]) => id)).toEqual([]);
+});
+
+test('a direct upload whose checks the crash cut short is checked after the restart', async () => {
+  const base = (stack as LocalProcess).apiUrl;
+  const demo = JSON.parse(readFileSync(join(dir, 'demo-bot.json'), 'utf8')) as { client_key: string };
+  const session = await call('POST', '/api/client/session', { base, json: { client_key: demo.client_key } });
+  const token = session.body.session_token as string;
+  const png = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(1000, 7)]);
+  const ticket = await call('POST', '/api/client/files/uploads', { base, token, json: { name: 'a.png', size: png.length, mime_type: 'image/png' } });
+  expect(ticket.status).toBe(201);
+  // DynamoDB Local frozen: the upload's checks cannot finish. The browser's POST is answered all the same.
+  const { dynamodb } = JSON.parse(readFileSync(join(dir, 'local-stack.json'), 'utf8')) as { dynamodb: number };
+  process.kill(dynamodb, 'SIGSTOP');
+  const form = new FormData();
+  for (const [k, v] of Object.entries(ticket.body.upload.fields as Record<string, string>)) form.append(k, v);
+  form.append('file', new Blob([png], { type: 'image/png' }), 'a.png');
+  expect((await fetch(ticket.body.upload.url, { method: 'POST', body: form })).status).toBe(204);
+  await crash(stack as LocalProcess); // SIGKILL ends the frozen JVM too
+
+  stack = await startLocalProcess(env);
+  let file: any;
+  const settled = async () => (file = (await call('GET', `/api/client/files/${ticket.body.file.id}`, { base: stack?.apiUrl, token })).body).status !== 'pending';
+  await until(settled, 30_000, 'the upload to settle').catch(() => undefined);
+  expect(file).toMatchObject({ id: ticket.body.file.id, status: 'uploaded' });
+  // Checked from the event the emulator journaled before it answered the POST.
+  expect(stack?.output()).toContain('S3 events: 1 not handled before the last stop, delivered again');
 });
