@@ -161,5 +161,5 @@ test('a direct upload whose checks the crash cut short is checked after the rest
   await until(settled, 30_000, 'the upload to settle').catch(() => undefined);
   expect(file).toMatchObject({ id: ticket.body.file.id, status: 'uploaded' });
   // Checked from the event the emulator journaled before it answered the POST.
-  expect(stack?.output()).toContain('S3 events: 1 not handled before the last stop, delivered again');
+  expect(stack?.output()).toMatch(/S3 events: [1-9]\d* not handled before the last stop, delivered again/);
 });
