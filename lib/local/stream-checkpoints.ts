@@ -12,11 +12,11 @@ interface Saved {
 }
 
 /** Where a shard is read from at start-up. */
-export type ShardStart = { type: 'LATEST' } | { type: 'TRIM_HORIZON' } | { type: 'AFTER_SEQUENCE_NUMBER'; seq: string };
+export type ShardStart = { type: 'TRIM_HORIZON' } | { type: 'AFTER_SEQUENCE_NUMBER'; seq: string };
 
 export class StreamCheckpoints {
   private saved: Saved;
-  /** False on a very first start (no file yet, or one of another stream): nothing was read before. */
+  /** False on a very first start (no file yet): nothing was read before, and what is in the stream is skipped. */
   readonly resumed: boolean;
 
   constructor(
@@ -40,12 +40,10 @@ export class StreamCheckpoints {
   }
 
   /**
-   * Where to read a shard from: right after the slowest consumer's checkpoint; from its start when a consumer
-   * has none there (a shard made while the stack was down, or one it had not finished yet); LATEST only on a
-   * very first start, when nothing written before it is anyone's to handle.
+   * Where to read a shard from on a restart: right after the slowest consumer's checkpoint; from its start when
+   * a consumer has none there (a shard made while the stack was down, or one it had not reached yet).
    */
   startOf(shard: string): ShardStart {
-    if (!this.resumed) return { type: 'LATEST' };
     let lowest: string | undefined;
     for (const id of this.consumerIds) {
       const seq = this.of(id, shard);
@@ -53,6 +51,11 @@ export class StreamCheckpoints {
       if (lowest === undefined || seqAfter(lowest, seq)) lowest = seq;
     }
     return lowest === undefined ? { type: 'TRIM_HORIZON' } : { type: 'AFTER_SEQUENCE_NUMBER', seq: lowest };
+  }
+
+  /** A very first start: every consumer starts after `seq`, the shard's last record so far. */
+  seed(shard: string, seq: string): void {
+    for (const id of this.consumerIds) this.advance(id, new Map([[shard, seq]]));
   }
 
   /** Records a consumer's finished batch: `done` maps each shard to the last sequence number finished in it. */

@@ -176,15 +176,37 @@ export async function startStreamPoller(o: StreamPollerOptions): Promise<StreamP
   /** Last sequence number handed to the consumers, per shard: a lost iterator resumes right after it. */
   const lastSeq = new Map<string, string>();
 
-  /** Where a shard found after start-up is read from: its start, or after its checkpoints (see startOf). */
+  /** Starts reading a shard at `start` (a checkpoint the stream has trimmed meanwhile: its oldest record). */
   const open = async (id: string, start: ShardStart) => {
     if (start.type === 'AFTER_SEQUENCE_NUMBER') lastSeq.set(id, start.seq);
-    // A checkpoint the stream has trimmed meanwhile (over 24 h old): the shard's oldest record is next.
     const it = await streams
       .send(new GetShardIteratorCommand({ StreamArn: streamArn, ShardId: id, ...iteratorOf(start) }))
       .catch((err) => (start.type === 'AFTER_SEQUENCE_NUMBER' && refusalStatus(err) === 400 ? undefined : Promise.reject(err)));
     const fallback = it ?? (await streams.send(new GetShardIteratorCommand({ StreamArn: streamArn, ShardId: id, ShardIteratorType: 'TRIM_HORIZON' })));
     if (fallback.ShardIterator) iterators.set(id, fallback.ShardIterator);
+  };
+
+  /**
+   * A very first start on a data folder (which may hold a table from before checkpoints were kept): what is in
+   * the stream already is no one's to handle. Each consumer's checkpoint is set at the shard's last record, read
+   * through once, and reading goes on from there: a restart before any new record is handled resumes there too.
+   */
+  const skipToEnd = async (id: string, end: string | undefined) => {
+    if (end) return checkpoints.seed(id, end);
+    let it = (await streams.send(new GetShardIteratorCommand({ StreamArn: streamArn, ShardId: id, ShardIteratorType: 'TRIM_HORIZON' }))).ShardIterator;
+    let last: string | undefined;
+    while (it) {
+      const out = await streams.send(new GetRecordsCommand({ ShardIterator: it, Limit: 1000 }));
+      const records = out.Records ?? [];
+      if (records.length) last = records[records.length - 1].dynamodb?.SequenceNumber;
+      if (records.length === 0 || !out.NextShardIterator) break;
+      it = out.NextShardIterator;
+    }
+    if (last) {
+      checkpoints.seed(id, last);
+      lastSeq.set(id, last);
+    }
+    if (it) iterators.set(id, it);
   };
 
   /**
@@ -203,12 +225,15 @@ export async function startStreamPoller(o: StreamPollerOptions): Promise<StreamP
     for (const shard of shards) {
       const id = shard.ShardId as string;
       if (known.has(id) || (shard.ParentShardId && iterators.has(shard.ParentShardId))) continue;
-      const start = initial ? checkpoints.startOf(id) : { type: 'TRIM_HORIZON' as const };
-      const closed = Boolean(shard.SequenceNumberRange?.EndingSequenceNumber);
-      const end = shard.SequenceNumberRange?.EndingSequenceNumber;
       known.add(id);
+      const end = shard.SequenceNumberRange?.EndingSequenceNumber;
+      if (initial && !checkpoints.resumed) {
+        await skipToEnd(id, end);
+        continue;
+      }
+      const start = initial ? checkpoints.startOf(id) : { type: 'TRIM_HORIZON' as const };
       // A closed shard matters at start-up only if records after the consumers' positions are left in it.
-      if (initial && closed && (start.type === 'LATEST' || (start.type === 'AFTER_SEQUENCE_NUMBER' && end && !seqAfter(end, start.seq)))) continue;
+      if (end && start.type === 'AFTER_SEQUENCE_NUMBER' && !seqAfter(end, start.seq)) continue;
       await open(id, start);
     }
   };
@@ -218,7 +243,7 @@ export async function startStreamPoller(o: StreamPollerOptions): Promise<StreamP
     o.log(`stream poller: ${checkpoints.resumed ? 'resumed where the consumers stopped' : 'reading new records'} (${iterators.size} shard${iterators.size === 1 ? '' : 's'})`);
     pacer.wake(); // start-up: whatever the stack does first is read at once
   };
-  // LATEST (a very first start) is taken before this returns: what the caller writes next is read.
+  // A very first start's positions are taken before this returns: what the caller writes next is read.
   const hold = checkpoints.resumed ? o.holdBacklog : undefined;
   if (!hold) await begin();
   const loop = (async () => {

@@ -34,12 +34,14 @@ test('the journal gives back, oldest first, what was added and not done; the fil
   expect(readFileSync(file, 'utf8')).toBe('');
 });
 
-test('checkpoints: a first start reads new records; a restart resumes after the slowest consumer, per shard', () => {
+test('checkpoints: a first start skips what the stream holds; a restart resumes after the slowest consumer, per shard', () => {
   const file = join(dir, 'stream-checkpoints.json');
   const arn = 'arn:stream/1';
   const first = new StreamCheckpoints(file, arn, ['publisher', 'dispatcher']);
   expect(first.resumed).toBe(false);
-  expect(first.startOf('s1')).toEqual({ type: 'LATEST' });
+  // The poller seeds every consumer at the shard's last record so far.
+  first.seed('s1', '000000000000000000090');
+  expect(first.startOf('s1')).toEqual({ type: 'AFTER_SEQUENCE_NUMBER', seq: '000000000000000000090' });
   first.advance('publisher', new Map([['s1', '000000000000000000120']]));
   first.advance('dispatcher', new Map([['s1', '000000000000000000095']]));
   first.advance('publisher', new Map([['s2', '7']]));
