@@ -3,7 +3,8 @@
 // lib/local/s3-post.ts, which checks a browser's POST upload as S3 does (the emulator checks no POST policy)
 // and refuses unsigned requests (the emulator checks a signature only when there is one).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, rmSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { appendFileSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import S3rver from '@20minutes/s3rver';
 import { LocalStackError, stopChild } from './dynamodb';
@@ -22,8 +23,8 @@ export interface LocalS3 {
   stop(): Promise<void>;
 }
 
-/** Runs in the child: serve until killed. */
-async function serve(host: string, port: number, directory: string, bucket: string): Promise<void> {
+/** Runs in the child: serve until killed. Each object event is journaled (journal.ts's format) before it is answered. */
+async function serve(host: string, port: number, directory: string, bucket: string, journal: string): Promise<void> {
   mkdirSync(directory, { recursive: true });
   // run() would listen on TCP; its two steps, typed here (the package's types leave them out).
   const server = new S3rver({ directory, silent: true, configureBuckets: [{ name: bucket, configs: [CORS_XML] }] }) as unknown as {
@@ -32,7 +33,12 @@ async function serve(host: string, port: number, directory: string, bucket: stri
     on(name: 'event', listener: (event: S3Event) => void): void;
   };
   await server.configureBuckets();
-  server.on('event', (event) => process.stdout.write(EVENT_LINE + JSON.stringify(event) + '\n'));
+  // The emulator emits the event before it answers the request: an acknowledged upload's event is on disk.
+  server.on('event', (event) => {
+    const id = randomUUID();
+    appendFileSync(journal, JSON.stringify({ add: { id, value: event } }) + '\n');
+    process.stdout.write(EVENT_LINE + JSON.stringify({ id, event }) + '\n');
+  });
   // On a Unix socket in its folder: a TCP port taken here could be one the stack chose for another service.
   const socketPath = join(directory, 'emulator.sock');
   rmSync(socketPath, { force: true });
@@ -42,9 +48,20 @@ async function serve(host: string, port: number, directory: string, bucket: stri
   process.stdout.write('s3 ready\n');
 }
 
-/** Starts the emulator; `onEvent` gets its object events (S3's event notifications). */
-export async function startS3(root: string, host: string, port: number, directory: string, bucket: string, onEvent: (event: S3Event) => void = () => {}): Promise<LocalS3> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(__dirname, 's3.ts'), host, String(port), directory, bucket], {
+/**
+ * Starts the emulator; `onEvent` gets its object events (S3's event notifications), each with the id under which
+ * the emulator journaled it in `journal` (lib/local/s3-events.ts marks it done).
+ */
+export async function startS3(
+  root: string,
+  host: string,
+  port: number,
+  directory: string,
+  bucket: string,
+  journal: string,
+  onEvent: (id: string, event: S3Event) => void,
+): Promise<LocalS3> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(__dirname, 's3.ts'), host, String(port), directory, bucket, journal], {
     cwd: root,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -68,7 +85,11 @@ export async function startS3(root: string, host: string, port: number, director
       }
       const lines = (partial + d.toString()).split('\n');
       partial = lines.pop() ?? '';
-      for (const line of lines) if (line.startsWith(EVENT_LINE)) onEvent(JSON.parse(line.slice(EVENT_LINE.length)) as S3Event);
+      for (const line of lines) {
+        if (!line.startsWith(EVENT_LINE)) continue;
+        const { id, event } = JSON.parse(line.slice(EVENT_LINE.length)) as { id: string; event: S3Event };
+        onEvent(id, event);
+      }
     });
     child.stderr!.on('data', (d: Buffer) => {
       if (!started) output += d.toString();
@@ -82,8 +103,8 @@ export async function startS3(root: string, host: string, port: number, director
 }
 
 if (require.main === module) {
-  const [host, port, directory, bucket] = process.argv.slice(2);
-  serve(host, Number(port), directory, bucket).catch((err) => {
+  const [host, port, directory, bucket, journal] = process.argv.slice(2);
+  serve(host, Number(port), directory, bucket, journal).catch((err) => {
     console.error(err);
     process.exit(1);
   });

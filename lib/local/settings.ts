@@ -22,6 +22,11 @@ export interface LocalSettings {
   bucketName: string;
   /** How often expired items are deleted (DynamoDB Local keeps them; AWS's TTL deletes them). */
   ttlSweepMs: number;
+  /**
+   * The longest a restarted stack waits, before its stream poller reads on from where it stopped, for the
+   * sockets the restart cut to reconnect (they then get the publications of the backlog).
+   */
+  streamResumeWaitMs: number;
 }
 
 function port(name: string, fallback: number): number {
@@ -47,10 +52,10 @@ function listenHost(): string {
   return raw;
 }
 
-function sweepMs(): number {
-  const raw = process.env.LOCAL_TTL_SWEEP_MS;
-  const n = raw ? Number(raw) : 60_000;
-  if (!Number.isInteger(n) || n < 100) throw new Error(`LOCAL_TTL_SWEEP_MS must be a whole number of ms, 100 or more, got "${raw}"`);
+function ms(name: string, fallback: number, min: number): number {
+  const raw = process.env[name];
+  const n = raw ? Number(raw) : fallback;
+  if (!Number.isInteger(n) || n < min) throw new Error(`${name} must be a whole number of ms, ${min} or more, got "${raw}"`);
   return n;
 }
 
@@ -71,7 +76,8 @@ export function localSettings(): LocalSettings {
     s3Port: port('S3_PORT', 4569),
     tableName: process.env.TABLE_NAME || 'chat-local',
     bucketName: process.env.BUCKET_NAME || 'chat-files-local',
-    ttlSweepMs: sweepMs(),
+    ttlSweepMs: ms('LOCAL_TTL_SWEEP_MS', 60_000, 100),
+    streamResumeWaitMs: ms('LOCAL_STREAM_RESUME_WAIT_MS', 10_000, 0),
   };
 }
 

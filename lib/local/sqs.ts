@@ -1,12 +1,15 @@
 // A local stand-in for the SQS queues: the SQS JSON API's SendMessage and SendMessageBatch (what our
 // code calls, through lambdas/aws/sqs.ts with an endpoint override), delays, and an SQS event source that
 // feeds the consumer like Lambda does (batches, batchItemFailures, visibility timeout, maxReceiveCount →
-// the dead-letter queue). The dead-letter queue is a file: DATA_DIR/dead-letter/<queue>.jsonl.
+// the dead-letter queue). The dead-letter queue is a file: DATA_DIR/dead-letter/<queue>.jsonl. Each queue's
+// messages are journaled in DATA_DIR/queues/<queue>.jsonl (journal.ts): a restart delivers again every message
+// not yet handled, those in flight at a crash at once (as SQS does once their visibility timeout is over).
 import { createServer, type Server } from 'node:http';
 import { createHash, randomUUID } from 'node:crypto';
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { handlerLoader } from './handlers';
+import { Journal } from './journal';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { type FunctionDef } from '../routes';
 
@@ -26,6 +29,9 @@ interface Message {
   sentAt: number;
 }
 
+/** What a queue's journal keeps of a message: enough to deliver it again after a restart. */
+type Sent = Pick<Message, 'body' | 'visibleAt' | 'sentAt'>;
+
 export interface LocalQueues {
   endpoint: string;
   stop(): Promise<void>;
@@ -36,6 +42,8 @@ export interface LocalQueuesOptions {
   port: number;
   root: string;
   deadLetterDir: string;
+  /** Where each queue's journal is kept (DATA_DIR/queues). */
+  journalDir: string;
   /** queue name → its consumer; queues without one are dead-letter queues (written to a file). */
   consumers: Record<string, QueueConsumer | undefined>;
   log: (line: string) => void;
@@ -48,6 +56,15 @@ const md5 = (s: string) => createHash('md5').update(s).digest('hex');
 export async function startLocalQueues(o: LocalQueuesOptions): Promise<LocalQueues> {
   const endpoint = `http://localhost:${o.port}`;
   const queues = new Map<string, Message[]>(Object.keys(o.consumers).map((n) => [n, []]));
+  const journals = new Map<string, Journal<Sent>>();
+  for (const name of Object.keys(o.consumers)) {
+    if (!o.consumers[name]) continue;
+    const journal = new Journal<Sent>(join(o.journalDir, `${name}.jsonl`));
+    journals.set(name, journal);
+    // Delayed messages keep their time; those received before the stop are visible again at once.
+    for (const [id, m] of journal.pending()) (queues.get(name) as Message[]).push({ id, ...m, receiveCount: 0 });
+    if (journal.pending().length) o.log(`${name}: ${journal.pending().length} message(s) not yet handled before the last stop, delivered again`);
+  }
   let stopped = false;
   // Each consumer's loop sleeps until its next message is due or something changes (a send, a redelivery,
   // a batch done): an idle stack does no work here.
@@ -61,14 +78,19 @@ export async function startLocalQueues(o: LocalQueuesOptions): Promise<LocalQueu
     o.log(`${queue}: dead-lettered (${why}) → ${file}`);
   };
 
-  const enqueue = (name: string, body: string, delaySeconds: number): string => {
-    const id = randomUUID();
+  /** Journals the messages (before the sender gets their ids), then queues them. */
+  const enqueue = (name: string, entries: { body: string; delaySeconds: number }[]): string[] => {
     const list = queues.get(name);
     if (!list) throw Object.assign(new Error(`no queue ${name}`), { code: 'QueueDoesNotExist' });
-    if (!o.consumers[name]) deadLetter(name, body, 'sent to the dead-letter queue');
-    else list.push({ id, body, visibleAt: Date.now() + delaySeconds * 1000, receiveCount: 0, sentAt: Date.now() });
+    const now = Date.now();
+    const sent = entries.map((e) => ({ id: randomUUID(), value: { body: e.body, visibleAt: now + e.delaySeconds * 1000, sentAt: now } }));
+    if (!o.consumers[name]) for (const m of sent) deadLetter(name, m.value.body, 'sent to the dead-letter queue');
+    else {
+      journals.get(name)?.add(sent);
+      for (const m of sent) list.push({ id: m.id, ...m.value, receiveCount: 0 });
+    }
     wake(name);
-    return id;
+    return sent.map((m) => m.id);
   };
 
   const server: Server = createServer(async (req, res) => {
@@ -84,15 +106,13 @@ export async function startLocalQueues(o: LocalQueuesOptions): Promise<LocalQueu
       const name = String(input.QueueUrl ?? '').split('/').pop() as string;
       if (!queues.has(name)) return reply(400, { __type: 'com.amazonaws.sqs#QueueDoesNotExist', message: 'The specified queue does not exist.' }, 'AWS.SimpleQueueService.NonExistentQueue');
       if (target === 'AmazonSQS.SendMessage') {
-        const id = enqueue(name, input.MessageBody, input.DelaySeconds ?? 0);
+        const [id] = enqueue(name, [{ body: input.MessageBody, delaySeconds: input.DelaySeconds ?? 0 }]);
         return reply(200, { MessageId: id, MD5OfMessageBody: md5(input.MessageBody) });
       }
       if (target === 'AmazonSQS.SendMessageBatch') {
-        const Successful = (input.Entries as { Id: string; MessageBody: string; DelaySeconds?: number }[]).map((e) => ({
-          Id: e.Id,
-          MessageId: enqueue(name, e.MessageBody, e.DelaySeconds ?? 0),
-          MD5OfMessageBody: md5(e.MessageBody),
-        }));
+        const entries = input.Entries as { Id: string; MessageBody: string; DelaySeconds?: number }[];
+        const ids = enqueue(name, entries.map((e) => ({ body: e.MessageBody, delaySeconds: e.DelaySeconds ?? 0 })));
+        const Successful = entries.map((e, i) => ({ Id: e.Id, MessageId: ids[i], MD5OfMessageBody: md5(e.MessageBody) }));
         return reply(200, { Successful, Failed: [] });
       }
       reply(400, { __type: 'com.amazonaws.sqs#UnsupportedOperation', message: `${target} is not served locally` });
@@ -144,10 +164,13 @@ export async function startLocalQueues(o: LocalQueuesOptions): Promise<LocalQueu
         failed = new Set(batch.map((m) => m.id));
       }
       const list = queues.get(name) as Message[];
+      const journal = journals.get(name) as Journal<Sent>;
       for (const m of batch) {
-        if (!failed.has(m.id)) continue;
-        if (m.receiveCount >= queue.maxReceiveCount) deadLetter(`${name}_dlq`, m.body, `failed ${m.receiveCount} receives`);
-        else list.push({ ...m, visibleAt: Date.now() + visibilityMs });
+        if (!failed.has(m.id)) journal.done(m.id);
+        else if (m.receiveCount >= queue.maxReceiveCount) {
+          deadLetter(`${name}_dlq`, m.body, `failed ${m.receiveCount} receives`);
+          journal.done(m.id);
+        } else list.push({ ...m, visibleAt: Date.now() + visibilityMs });
       }
       inFlight--;
       wake(name);

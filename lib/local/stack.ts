@@ -1,6 +1,6 @@
 // The whole local stack in one process tree: DynamoDB Local, the S3 emulator, the HTTP gateway, the demo bot.
 import { createServer, type Server } from 'node:net';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -9,7 +9,8 @@ import { startS3, type LocalS3 } from './s3';
 import { ensureTable } from './resources';
 import { startHttpGateway } from './http-gateway';
 import { webFallback } from './web';
-import { startWsGateway } from './ws-gateway';
+import { startWsGateway, type WsGateway } from './ws-gateway';
+import { socketsBack } from './sockets-back';
 import { startStreamPoller } from './stream-poller';
 import { startLocalQueues } from './sqs';
 import { startTtlSweeper } from './ttl-sweeper';
@@ -137,9 +138,14 @@ export async function startLocalStack(s: LocalSettings, log: (line: string) => v
     ddb.destroy();
 
     const deadLetterDir = resolve(s.dataDir, 'dead-letter');
+    // Pending work kept across a restart: queued messages, S3 events, the stream consumers' positions.
+    const journalDir = resolve(s.dataDir, 'queues');
+    const checkpointFile = resolve(s.dataDir, 'stream-checkpoints.json');
+    // A table kept in memory is gone: so is the work that referred to it.
+    if (s.dynamodbInMemory) for (const path of [journalDir, checkpointFile]) rmSync(path, { recursive: true, force: true });
     // The bucket's notification: a browser's POST under bots/ invokes the upload completer.
-    const notifications = s3Notifications({ root: s.root, def: UPLOAD_COMPLETER, deadLetterDir, log });
-    s3 = await startS3(s.root, s.host, s.s3Port, resolve(s.dataDir, 's3'), s.bucketName, notifications.deliver);
+    const notifications = s3Notifications({ root: s.root, def: UPLOAD_COMPLETER, deadLetterDir, journalDir, log });
+    s3 = await startS3(s.root, s.host, s.s3Port, resolve(s.dataDir, 's3'), s.bucketName, notifications.journalFile, notifications.deliver);
     writePids(s.dataDir, { stack: process.pid, dynamodb: dynamo.process.pid, s3: s3.process.pid });
     stops.push(s3.stop, notifications.idle);
     log(`S3 emulator on ${s3.endpoint} (bucket ${s.bucketName})`);
@@ -147,12 +153,14 @@ export async function startLocalStack(s: LocalSettings, log: (line: string) => v
     const apiUrl = `http://localhost:${s.port}`;
     const echoUrl = s.echoBot ? `http://localhost:${s.echoBotPort}/webhook` : undefined;
     const demoBot = await ensureDemoBot(s.dataDir, echoUrl);
+    notifications.resume();
 
     const queues = await startLocalQueues({
       host: s.host,
       port: s.sqsPort,
       root: s.root,
       deadLetterDir,
+      journalDir,
       consumers: {
         webhooks: { def: WEBHOOK_DELIVERER, queue: WEBHOOK_QUEUE },
         webhooks_dlq: undefined,
@@ -166,8 +174,9 @@ export async function startLocalStack(s: LocalSettings, log: (line: string) => v
     log(`SQS API on ${queues.endpoint} (webhook and task queues; dead letters in ${deadLetterDir})`);
 
     let realtimeUrl: string | undefined;
+    let ws: WsGateway | undefined;
     if (s.realtime) {
-      const ws = await startWsGateway({ host: s.host, port: s.wsPort, root: s.root });
+      ws = await startWsGateway({ host: s.host, port: s.wsPort, root: s.root });
       stops.push(ws.close);
       realtimeUrl = process.env.REALTIME_URL;
       log(`WebSocket gateway on ${realtimeUrl} (@connections API at ${process.env.WS_MANAGEMENT_ENDPOINT})`);
@@ -181,7 +190,10 @@ export async function startLocalStack(s: LocalSettings, log: (line: string) => v
       root: s.root,
       consumers: [publisherFor(s.realtime), WEBHOOK_DISPATCHER],
       deadLetterDir,
+      checkpointFile,
       log,
+      // Realtime on: a restart publishes the backlog once the sockets the crash cut are back (or a while passed).
+      holdBacklog: ws ? (stopped) => socketsBack({ liveConnections: ws.connections, maxMs: s.streamResumeWaitMs, log, stopped }) : undefined,
     });
     stops.push(poller.stop);
     // Expired items deleted as AWS's TTL does (DynamoDB Local keeps them), their REMOVEs on the stream.

@@ -1,7 +1,8 @@
 // Reads DynamoDB Local's stream (DescribeStream / GetShardIterator / GetRecords, following new shards) and
 // feeds each consumer the same DynamoDBStreamEvent Lambda would, after the same event filters. Each consumer
 // has its own queue, honours batchItemFailures (retry from the first failed record, bounded, with backoff)
-// and writes records it gave up on to a dead-letter file, as the SQS destination does on AWS.
+// and writes records it gave up on to a dead-letter file, as the SQS destination does on AWS. Each consumer's
+// position is kept in the data folder (stream-checkpoints.ts): a restart resumes where it stopped.
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { handlerLoader, invocationEndListeners } from './handlers';
@@ -12,70 +13,29 @@ import {
   DynamoDBStreamsClient,
   GetRecordsCommand,
   GetShardIteratorCommand,
-  type _Record as StreamRecord,
+  type Shard,
 } from '@aws-sdk/client-dynamodb-streams';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { STREAM_DELIVERY, type StreamConsumerDef } from '../consumers';
+import { matchesFilter, toLambdaRecord } from './stream-records';
+import { seqAfter, StreamCheckpoints, type ShardStart } from './stream-checkpoints';
 
 /** The HTTP status of a refused stream call; 0 when no reply came (connection refused, timeout). */
 export const refusalStatus = (err: unknown): number => (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode ?? 0;
 
 type StreamHandler = (event: DynamoDBStreamEvent) => Promise<DynamoDBBatchResponse | void>;
 
-/** Lambda event-filter semantics for the patterns we use: every key must match; leaves are lists of allowed values. */
-export function matchesFilter(pattern: unknown, value: unknown): boolean {
-  if (Array.isArray(pattern)) return pattern.some((p) => p === value);
-  if (typeof pattern === 'object' && pattern !== null) {
-    if (typeof value !== 'object' || value === null) return false;
-    return Object.entries(pattern).every(([k, p]) => matchesFilter(p, (value as Record<string, unknown>)[k]));
-  }
-  return pattern === value;
-}
-
-/**
- * DynamoDB Local's stream drops the type of an empty map (`{}` where DynamoDB sends `{"M":{}}`); put it back
- * so handlers see what Lambda would give them.
- */
-function repairImage(image: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
-  if (!image) return image;
-  const fix = (v: unknown): unknown => {
-    if (typeof v !== 'object' || v === null) return v;
-    const av = v as Record<string, unknown>;
-    if (Object.keys(av).length === 0) return { M: {} };
-    if (av.M) return { M: repairImage(av.M as Record<string, unknown>) };
-    if (Array.isArray(av.L)) return { L: av.L.map(fix) };
-    return av;
-  };
-  return Object.fromEntries(Object.entries(image).map(([k, v]) => [k, fix(v)]));
-}
-
-export function toLambdaRecord(r: StreamRecord, streamArn: string, region: string): DynamoDBRecord {
-  const d = r.dynamodb ?? {};
-  // The SDK gives the creation time as a Date; Lambda's event carries epoch seconds.
-  const created = d.ApproximateCreationDateTime?.getTime();
-  return {
-    eventID: r.eventID,
-    eventName: r.eventName as DynamoDBRecord['eventName'],
-    eventVersion: r.eventVersion ?? '1.1',
-    eventSource: 'aws:dynamodb',
-    awsRegion: region,
-    eventSourceARN: streamArn,
-    dynamodb: {
-      ApproximateCreationDateTime: created ? Math.floor(created / 1000) : undefined,
-      Keys: d.Keys as never,
-      NewImage: repairImage(d.NewImage) as never,
-      OldImage: repairImage(d.OldImage) as never,
-      SequenceNumber: d.SequenceNumber,
-      SizeBytes: d.SizeBytes,
-      StreamViewType: d.StreamViewType as never,
-    },
-  };
-}
-
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** A record as read from its shard; `mine` when it passes the consumer's filters. */
+interface Entry {
+  record: DynamoDBRecord;
+  shard: string;
+  mine: boolean;
+}
+
 class ConsumerQueue {
-  private pending: DynamoDBRecord[] = [];
+  private pending: Entry[] = [];
   private running = false;
   private handler?: Promise<StreamHandler>;
 
@@ -83,13 +43,20 @@ class ConsumerQueue {
     private readonly def: StreamConsumerDef,
     private readonly root: string,
     private readonly deadLetterDir: string,
+    private readonly checkpoints: StreamCheckpoints,
     private readonly log: (line: string) => void,
   ) {}
 
-  offer(records: DynamoDBRecord[]): void {
-    const mine = records.filter((r) => this.def.filters.some((f) => matchesFilter(f, r)));
-    if (mine.length === 0) return;
-    this.pending.push(...mine);
+  /**
+   * Every record read from the shard, in order. Those the filters leave out are queued too, untouched: once the
+   * records before them are done, the consumer's checkpoint moves past them. Records at or below the
+   * consumer's own checkpoint (read again for a slower consumer after a restart) are done already.
+   */
+  offer(records: DynamoDBRecord[], shard: string): void {
+    const done = this.checkpoints.of(this.def.id, shard);
+    const fresh = done === undefined ? records : records.filter((r) => seqAfter(r.dynamodb?.SequenceNumber as string, done));
+    if (fresh.length === 0) return;
+    this.pending.push(...fresh.map((record) => ({ record, shard, mine: this.def.filters.some((f) => matchesFilter(f, record)) })));
     if (!this.running) void this.drain();
   }
 
@@ -102,7 +69,8 @@ class ConsumerQueue {
     this.running = true;
     try {
       while (this.pending.length) {
-        let batch = this.pending.splice(0, this.def.batchSize);
+        const taken = this.take();
+        let batch = taken.filter((e) => e.mine).map((e) => e.record);
         for (let attempt = 0; batch.length; attempt++) {
           const failedAt = await this.invoke(batch);
           if (failedAt < 0) break;
@@ -119,11 +87,24 @@ class ConsumerQueue {
           }
           await sleep(Math.min(100 * 2 ** attempt, 2000));
         }
+        // Handled or dead-lettered, every record taken: a restart resumes after them.
+        this.checkpoints.advance(this.def.id, new Map(taken.map((e) => [e.shard, e.record.dynamodb?.SequenceNumber as string])));
       }
     } finally {
       // Set in the same turn as the loop's last check: a record offered after it starts a new drain.
       this.running = false;
     }
+  }
+
+  /** The next batch: up to batchSize records for the handler, with the records left out between them. */
+  private take(): Entry[] {
+    let mine = 0;
+    let n = 0;
+    while (n < this.pending.length && (mine < this.def.batchSize || !this.pending[n].mine)) {
+      if (this.pending[n].mine) mine++;
+      n++;
+    }
+    return this.pending.splice(0, n);
   }
 
   /** Index of the first record to retry, or -1 when the whole batch is done. */
@@ -155,16 +136,23 @@ export interface StreamPollerOptions {
   root: string;
   consumers: StreamConsumerDef[];
   deadLetterDir: string;
+  /** The consumers' positions (DATA_DIR/stream-checkpoints.json). */
+  checkpointFile: string;
   log: (line: string) => void;
   /** Pause between polls while records may be coming (after a handler ran, after records). */
   idleMs?: number;
   /** The longest pause once nothing has happened for a while: an idle stack polls this rarely. */
   maxIdleMs?: number;
+  /** On a restart, resolves when the poller may read on (sockets-back.ts); `stopped` ends the wait early. */
+  holdBacklog?: (stopped: () => boolean) => Promise<void>;
 }
 
 export interface StreamPoller {
   stop(): Promise<void>;
 }
+
+const iteratorOf = (start: ShardStart) =>
+  start.type === 'AFTER_SEQUENCE_NUMBER' ? { ShardIteratorType: start.type, SequenceNumber: start.seq } : { ShardIteratorType: start.type };
 
 export async function startStreamPoller(o: StreamPollerOptions): Promise<StreamPoller> {
   // DynamoDB Local wants credentials naming an access key; it does not check the signature.
@@ -176,11 +164,11 @@ export async function startStreamPoller(o: StreamPollerOptions): Promise<StreamP
   ddb.destroy();
   const streamArn = table.Table?.LatestStreamArn;
   if (!streamArn) throw new Error(`table ${o.tableName} has no stream`);
-  const queues = o.consumers.map((c) => new ConsumerQueue(c, o.root, o.deadLetterDir, o.log));
+  const checkpoints = new StreamCheckpoints(o.checkpointFile, streamArn, o.consumers.map((c) => c.id));
+  const queues = o.consumers.map((c) => new ConsumerQueue(c, o.root, o.deadLetterDir, checkpoints, o.log));
   const pacer = new PollPacer(o.idleMs ?? 10, o.maxIdleMs ?? 1000);
   const wake = () => pacer.wake();
   invocationEndListeners.add(wake);
-  pacer.wake(); // start-up: whatever the stack does first is read at once
 
   let stopped = false;
   const known = new Set<string>();
@@ -188,28 +176,82 @@ export async function startStreamPoller(o: StreamPollerOptions): Promise<StreamP
   /** Last sequence number handed to the consumers, per shard: a lost iterator resumes right after it. */
   const lastSeq = new Map<string, string>();
 
-  const discover = async (initial: boolean) => {
-    let start: string | undefined;
-    do {
-      const out = await streams.send(new DescribeStreamCommand({ StreamArn: streamArn, ExclusiveStartShardId: start }));
-      for (const shard of out.StreamDescription?.Shards ?? []) {
-        const id = shard.ShardId;
-        if (!id || known.has(id)) continue;
-        known.add(id);
-        const closed = Boolean(shard.SequenceNumberRange?.EndingSequenceNumber);
-        // At start-up only new events matter; a shard that appears later is read from its beginning.
-        if (initial && closed) continue;
-        const it = await streams.send(
-          new GetShardIteratorCommand({ StreamArn: streamArn, ShardId: id, ShardIteratorType: initial ? 'LATEST' : 'TRIM_HORIZON' }),
-        );
-        if (it.ShardIterator) iterators.set(id, it.ShardIterator);
-      }
-      start = out.StreamDescription?.LastEvaluatedShardId;
-    } while (start);
+  /** Starts reading a shard at `start` (a checkpoint the stream has trimmed meanwhile: its oldest record). */
+  const open = async (id: string, start: ShardStart) => {
+    if (start.type === 'AFTER_SEQUENCE_NUMBER') lastSeq.set(id, start.seq);
+    const it = await streams
+      .send(new GetShardIteratorCommand({ StreamArn: streamArn, ShardId: id, ...iteratorOf(start) }))
+      .catch((err) => (start.type === 'AFTER_SEQUENCE_NUMBER' && refusalStatus(err) === 400 ? undefined : Promise.reject(err)));
+    const fallback = it ?? (await streams.send(new GetShardIteratorCommand({ StreamArn: streamArn, ShardId: id, ShardIteratorType: 'TRIM_HORIZON' })));
+    if (fallback.ShardIterator) iterators.set(id, fallback.ShardIterator);
   };
 
-  await discover(true);
+  /**
+   * A very first start on a data folder (which may hold a table from before checkpoints were kept): what is in
+   * the stream already is no one's to handle. Each consumer's checkpoint is set at the shard's last record, read
+   * through once, and reading goes on from there: a restart before any new record is handled resumes there too.
+   */
+  const skipToEnd = async (id: string, end: string | undefined) => {
+    if (end) return checkpoints.seed(id, end);
+    let it = (await streams.send(new GetShardIteratorCommand({ StreamArn: streamArn, ShardId: id, ShardIteratorType: 'TRIM_HORIZON' }))).ShardIterator;
+    let last: string | undefined;
+    while (it) {
+      const out = await streams.send(new GetRecordsCommand({ ShardIterator: it, Limit: 1000 }));
+      const records = out.Records ?? [];
+      if (records.length) last = records[records.length - 1].dynamodb?.SequenceNumber;
+      if (records.length === 0 || !out.NextShardIterator) break;
+      it = out.NextShardIterator;
+    }
+    if (last) {
+      checkpoints.seed(id, last);
+      lastSeq.set(id, last);
+    }
+    if (it) iterators.set(id, it);
+  };
+
+  /**
+   * Finds shards not read yet. A child shard waits until its parent is read to its end, so that records of one
+   * item keep their order. At start-up a shard is read from where the consumers stopped (startOf).
+   */
+  const discover = async (initial: boolean) => {
+    const shards: Shard[] = [];
+    let from: string | undefined;
+    do {
+      const out = await streams.send(new DescribeStreamCommand({ StreamArn: streamArn, ExclusiveStartShardId: from }));
+      shards.push(...(out.StreamDescription?.Shards ?? []));
+      from = out.StreamDescription?.LastEvaluatedShardId;
+    } while (from);
+    if (initial) checkpoints.prune(new Set(shards.map((s) => s.ShardId as string)));
+    for (const shard of shards) {
+      const id = shard.ShardId as string;
+      if (known.has(id) || (shard.ParentShardId && iterators.has(shard.ParentShardId))) continue;
+      known.add(id);
+      const end = shard.SequenceNumberRange?.EndingSequenceNumber;
+      if (initial && !checkpoints.resumed) {
+        await skipToEnd(id, end);
+        continue;
+      }
+      const start = initial ? checkpoints.startOf(id) : { type: 'TRIM_HORIZON' as const };
+      // A closed shard matters at start-up only if records after the consumers' positions are left in it.
+      if (end && start.type === 'AFTER_SEQUENCE_NUMBER' && !seqAfter(end, start.seq)) continue;
+      await open(id, start);
+    }
+  };
+
+  const begin = async () => {
+    await discover(true);
+    o.log(`stream poller: ${checkpoints.resumed ? 'resumed where the consumers stopped' : 'reading new records'} (${iterators.size} shard${iterators.size === 1 ? '' : 's'})`);
+    pacer.wake(); // start-up: whatever the stack does first is read at once
+  };
+  // A very first start's positions are taken before this returns: what the caller writes next is read.
+  const hold = checkpoints.resumed ? o.holdBacklog : undefined;
+  if (!hold) await begin();
   const loop = (async () => {
+    if (hold) {
+      await hold(() => stopped).catch((err) => o.log(`stream poller: ${(err as Error).message}; reading on`));
+      if (stopped) return;
+      await begin();
+    }
     let sinceDiscover = 0;
     while (!stopped) {
       let got = 0;
@@ -219,9 +261,12 @@ export async function startStreamPoller(o: StreamPollerOptions): Promise<StreamP
           const records = (out.Records ?? []).map((r) => toLambdaRecord(r, streamArn, o.region));
           got += records.length;
           if (records.length) lastSeq.set(shardId, records[records.length - 1].dynamodb?.SequenceNumber as string);
-          for (const q of queues) q.offer(records);
+          for (const q of queues) q.offer(records, shardId);
           if (out.NextShardIterator) iterators.set(shardId, out.NextShardIterator);
-          else iterators.delete(shardId); // the shard closed: its children are found by discover()
+          else {
+            iterators.delete(shardId); // the shard closed: its children are found by discover(), now
+            sinceDiscover = 100;
+          }
         } catch (err) {
           if (stopped) return;
           o.log(`stream poller: ${(err as Error).name}: ${(err as Error).message}; resuming the shard`);

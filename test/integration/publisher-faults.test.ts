@@ -63,6 +63,7 @@ beforeAll(async () => {
     root: ROOT,
     consumers: [PUBLISHER],
     deadLetterDir,
+    checkpointFile: join(deadLetterDir, 'stream-checkpoints.json'),
     log: (line) => void pollerLog.push(line),
   });
 });

@@ -10,7 +10,7 @@ import { startMoto, type Moto } from './moto-server';
 import { startRecorder, type Call, type Recorder } from './recorder';
 import { createUser, putPolicy, type Keys } from './iam';
 import { createStack, motoPolicy, synthTemplate, REGION, type MotoStack } from './template';
-import { matchesFilter, toLambdaRecord } from '../../lib/local/stream-poller';
+import { matchesFilter, toLambdaRecord } from '../../lib/local/stream-records';
 import { httpApiEvent } from '../../lib/local/http-gateway';
 import { wsApiEvent } from '../../lib/local/ws-gateway';
 import type { FunctionDef, RouteDef } from '../../lib/routes';

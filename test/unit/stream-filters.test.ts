@@ -1,5 +1,5 @@
 // The event filters of the stream consumers (the same patterns CDK gives Lambda), as the local poller applies them.
-import { matchesFilter } from '../../lib/local/stream-poller';
+import { matchesFilter } from '../../lib/local/stream-records';
 import { PUBLISHER, WEBHOOK_DISPATCHER } from '../../lib/consumers';
 
 const record = (eventName: string, image: Record<string, unknown>) => ({ eventName, dynamodb: { NewImage: image } });
