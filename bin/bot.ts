@@ -165,8 +165,8 @@ async function main(): Promise<void> {
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   if (flags.aws) {
     if (!process.env.TABLE_NAME) throw new UsageError('--aws needs TABLE_NAME (the stack output TableName)');
-    // A deployed stage's webhooks never go to loopback: the local stack's setting cannot reach one from here.
-    if (/^(on|true|1)$/i.test(process.env.WEBHOOK_ALLOW_LOOPBACK ?? '')) throw new UsageError('WEBHOOK_ALLOW_LOOPBACK is for the local stack only: unset it to use --aws');
+    // A deployed stage's webhooks never go to loopback: the local stack's setting does not apply here.
+    process.env.WEBHOOK_ALLOW_LOOPBACK = 'off';
     // Credentials and region come from the SDK's default chain (environment, AWS_PROFILE and its SSO or role, ...).
   } else {
     applyLocalEnv(localSettings());

@@ -85,7 +85,7 @@ export function specialAddressKind(address: string): string | undefined {
 export function addressProblem(address: string, allowLoopback: boolean): string | undefined {
   const kind = specialAddressKind(address);
   if (!kind || (kind === 'loopback' && allowLoopback)) return undefined;
-  return `${address} is ${/^[aeiou]/.test(kind) ? 'an' : 'a'} ${kind} address`;
+  return `${address} is ${kind === 'unspecified' ? 'an' : 'a'} ${kind} address`;
 }
 
 /** The URL's host as an address or a name: brackets and a trailing dot dropped, lower case. */
