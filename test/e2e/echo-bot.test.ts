@@ -80,7 +80,10 @@ test('under 503s, 429s, lost replies and resets the echo bot retries with the sa
   const { bot: hooked } = await updateBot(bot.id, { webhook_url: `http://127.0.0.1:${port}/webhook` });
   const lines: string[] = [];
   const echo = await startEchoBot({ port, apiUrl: proxy.url, secretKey, webhookSecret: hooked.webhook_secret as string, thinkMs: 0, streamStepMs: 0, log: (l) => lines.push(l) });
-  closers.push(() => echo.close());
+  closers.push(() => {
+    echo.closeAllConnections(); // the stack's deliverer keeps its connection alive
+    echo.close();
+  });
 
   const sent = await call('POST', `/api/client/chats/${chatId}/messages`, { token, json: { content: 'hello reliable world' } });
   expect(sent.status).toBe(201);
