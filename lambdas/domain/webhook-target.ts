@@ -174,36 +174,36 @@ export function postWebhook(raw: string, headers: Record<string, string>, body: 
   const url = new URL(raw);
   const secure = url.protocol === 'https:';
   return new Promise((resolve) => {
-    let timedOut = false;
-    const req = (secure ? httpsRequest : httpRequest)(url, {
+    let req: ReturnType<typeof httpRequest> | undefined = undefined;
+    // Settled once, by whichever comes first: the whole response, an error of the request or of the response, or the timer.
+    const settle = (r: PostResult) => {
+      clearTimeout(timer);
+      resolve(r);
+    };
+    const timer = setTimeout(() => {
+      const error = new Error(`timed out after ${timeoutMs} ms`);
+      settle({ error, timedOut: true });
+      req?.destroy(error);
+    }, timeoutMs);
+    req = (secure ? httpsRequest : httpRequest)(url, {
       method: 'POST',
       headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
       agent: secure ? agents.https : agents.http,
       lookup: guardedLookup(allowLoopback) as never,
     });
-    const timer = setTimeout(() => {
-      timedOut = true;
-      req.destroy(new Error(`timed out after ${timeoutMs} ms`));
-    }, timeoutMs);
     // A second look at the peer once connected: the lookup above decided it, this catches any path that skipped it.
     req.once('socket', (socket: Socket) => {
       socket.once('connect', () => {
         const bad = socket.remoteAddress && addressProblem(socket.remoteAddress, allowLoopback);
-        if (bad) req.destroy(new WebhookRefusedError(`connected to ${bad.replace(/ is /, ', ')}`));
+        if (bad) req?.destroy(new WebhookRefusedError(`connected to ${bad.replace(/ is /, ', ')}`));
       });
     });
     req.once('response', (res: IncomingMessage) => {
       res.resume(); // drained, so the connection can be reused
-      res.once('end', () => {
-        clearTimeout(timer);
-        resolve({ status: res.statusCode ?? 0 });
-      });
-      res.once('error', () => undefined);
+      res.once('end', () => settle({ status: res.statusCode ?? 0 }));
+      res.once('error', (error) => settle({ error }));
     });
-    req.once('error', (error) => {
-      clearTimeout(timer);
-      resolve({ error, refused: error instanceof WebhookRefusedError, timedOut });
-    });
+    req.once('error', (error) => settle({ error, refused: error instanceof WebhookRefusedError }));
     req.end(body);
   });
 }
