@@ -16,8 +16,9 @@ const USAGE = `Usage:
   npm run bot -- rotate-webhook-secret <bot_id> [--json] [--aws]
   npm run bot -- list [--json] [--aws]
 
---webhook-url prints the webhook signing secret (whsec_...); --identity-verification on prints the
-identity secret (idsec_...) your server signs external ids with; rotate-* print the new secret once.
+--webhook-url (https: to a public address; locally http://localhost too) prints the webhook signing
+secret (whsec_...); --identity-verification on prints the identity secret (idsec_...) your server signs
+external ids with; rotate-* print the new secret once.
 --retention-days keeps messages and files that many days (1-3650; off: for ever); an update with it prints
 the retention_task_id that re-dates what is stored (GET /api/bot/tasks/{task_id} follows it); setting the same
 value again re-dates again (a failed task is done over).
