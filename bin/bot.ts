@@ -16,8 +16,9 @@ const USAGE = `Usage:
   npm run bot -- rotate-webhook-secret <bot_id> [--json] [--aws]
   npm run bot -- list [--json] [--aws]
 
---webhook-url prints the webhook signing secret (whsec_...); --identity-verification on prints the
-identity secret (idsec_...) your server signs external ids with; rotate-* print the new secret once.
+--webhook-url (https: to a public address; locally http://localhost too) prints the webhook signing
+secret (whsec_...); --identity-verification on prints the identity secret (idsec_...) your server signs
+external ids with; rotate-* print the new secret once.
 --retention-days keeps messages and files that many days (1-3650; off: for ever); an update with it prints
 the retention_task_id that re-dates what is stored (GET /api/bot/tasks/{task_id} follows it); setting the same
 value again re-dates again (a failed task is done over).
@@ -165,6 +166,8 @@ async function main(): Promise<void> {
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   if (flags.aws) {
     if (!process.env.TABLE_NAME) throw new UsageError('--aws needs TABLE_NAME (the stack output TableName)');
+    // A deployed stage's webhooks never go to loopback: the local stack's setting does not apply here.
+    process.env.WEBHOOK_ALLOW_LOOPBACK = 'off';
     // Credentials and region come from the SDK's default chain (environment, AWS_PROFILE and its SSO or role, ...).
   } else {
     applyLocalEnv(localSettings());
@@ -228,6 +231,9 @@ main().catch((err: Error & { code?: string; name?: string }) => {
     console.error(`The table ${process.env.TABLE_NAME} does not exist${flags.aws ? '' : ' yet: start the local stack once with `npm start`'}.`);
   } else if (err.name === 'NotFoundError') {
     console.error(err.message);
+  } else if (err.name === 'InvalidInputError') {
+    console.error(err.message); // e.g. a webhook URL the address rule refuses, naming the rule
+    process.exit(2);
   } else {
     console.error(`bot: ${err.message}`);
   }

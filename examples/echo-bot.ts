@@ -1,7 +1,9 @@
 // An example bot that uses only the public surface: it receives signed webhooks for user messages (and logs
 // what it would e-mail for an unread reminder) and
 // answers through the Bot API the way a bot backed by a language model does: it shows it is typing, then
-// posts the start of its answer and streams the rest in by editing that message. `npm start` runs it for the demo bot; run it alone against any stack with
+// posts the start of its answer and streams the rest in by editing that message. Every write is retried on 429,
+// 503 and network errors with the same idempotency key (botApiCall), so a reply is never lost or doubled.
+// `npm start` runs it for the demo bot; run it alone against any stack with
 //   API_URL=https://... BOT_SECRET_KEY=sk_... WEBHOOK_SECRET=whsec_... PORT=3002 npx tsx examples/echo-bot.ts
 // and set the bot's webhook to http(s)://<where this runs>/webhook.
 import { createServer, type Server } from 'node:http';
@@ -71,29 +73,86 @@ export function streamSteps(reply: string, steps = 4): string[] {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** How hard a Bot API write is tried: attempts in all, the first backoff, the longest wait between two. */
+export interface RetryPolicy {
+  attempts: number;
+  baseMs: number;
+  maxWaitMs: number;
+}
+export const RETRY: RetryPolicy = { attempts: 8, baseMs: 500, maxWaitMs: 30_000 };
+
+/** Retry-After in ms (seconds or an HTTP date), or undefined when absent or unreadable. */
+function retryAfterMs(header: string | null): number | undefined {
+  if (header === null) return undefined;
+  const ms = /^\d+$/.test(header.trim()) ? Number(header) * 1000 : Date.parse(header) - Date.now();
+  return Number.isFinite(ms) ? Math.max(0, ms) : undefined;
+}
+
+/**
+ * One Bot API call, retried until it lands: a 429 or 503 after its Retry-After (a doubling backoff with jitter
+ * when absent), and a network error (refused, reset, no answer within 10 s) after the backoff; any other status
+ * is final. Every attempt sends the same body and the same Idempotency-Key, so a write whose reply was lost is
+ * not applied twice: the retry gets the first attempt's result.
+ */
+export async function botApiCall(
+  api: { apiUrl: string; secretKey: string },
+  method: string,
+  path: string,
+  body: unknown,
+  idempotencyKey?: string,
+  policy: RetryPolicy = RETRY,
+): Promise<{ status: number; body: { id?: string; error?: string } }> {
+  const headers: Record<string, string> = { authorization: `Bearer ${api.secretKey}`, 'content-type': 'application/json' };
+  if (idempotencyKey) headers['idempotency-key'] = idempotencyKey;
+  for (let attempt = 1; ; attempt++) {
+    const backoff = Math.min(policy.maxWaitMs, policy.baseMs * 2 ** (attempt - 1)) * (0.5 + Math.random() / 2);
+    let wait: number;
+    try {
+      const res = await fetch(`${api.apiUrl}/api/bot${path}`, { method, headers, body: JSON.stringify(body), signal: AbortSignal.timeout(10_000) });
+      const text = await res.text();
+      if ((res.status !== 429 && res.status !== 503) || attempt >= policy.attempts) {
+        let parsed: { id?: string; error?: string };
+        try {
+          parsed = JSON.parse(text);
+        } catch {
+          parsed = { error: text };
+        }
+        return { status: res.status, body: parsed };
+      }
+      wait = retryAfterMs(res.headers.get('retry-after')) ?? backoff;
+    } catch (err) {
+      // No whole answer: the write may or may not have landed; the same key on the retry settles which.
+      if (attempt >= policy.attempts) throw err;
+      wait = backoff;
+    }
+    await sleep(Math.min(wait, policy.maxWaitMs));
+  }
+}
+
 export async function startEchoBot(o: EchoBotOptions): Promise<Server> {
   const log = o.log ?? ((line: string) => console.log(`[echo-bot] ${line}`));
   const seen = new Set<string>(); // webhooks are at least once: answer each message once
-  const botApi = async (method: string, path: string, body: unknown, expected: number) => {
-    const res = await fetch(`${o.apiUrl}/api/bot${path}`, {
-      method,
-      headers: { authorization: `Bearer ${o.secretKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    });
-    const reply = (await res.json()) as { id?: string; error?: string };
-    if (res.status !== expected) throw new Error(`${method} ${path}: ${res.status} ${reply.error ?? ''}`);
-    return reply;
+  const botApi = async (method: string, path: string, body: unknown, expected: number[], key?: string) => {
+    const reply = await botApiCall(o, method, path, body, key);
+    if (!expected.includes(reply.status)) throw new Error(`${method} ${path}: ${reply.status} ${reply.body.error ?? ''}`);
+    return reply.body;
   };
   const answer = async (event: WebhookEvent) => {
     const chat = `/chats/${event.chat.id}`;
-    await botApi('POST', `${chat}/typing`, { sender: 'bot' }, 200);
+    // Typing has no key, but a repeat is harmless (one publication per 2 s at most): retried like the rest, and
+    // its failure never costs the reply.
+    await botApi('POST', `${chat}/typing`, { sender: 'bot' }, [200]).catch((err) => log(`typing not shown: ${(err as Error).message}`));
     await sleep(o.thinkMs ?? 600);
     const [first, ...rest] = streamSteps(replyTo(event.message));
-    const message = await botApi('POST', `${chat}/messages`, { content: first, content_type: 'text' }, 201);
+    // The key is made from the user's message: a retry, or this webhook delivered again, finds the same reply
+    // (200) instead of sending a second.
+    const message = await botApi('POST', `${chat}/messages`, { content: first, content_type: 'text' }, [200, 201], `echo-reply-${event.message.id}`);
     // Each edit carries its number: were two to arrive out of order, the older would be refused, not applied.
+    // The number is also the edit's idempotency key: the same edit sent again (its reply lost) answers 200.
     for (const [i, content] of rest.entries()) {
       await sleep(o.streamStepMs ?? 250);
-      await botApi('PATCH', `${chat}/messages/${message.id}`, { content, version: i + 1 }, 200);
+      const edited = await botApi('PATCH', `${chat}/messages/${message.id}`, { content, version: i + 1 }, [200, 409]);
+      if (edited.error) return; // 409: a newer edit is applied already (this reply was streamed before)
     }
   };
   const server = createServer(async (req, res) => {

@@ -218,7 +218,7 @@ export interface paths {
         head?: never;
         /**
          * Edit a message of the bot side (a streamed answer)
-         * @description An edit numbered (`version`) at or below the last one applied is a 409 and writes nothing. A user's message is a 403; a message past the bot's retention (its `retention_days` setting) is a 404.
+         * @description An edit numbered (`version`) at or below the last one applied is a 409 and writes nothing, except the last one applied sent again (same `version` and `content`, a retry whose reply was lost), which is a 200 with the message as it is and writes nothing. A user's message is a 403; a message past the bot's retention (its `retention_days` setting) is a 404.
          */
         patch: operations["botEditMessage"];
         trace?: never;

@@ -1,5 +1,6 @@
 // Webhook queue (SQS) → one signed POST per job (a user message's event, or a due unread reminder). A failure is
 // queued again with a growing delay; after the last retry the job goes to the dead-letter queue and is logged.
+// A delivery the address rule refuses (a private or loopback address) goes there at once, never retried.
 // Jobs run in parallel, so one bot's failing receiver never delays another bot's events.
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
@@ -41,6 +42,12 @@ async function handle(job: Job, token: string): Promise<void> {
   if (!built) return;
   const result = await deliver(bot.webhook_url, bot.webhook_secret, built.id, built.event);
   if (result.ok) return;
+  if (result.refused) {
+    // The address rule (domain/webhook-target.ts) refused it: nothing was sent, and a retry would be refused too.
+    log('error', 'webhook refused by the address rule; sent to the dead-letter queue without retries', { ...jobFields(job), reason: result.reason });
+    await sendToQueue(config().webhookDlqUrl ?? requireEnv('WEBHOOK_DLQ_URL'), { ...built.retry, reason: result.reason, url: bot.webhook_url });
+    return;
+  }
   const delays = config().webhookRetryDelays;
   if (job.attempt < delays.length) {
     log('info', 'webhook failed; retrying later', { ...jobFields(job), reason: result.reason, retry_in_s: delays[job.attempt] });

@@ -8,6 +8,7 @@ import { keys } from './keys';
 import { TtlCache } from '../shared/cache';
 import { newUuid } from '../shared/ids';
 import { checkRetention } from './retention';
+import { checkWebhookUrl } from './webhook-target';
 
 export interface Widget {
   primary_color: string;
@@ -234,6 +235,7 @@ export interface Rotation {
 export async function updateBot(botId: string, settings: BotSettings, rotate: Rotation = {}): Promise<{ bot: Bot; secretKey?: string }> {
   checkReminder(settings.unread_reminder_seconds);
   checkRetention(settings.retention_days);
+  if (typeof settings.webhook_url === 'string') await checkWebhookUrl(settings.webhook_url, config().webhookAllowLoopback);
   const current = await readBot(botId);
   if (!current) throw new NotFoundError(`Bot ${botId} not found`);
   const secretKey = rotate.secretKey ? newSecretKey(botId) : undefined;

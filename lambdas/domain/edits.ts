@@ -16,7 +16,8 @@ export interface Edit {
 /**
  * The bot side edits one of its own messages (a streamed answer: many edits a second) in one UpdateItem.
  * Edits apply in order: `edited_at` only moves forward (so a client keeps the copy with the latest), and
- * with `version` an edit older than the last one applied is refused (409) rather than written over it. The
+ * with `version` an edit older than the last one applied is refused (409) rather than written over it, and the
+ * last one repeated (same version and content) answers 200 with the message, writing nothing: a safe retry. The
  * stream record of the update is the publication. A refused edit writes nothing; a message the bot's retention
  * no longer keeps is not found.
  */
@@ -58,6 +59,8 @@ export async function editMessage(owner: ChatOwner, chatId: string, messageId: s
     if (!item || item.entity !== 'message' || !isRetained(item, w)) throw new NotFoundError('Message not found');
     if (item.sender_type !== 'outcoming') throw new ForbiddenError("Only the bot's or an operator's messages can be edited");
     if (edit.version !== undefined && typeof item.edit_version === 'number' && item.edit_version >= edit.version) {
+      // The same edit again (a retry whose first reply was lost): applied already, so answered as it was then.
+      if (item.edit_version === edit.version && item.content === edit.content) return toMessage(item as MessageItem);
       throw new ConflictError(`A newer edit of this message is applied already (version ${item.edit_version})`);
     }
     if (attempt >= 3) throw new ConflictError('The message is being edited concurrently; retry');

@@ -7,6 +7,7 @@ import { keys } from './keys';
 import { toChat } from './chats';
 import { retainedUnread, retentionWindow, type Retained } from './retention';
 import { toMessage, type MessageItem } from './messages';
+import { postWebhook } from './webhook-target';
 
 /** What the dispatcher queues for a user message: enough to build the event later, without reading anything now. */
 export interface WebhookJob {
@@ -92,30 +93,25 @@ export async function buildWebhookEvent(job: WebhookJob, bot: Retained = {}): Pr
   };
 }
 
-export type DeliveryResult = { ok: true; status: number } | { ok: false; reason: string };
+export type DeliveryResult = { ok: true; status: number } | { ok: false; reason: string; refused?: boolean };
 
-/** One POST with a short timeout; only a 2xx counts as delivered. */
+/**
+ * One POST with a short timeout, under the address rule (domain/webhook-target.ts); only a 2xx counts as
+ * delivered. `refused`: the rule stopped it before any byte was sent, so a retry cannot help.
+ */
 export async function deliver(url: string, secret: string, eventId: string, event: { event: string }): Promise<DeliveryResult> {
   const body = JSON.stringify(event);
   const timestamp = String(Math.floor(Date.now() / 1000));
-  try {
-    const res = await fetch(url, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        'user-agent': 'nexus-webhooks/1',
-        'x-webhook-id': eventId,
-        'x-webhook-timestamp': timestamp,
-        'x-webhook-signature': signWebhook(secret, timestamp, body),
-      },
-      body,
-      redirect: 'manual',
-      signal: AbortSignal.timeout(config().webhookTimeoutMs),
-    });
-    await res.arrayBuffer().catch(() => undefined); // drain, so the connection can be reused
-    return res.ok ? { ok: true, status: res.status } : { ok: false, reason: `HTTP ${res.status}` };
-  } catch (err) {
-    const e = err as Error & { cause?: { code?: string } };
-    return { ok: false, reason: e.name === 'TimeoutError' ? `timed out after ${config().webhookTimeoutMs} ms` : (e.cause?.code ?? e.message) };
-  }
+  const headers = {
+    'content-type': 'application/json',
+    'user-agent': 'nexus-webhooks/1',
+    'x-webhook-id': eventId,
+    'x-webhook-timestamp': timestamp,
+    'x-webhook-signature': signWebhook(secret, timestamp, body),
+  };
+  const { webhookTimeoutMs, webhookAllowLoopback } = config();
+  const r = await postWebhook(url, headers, body, webhookTimeoutMs, webhookAllowLoopback);
+  if ('status' in r) return r.status >= 200 && r.status < 300 ? { ok: true, status: r.status } : { ok: false, reason: `HTTP ${r.status}` };
+  if (r.refused) return { ok: false, reason: r.error.message, refused: true };
+  return { ok: false, reason: r.timedOut ? r.error.message : ((r.error as NodeJS.ErrnoException).code ?? r.error.message) };
 }

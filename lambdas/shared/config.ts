@@ -44,6 +44,18 @@ function delaysEnv(name: string, fallback: number[]): number[] {
   return list;
 }
 
+/**
+ * WEBHOOK_ALLOW_LOOPBACK (local stack only): webhooks may go to http(s)://localhost and 127.0.0.1 (loopback only;
+ * private ranges stay refused). A function on Lambda refuses to start with it, so no deployed stage can turn it on.
+ */
+function webhookAllowLoopback(): boolean {
+  const raw = (process.env.WEBHOOK_ALLOW_LOOPBACK ?? '').toLowerCase();
+  if (!['', 'on', 'off', 'true', 'false', '1', '0'].includes(raw)) throw new Error(`WEBHOOK_ALLOW_LOOPBACK must be on or off, got "${raw}"`);
+  const on = ['on', 'true', '1'].includes(raw);
+  if (on && process.env.AWS_LAMBDA_FUNCTION_NAME) throw new Error('WEBHOOK_ALLOW_LOOPBACK is for the local stack only; a deployed function refuses it');
+  return on;
+}
+
 export interface Config {
   tableName: string;
   /** Required by the handlers that touch files; the bot CLI runs without it. */
@@ -71,6 +83,8 @@ export interface Config {
   /** Set locally (the local SQS stand-in); absent on AWS. */
   sqsEndpoint?: string;
   webhookTimeoutMs: number;
+  /** Webhooks may go to loopback (http or https): the local stack's setting, refused on Lambda. */
+  webhookAllowLoopback: boolean;
   /** How long one attempt of an AWS call may take before it is retried or, after the last, given up (503). */
   awsRequestTimeoutMs: number;
   /** How long a fetched JWT signing secret is used before Secrets Manager is asked again (rotation). */
@@ -122,6 +136,7 @@ export function config(): Config {
     webhookDlqUrl: process.env.WEBHOOK_DLQ_URL || undefined,
     sqsEndpoint: process.env.SQS_ENDPOINT || undefined,
     webhookTimeoutMs: intEnv('WEBHOOK_TIMEOUT_MS', 5000),
+    webhookAllowLoopback: webhookAllowLoopback(),
     awsRequestTimeoutMs: intEnv('AWS_REQUEST_TIMEOUT_MS', 2000),
     jwtSecretMaxAgeSeconds: intEnv('JWT_SECRET_MAX_AGE_SECONDS', 300),
     webhookRetryDelays: delaysEnv('WEBHOOK_RETRY_DELAYS', [10, 60, 300, 900, 900]),

@@ -20,6 +20,8 @@ export interface LocalSettings {
   s3Port: number;
   tableName: string;
   bucketName: string;
+  /** Webhooks may go to localhost and 127.0.0.1 (WEBHOOK_ALLOW_LOOPBACK, on by default here; refused on Lambda). */
+  webhookAllowLoopback: boolean;
   /** How often expired items are deleted (DynamoDB Local keeps them; AWS's TTL deletes them). */
   ttlSweepMs: number;
   /**
@@ -76,6 +78,7 @@ export function localSettings(): LocalSettings {
     s3Port: port('S3_PORT', 4569),
     tableName: process.env.TABLE_NAME || 'chat-local',
     bucketName: process.env.BUCKET_NAME || 'chat-files-local',
+    webhookAllowLoopback: onOff('WEBHOOK_ALLOW_LOOPBACK'),
     ttlSweepMs: ms('LOCAL_TTL_SWEEP_MS', 60_000, 100),
     streamResumeWaitMs: ms('LOCAL_STREAM_RESUME_WAIT_MS', 10_000, 0),
   };
@@ -99,6 +102,8 @@ export function applyLocalEnv(s: LocalSettings): void {
     WEBHOOK_QUEUE_URL: queueUrl(s, 'webhooks'),
     WEBHOOK_DLQ_URL: queueUrl(s, 'webhooks_dlq'),
     TASK_QUEUE_URL: queueUrl(s, 'tasks'),
+    // The echo bot and the tests' receivers listen on loopback; private ranges stay refused all the same.
+    WEBHOOK_ALLOW_LOOPBACK: s.webhookAllowLoopback ? 'on' : 'off',
     AWS_REGION: process.env.AWS_REGION || 'us-east-1',
     // The S3 emulator verifies signatures with its fixed key; DynamoDB Local accepts any.
     AWS_ACCESS_KEY_ID: 'S3RVER',

@@ -109,6 +109,8 @@ function stopOrphans(dataDir: string, log: (line: string) => void): void {
 }
 
 export async function startLocalStack(s: LocalSettings, log: (line: string) => void): Promise<RunningStack> {
+  // The echo bot listens on loopback, where webhooks go only with the setting on.
+  if (s.echoBot && !s.webhookAllowLoopback) throw new Error('ECHO_BOT needs WEBHOOK_ALLOW_LOOPBACK on (its webhook is on localhost): turn one off or the other on');
   if (existsSync(s.dataDir)) stopOrphans(s.dataDir, log);
   await assertPortFree(s.host, s.port, 'PORT');
   await assertPortFree(s.host, s.dynamodbPort, 'DYNAMODB_PORT');

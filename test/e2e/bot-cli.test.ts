@@ -53,6 +53,29 @@ test('create --json prints one object with client and secret keys; the bot serve
   expect(session.body.widget).toEqual(created.widget);
 });
 
+test('the CLI refuses a webhook URL to a private or metadata address, naming the rule, and writes nothing', async () => {
+  const created = JSON.parse(bot(['create', '--name', 'hooked', '--json']).out);
+  const off = { WEBHOOK_ALLOW_LOOPBACK: 'off' };
+  for (const [url, why] of [
+    ['http://169.254.169.254/latest/meta-data/', '169.254.169.254 is a link-local (cloud metadata) address'],
+    ['http://10.0.0.1/', '10.0.0.1 is a private address'],
+    ['http://[fd00:ec2::254]/', 'fd00:ec2::254 is a unique-local address'],
+    ['http://0x7f000001/', '127.0.0.1 is a loopback address'],
+    ['http://localhost:3002/webhook', 'localhost is a loopback address'],
+    ['http://hooks.example/in', 'http: is not https:'],
+  ]) {
+    const r = bot(['update', created.bot_id, '--webhook-url', url, '--json'], off);
+    expect({ url, code: r.code, err: r.err.trim() }).toEqual({ url, code: 2, err: `webhook_url refused: a webhook URL must be https: and reach only public addresses (${why})` });
+  }
+  const listed = JSON.parse(bot(['list', '--json']).out).bots.find((b: any) => b.bot_id === created.bot_id);
+  expect(listed.webhook_url).toBeNull();
+  // With --aws (a deployed stage) the local setting does not apply, even when the environment has it on.
+  const aws = bot(['update', created.bot_id, '--webhook-url', 'http://localhost/', '--aws'], { TABLE_NAME: process.env.TABLE_NAME as string, WEBHOOK_ALLOW_LOOPBACK: 'on' });
+  expect([aws.code, aws.err.trim()]).toEqual([2, 'webhook_url refused: a webhook URL must be https: and reach only public addresses (localhost is a loopback address)']);
+  // Locally the setting (on by default) lets the echo bot's kind of URL through.
+  expect(JSON.parse(bot(['update', created.bot_id, '--webhook-url', 'http://localhost:3002/webhook', '--json']).out).webhook_url).toBe('http://localhost:3002/webhook');
+});
+
 test('update switches settings; list shows the bot; the secret is never shown again', async () => {
   const created = JSON.parse(bot(['create', '--name', 'to update', '--json']).out);
   const updated = bot(['update', created.bot_id, '--enabled', 'false', '--allowed-origin', 'http://localhost:5173', '--attachments', 'false', '--json']);

@@ -106,3 +106,10 @@ describe('settings (lib/stack-config.ts)', () => {
     expect(refused.corsOrigins).toMatch(/corsOrigins: "shop.example" is not \* or an origin/);
   });
 });
+
+test("no stage sets WEBHOOK_ALLOW_LOOPBACK: the local stack's setting never reaches a deployed function", async () => {
+  const tuned = Template.fromJSON(await shape('EverySetting'));
+  const fns = [template, tuned].flatMap((t) => Object.values(t.findResources('AWS::Lambda::Function')));
+  expect(fns.length).toBeGreaterThan(10);
+  expect(fns.filter((f) => 'WEBHOOK_ALLOW_LOOPBACK' in (f.Properties.Environment?.Variables ?? {}))).toEqual([]);
+});

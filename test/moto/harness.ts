@@ -135,6 +135,8 @@ export class Harness {
       ERASE_DELAY_SECONDS: '0',
       BOT_CACHE_TTL_MS: '0',
       WEBHOOK_TIMEOUT_MS: '3000',
+      // The test's webhook receiver listens on 127.0.0.1 (the stack never sets this: test/infra/stack-settings).
+      WEBHOOK_ALLOW_LOOPBACK: 'on',
       // moto is slower than AWS on a first call; the functions' bounded waits stay bounded.
       AWS_REQUEST_TIMEOUT_MS: '5000',
       // The handlers' logs (a 500 logs its error) only on request: a refused call is reported by the test
@@ -171,6 +173,8 @@ export class Harness {
       AWS_ACCESS_KEY_ID: this.keys.admin.accessKeyId,
       AWS_SECRET_ACCESS_KEY: this.keys.admin.secretAccessKey,
       DYNAMODB_ENDPOINT: e,
+      // As the bot CLI on the local stack: the webhook receiver is on 127.0.0.1.
+      WEBHOOK_ALLOW_LOOPBACK: 'on',
     };
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     return require(join(ROOT, path)) as T;

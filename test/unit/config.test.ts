@@ -2,7 +2,7 @@
 // with the variable's name (at the first config(), so a function or `npm start` fails at once, not per request).
 import { config, reloadConfig } from '../../lambdas/shared/config';
 
-const NAMES = ['TABLE_NAME', 'MAX_UPLOAD_BYTES', 'RATE_MESSAGES_PER_MINUTE'];
+const NAMES = ['TABLE_NAME', 'MAX_UPLOAD_BYTES', 'RATE_MESSAGES_PER_MINUTE', 'WEBHOOK_ALLOW_LOOPBACK', 'AWS_LAMBDA_FUNCTION_NAME'];
 const saved = Object.fromEntries(NAMES.map((k) => [k, process.env[k]]));
 afterEach(() => {
   for (const [k, v] of Object.entries(saved)) {
@@ -31,4 +31,16 @@ test('the largest direct upload: 100 MB by default, 1 byte to 5 GB as the stack 
 test('a limit that is not a whole number is refused by name; 0 turns a limit off', () => {
   expect(withEnv({ RATE_MESSAGES_PER_MINUTE: 'many' })).toThrow('Environment variable RATE_MESSAGES_PER_MINUTE must be a non-negative integer');
   expect(withEnv({ RATE_MESSAGES_PER_MINUTE: '0' })().limits.messagesPerMinute).toBe(0);
+});
+
+test('WEBHOOK_ALLOW_LOOPBACK: off unless set; a function running on Lambda refuses to start with it on', () => {
+  delete process.env.WEBHOOK_ALLOW_LOOPBACK;
+  delete process.env.AWS_LAMBDA_FUNCTION_NAME;
+  expect(withEnv({})().webhookAllowLoopback).toBe(false);
+  expect(withEnv({ WEBHOOK_ALLOW_LOOPBACK: 'on' })().webhookAllowLoopback).toBe(true);
+  expect(withEnv({ WEBHOOK_ALLOW_LOOPBACK: 'maybe' })).toThrow('WEBHOOK_ALLOW_LOOPBACK must be on or off, got "maybe"');
+  expect(withEnv({ AWS_LAMBDA_FUNCTION_NAME: 'chat-webhook-deliver', WEBHOOK_ALLOW_LOOPBACK: 'on' })).toThrow(
+    'WEBHOOK_ALLOW_LOOPBACK is for the local stack only; a deployed function refuses it',
+  );
+  expect(withEnv({ AWS_LAMBDA_FUNCTION_NAME: 'chat-webhook-deliver', WEBHOOK_ALLOW_LOOPBACK: 'off' })().webhookAllowLoopback).toBe(false);
 });
