@@ -85,6 +85,10 @@ export interface Config {
     chatsPerMinute: number;
     sessionsPerIpPerMinute: number;
     chatsPerUser: number;
+    /** Open sockets per user; past it the oldest are closed (docs/realtime.md "Limits"). */
+    socketsPerUser: number;
+    /** Commands one socket may send a minute; past it the socket is closed (docs/realtime.md "Limits"). */
+    socketCommandsPerMinute: number;
   };
   sessionTtlSeconds: number;
   fileUrlTtlSeconds: number;
@@ -130,6 +134,8 @@ export function config(): Config {
       chatsPerMinute: intEnv('RATE_CHATS_PER_MINUTE', 10),
       sessionsPerIpPerMinute: intEnv('RATE_SESSIONS_PER_IP_PER_MINUTE', 60),
       chatsPerUser: intEnv('MAX_CHATS_PER_USER', 100),
+      socketsPerUser: intEnv('MAX_SOCKETS_PER_USER', 10),
+      socketCommandsPerMinute: intEnv('RATE_SOCKET_COMMANDS_PER_MINUTE', 30),
     },
     sessionTtlSeconds: intEnv('SESSION_TTL_SECONDS', 24 * 3600),
     fileUrlTtlSeconds: intEnv('FILE_URL_TTL_SECONDS', 3600),
