@@ -216,22 +216,30 @@ export async function channelSubscribers(channel: string): Promise<string[]> {
   return (await channelSockets(channel)).map((s) => s.id);
 }
 
-/** The same, with each socket's token expiry (none for a subscription made before expiries were kept). */
+/**
+ * The same, newest subscription first (its ttl is set when it subscribes), with each socket's token expiry
+ * (none for a subscription made before expiries were kept).
+ */
 async function channelSockets(channel: string): Promise<{ id: string; exp?: number }[]> {
   const items = await queryAll({
     KeyConditionExpression: 'pk = :pk',
     ExpressionAttributeValues: { ':pk': keys.subscribers(channel) },
-    ProjectionExpression: 'connection_id, token_exp',
+    ProjectionExpression: 'connection_id, token_exp, #ttl',
+    ExpressionAttributeNames: { '#ttl': 'ttl' },
     ConsistentRead: true,
   });
+  const since = (i: Record<string, unknown>) => (typeof i.ttl === 'number' ? i.ttl : 0);
   return items
     .filter((i) => typeof i.connection_id === 'string')
+    .sort((a, b) => since(b) - since(a))
     .map((i) => ({ id: i.connection_id as string, ...(typeof i.token_exp === 'number' && { exp: i.token_exp }) }));
 }
 
 /** A Centrifuge publication frame for a channel. */
 export const publicationFrame = (channel: string, data: unknown): string =>
   JSON.stringify({ push: { channel, pub: { data } } });
+
+const LIMIT_FRAME = disconnectFrame(DISCONNECTS.connectionLimit);
 
 /**
  * Posts a publication to every subscriber of the channel in parallel. A gone socket (410) is removed and
@@ -243,12 +251,17 @@ export async function publish(channel: string, data: unknown): Promise<void> {
   const sockets = await channelSockets(channel);
   if (!sockets.length) return;
   const now = Math.floor(Date.now() / 1000);
+  // A message goes to at most MAX_SOCKETS_PER_USER sockets, the newest subscribed: more are subscribed only
+  // while connects of the same moment close the oldest (limits.ts).
+  const cap = config().limits.socketsPerUser;
   const results = await Promise.allSettled(
-    sockets.map(async ({ id, exp }) => {
+    sockets.map(async ({ id, exp }, newest) => {
       // Its token expired without a refresh: told so instead (it reconnects with a new one), and unsubscribed.
+      // Past the cap: told 3504 instead (the client stays disconnected), and unsubscribed.
       const expired = exp !== undefined && exp <= now;
-      if (!(await postToConnection(id, expired ? EXPIRED_FRAME : frame))) await removeConnection(id, owner);
-      else if (expired) await unsubscribe(id, channel);
+      const over = cap > 0 && newest >= cap;
+      if (!(await postToConnection(id, over ? LIMIT_FRAME : expired ? EXPIRED_FRAME : frame))) await removeConnection(id, owner);
+      else if (expired || over) await unsubscribe(id, channel);
     }),
   );
   const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');

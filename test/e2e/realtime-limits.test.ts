@@ -142,6 +142,27 @@ describe('per-user sockets and per-socket commands', () => {
     expect(await channelSubscribers(rt.channel)).toEqual([c.clientId()]);
   });
 
+  test('a message goes to at most MAX_SOCKETS_PER_USER sockets: past them the oldest subscribed gets 3504 instead and is unsubscribed', async () => {
+    const { session, token, chatId } = await userWithChat();
+    const rt = (session as any).realtime;
+    const c = await liveClient(rt);
+    clients.push(c);
+    let disconnected: any;
+    c.client.once('disconnected', (ctx) => (disconnected = ctx));
+    // Subscriptions newer than the client's, as sockets that connected at the same moment would leave until
+    // the last of them has closed the oldest (their sockets are gone: their posts find 410 and remove them).
+    const later = Math.floor(Date.now() / 1000) + 3 * 3600;
+    for (let i = 0; i < cap(); i++) {
+      const id = `newer-${i}-${session.user.id}`;
+      await dynamo.send(new PutCommand({ TableName: tableName(), Item: { ...keys.subscription(rt.channel, id), entity: 'subscription', connection_id: id, ttl: later } }));
+    }
+    const sent = await call('POST', `/api/client/chats/${chatId}/messages`, { token, json: { content: 'to ten sockets at most' } });
+    await until(() => disconnected !== undefined, 15_000, 'the 3504 push');
+    expect(disconnected).toMatchObject({ code: 3504, reason: 'connection limit' });
+    expect(c.publications.some((d) => d.data?.id === sent.body.id)).toBe(false);
+    await until(async () => (await channelSubscribers(rt.channel)).length === 0, 15_000, 'the channel emptied');
+  });
+
   test('a command flood gets Disconnect 3013 and the socket is closed; the frame past the budget is not run', async () => {
     const { session } = await userWithChat();
     const rt = (session as any).realtime;
