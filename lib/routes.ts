@@ -232,14 +232,19 @@ export const WS_ROUTES: WsRouteDef[] = [
     id: 'ws_default',
     routeKey: '$default',
     entry: 'lambdas/realtime/default.ts',
-    dynamodb: ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'ConditionCheckItem'],
+    // Query: the user's sockets on a connect (MAX_SOCKETS_PER_USER); UpdateItem: the bind, a refresh and the
+    // socket's command counter; DeleteItem: an unsubscribe, and the records of a socket it closes.
+    dynamodb: ['GetItem', 'Query', 'PutItem', 'UpdateItem', 'DeleteItem', 'ConditionCheckItem'],
     jwt: true,
     returnResponse: true,
+    // The Disconnect push and DeleteConnection: a socket past its command budget, or the user's oldest past the cap.
+    closeConnections: true,
   },
   {
     id: 'ws_disconnect',
     routeKey: '$disconnect',
     entry: 'lambdas/realtime/disconnect.ts',
+    // The connection, its subscription and the user's reference to it.
     dynamodb: ['DeleteItem'],
   },
 ];

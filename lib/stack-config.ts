@@ -12,6 +12,8 @@ export const LIMIT_VARIABLES = [
   'RATE_SESSIONS_PER_IP_PER_MINUTE',
   'MAX_CHATS_PER_USER',
   'MAX_UPLOAD_BYTES',
+  'MAX_SOCKETS_PER_USER',
+  'RATE_SOCKET_COMMANDS_PER_MINUTE',
 ] as const;
 export type LimitVariable = (typeof LIMIT_VARIABLES)[number];
 

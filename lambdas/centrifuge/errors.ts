@@ -14,6 +14,31 @@ export const CODES = {
   tooManyRequests: 111,
 } as const;
 
+/**
+ * Centrifuge's Disconnect codes we send (centrifugal/centrifuge disconnect.go): from 3000 to 3499 the
+ * `centrifuge` client reconnects, with backoff; from 3500 to 3999 it does not.
+ */
+export const DISCONNECTS = {
+  /** The socket's token expired without a refresh: it reconnects with a new one. */
+  tokenExpired: { code: 3005, reason: 'token expired' },
+  /** Too many commands on one socket: it reconnects after its backoff, on a new socket with a new budget. */
+  tooManyRequests: { code: 3013, reason: 'too many requests' },
+  userErased: { code: 3500, reason: 'user erased' },
+  /** One of the user's oldest sockets past MAX_SOCKETS_PER_USER: it stays closed (no tug of war between tabs). */
+  connectionLimit: { code: 3504, reason: 'connection limit' },
+} as const;
+export type Disconnect = (typeof DISCONNECTS)[keyof typeof DISCONNECTS];
+
+/** The Disconnect push frame, sent before the socket is closed (API Gateway closes with no code of ours). */
+export const disconnectFrame = (d: Disconnect): Buffer => Buffer.from(JSON.stringify({ push: { disconnect: d } }));
+
+/** Thrown by a command after which its socket is closed: the rest of the frame is not run. */
+export class DisconnectError extends Error {
+  constructor(readonly disconnect: Disconnect) {
+    super(disconnect.reason);
+  }
+}
+
 export interface ProtocolError {
   code: number;
   message: string;

@@ -8,6 +8,7 @@ import { keys } from '../domain/keys';
 import { ForbiddenError, UnauthenticatedError } from '../shared/errors';
 import type { TokenClaims, VerifiedClaims } from '../domain/tokens';
 import { channelUser, userChannel } from './channels';
+import { DISCONNECTS, disconnectFrame, type Disconnect } from './errors';
 
 /** API Gateway closes a WebSocket after 2 hours at most; records of older connections are dead. */
 export const CONNECTION_TTL_SECONDS = 2 * 3600;
@@ -20,6 +21,7 @@ const ttl = () => Math.floor(Date.now() / 1000) + CONNECTION_TTL_SECONDS;
  */
 export async function recordConnection(connectionId: string, claims: TokenClaims): Promise<void> {
   const expires = ttl();
+  const createdAt = new Date().toISOString();
   await batchWrite([
     {
       PutRequest: {
@@ -30,12 +32,13 @@ export async function recordConnection(connectionId: string, claims: TokenClaims
           user_id: claims.userId,
           bot_id: claims.botId,
           connected: false,
-          created_at: new Date().toISOString(),
+          created_at: createdAt,
           ttl: expires,
         },
       },
     },
-    { PutRequest: { Item: { ...keys.connectionRef(claims.userId, connectionId), entity: 'connection_ref', connection_id: connectionId, ttl: expires } } },
+    // Its created_at orders the user's sockets: past MAX_SOCKETS_PER_USER the oldest are closed (limits.ts).
+    { PutRequest: { Item: { ...keys.connectionRef(claims.userId, connectionId), entity: 'connection_ref', connection_id: connectionId, created_at: createdAt, ttl: expires } } },
   ]);
 }
 
@@ -152,20 +155,34 @@ export async function unsubscribe(connectionId: string, channel: string): Promis
   await dynamo.send(new DeleteCommand({ TableName: tableName(), Key: keys.subscription(channel, connectionId) }));
 }
 
-/** $disconnect, and a post that found the socket gone: forget the connection and its subscription. */
+/**
+ * $disconnect, and a post that found the socket gone: forget the connection, its subscription and the user's
+ * reference to it (a socket counts against MAX_SOCKETS_PER_USER while its reference exists).
+ */
 export async function removeConnection(connectionId: string, userId?: string): Promise<void> {
   const out = await dynamo.send(
     new DeleteCommand({ TableName: tableName(), Key: keys.connection(connectionId), ReturnValues: 'ALL_OLD' }),
   );
   const owner = userId ?? (out.Attributes?.user_id as string | undefined);
+  if (!owner) return;
   // A connection can only ever subscribe to its own user's channel, so this is its one subscription.
-  if (owner) await unsubscribe(connectionId, userChannel(owner));
+  await Promise.all([
+    unsubscribe(connectionId, userChannel(owner)),
+    dynamo.send(new DeleteCommand({ TableName: tableName(), Key: keys.connectionRef(owner, connectionId) })),
+  ]);
 }
 
-/** Centrifuge's Disconnect push; codes 3500–3999 tell the client not to reconnect. */
-const ERASED_FRAME = Buffer.from(JSON.stringify({ push: { disconnect: { code: 3500, reason: 'user erased' } } }));
-/** The socket's token expired without a refresh: the client reconnects (3000–3499), with a new token. */
-const EXPIRED_FRAME = Buffer.from(JSON.stringify({ push: { disconnect: { code: 3005, reason: 'token expired' } } }));
+/**
+ * Closes a socket with a Centrifuge Disconnect push (the client acts on its code), then forgets it. A socket
+ * already gone (410) is only forgotten.
+ */
+export async function disconnectSocket(connectionId: string, disconnect: Disconnect, userId?: string): Promise<void> {
+  if (await postToConnection(connectionId, disconnectFrame(disconnect))) await closeConnection(connectionId);
+  await removeConnection(connectionId, userId);
+}
+
+const ERASED_FRAME = disconnectFrame(DISCONNECTS.userErased);
+const EXPIRED_FRAME = disconnectFrame(DISCONNECTS.tokenExpired);
 
 /**
  * An erased user: every socket it has is closed (through its references, subscribed or not), and the records
@@ -199,22 +216,30 @@ export async function channelSubscribers(channel: string): Promise<string[]> {
   return (await channelSockets(channel)).map((s) => s.id);
 }
 
-/** The same, with each socket's token expiry (none for a subscription made before expiries were kept). */
+/**
+ * The same, newest subscription first (its ttl is set when it subscribes), with each socket's token expiry
+ * (none for a subscription made before expiries were kept).
+ */
 async function channelSockets(channel: string): Promise<{ id: string; exp?: number }[]> {
   const items = await queryAll({
     KeyConditionExpression: 'pk = :pk',
     ExpressionAttributeValues: { ':pk': keys.subscribers(channel) },
-    ProjectionExpression: 'connection_id, token_exp',
+    ProjectionExpression: 'connection_id, token_exp, #ttl',
+    ExpressionAttributeNames: { '#ttl': 'ttl' },
     ConsistentRead: true,
   });
+  const since = (i: Record<string, unknown>) => (typeof i.ttl === 'number' ? i.ttl : 0);
   return items
     .filter((i) => typeof i.connection_id === 'string')
+    .sort((a, b) => since(b) - since(a))
     .map((i) => ({ id: i.connection_id as string, ...(typeof i.token_exp === 'number' && { exp: i.token_exp }) }));
 }
 
 /** A Centrifuge publication frame for a channel. */
 export const publicationFrame = (channel: string, data: unknown): string =>
   JSON.stringify({ push: { channel, pub: { data } } });
+
+const LIMIT_FRAME = disconnectFrame(DISCONNECTS.connectionLimit);
 
 /**
  * Posts a publication to every subscriber of the channel in parallel. A gone socket (410) is removed and
@@ -226,12 +251,17 @@ export async function publish(channel: string, data: unknown): Promise<void> {
   const sockets = await channelSockets(channel);
   if (!sockets.length) return;
   const now = Math.floor(Date.now() / 1000);
+  // A message goes to at most MAX_SOCKETS_PER_USER sockets, the newest subscribed: more are subscribed only
+  // while connects of the same moment close the oldest (limits.ts).
+  const cap = config().limits.socketsPerUser;
   const results = await Promise.allSettled(
-    sockets.map(async ({ id, exp }) => {
+    sockets.map(async ({ id, exp }, newest) => {
       // Its token expired without a refresh: told so instead (it reconnects with a new one), and unsubscribed.
+      // Past the cap: told 3504 instead (the client stays disconnected), and unsubscribed.
       const expired = exp !== undefined && exp <= now;
-      if (!(await postToConnection(id, expired ? EXPIRED_FRAME : frame))) await removeConnection(id, owner);
-      else if (expired) await unsubscribe(id, channel);
+      const over = cap > 0 && newest >= cap;
+      if (!(await postToConnection(id, over ? LIMIT_FRAME : expired ? EXPIRED_FRAME : frame))) await removeConnection(id, owner);
+      else if (expired || over) await unsubscribe(id, channel);
     }),
   );
   const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');

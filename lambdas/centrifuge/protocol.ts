@@ -5,8 +5,9 @@ import { openBotOfToken } from '../domain/bots';
 import { UnauthenticatedError } from '../shared/errors';
 import { verifyToken, type VerifiedClaims } from '../domain/tokens';
 import { assertNotRevoked } from '../domain/revocation';
-import { bindConnection, refreshConnection, subscribe, unsubscribe } from './hub';
-import { CODES, protocolError } from './errors';
+import { bindConnection, disconnectSocket, refreshConnection, subscribe, unsubscribe } from './hub';
+import { CODES, DisconnectError, protocolError } from './errors';
+import { enforceSocketCap, meterCommands, userSockets } from './limits';
 
 export const SERVER_VERSION = 'nexus-1';
 /** Bounds the work one frame can cause. (API Gateway itself closes sockets sending frames over 128 KB with 1009.) */
@@ -51,7 +52,9 @@ const lease = (claims: VerifiedClaims) => ({ expires: true, ttl: Math.max(1, cla
 
 async function connect(state: FrameState, token: unknown): Promise<Reply> {
   const claims = await checkedToken(token);
-  await bindConnection(state.connectionId, claims);
+  // The user's sockets are read beside the bind: no added wait.
+  const [, sockets] = await Promise.all([bindConnection(state.connectionId, claims), userSockets(claims.userId)]);
+  await enforceSocketCap(claims.userId, state.connectionId, sockets);
   state.connected = { userId: claims.userId, exp: claims.exp };
   return { connect: { client: state.connectionId, version: SERVER_VERSION, ...lease(claims) } };
 }
@@ -85,12 +88,28 @@ async function run(state: FrameState, cmd: Command, method: string): Promise<Rep
   }
 }
 
-/** Runs every command of one frame in order and returns the reply frame ('' when nothing to say). */
+/**
+ * Runs every command of one frame in order and returns the reply frame ('' when nothing to say). A frame past
+ * the socket's command budget, or a connect past the user's socket cap, closes the socket with a Disconnect
+ * push instead (limits.ts), and nothing more of the frame runs.
+ */
 export async function handleFrame(connectionId: string, frame: string): Promise<string> {
-  if (Buffer.byteLength(frame) > MAX_FRAME_BYTES) {
+  try {
+    return await runFrame(connectionId, frame);
+  } catch (err) {
+    if (!(err instanceof DisconnectError)) throw err;
+    await disconnectSocket(connectionId, err.disconnect);
+    return '';
+  }
+}
+
+async function runFrame(connectionId: string, frame: string): Promise<string> {
+  const oversized = Buffer.byteLength(frame) > MAX_FRAME_BYTES;
+  const lines = oversized ? [] : frame.split('\n').filter((l) => l.trim() !== '');
+  await meterCommands(connectionId, Math.min(lines.length, MAX_COMMANDS_PER_FRAME));
+  if (oversized) {
     return JSON.stringify(error(undefined, CODES.badRequest, `bad request: frames are at most ${MAX_FRAME_BYTES} bytes`));
   }
-  const lines = frame.split('\n').filter((l) => l.trim() !== '');
   const replies: Reply[] = [];
   const state: FrameState = { connectionId };
   for (const [index, line] of lines.entries()) {

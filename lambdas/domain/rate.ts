@@ -5,13 +5,15 @@ import { dynamo, isConditionFailed, tableName } from '../aws/dynamo';
 import { RateLimitedError } from '../shared/errors';
 import { keys } from './keys';
 
-export type RateName = 'messages' | 'uploads' | 'chats' | 'reads' | 'sessions';
+export type RateName = 'messages' | 'uploads' | 'chats' | 'reads' | 'sessions' | 'socket_commands';
 
 export interface RateLimit {
   name: RateName;
   /** Whose budget: a user id, or an IP for sessions. */
   subject: string;
   perMinute: number;
+  /** What this use counts (one by default; a socket's frame counts its commands), at most perMinute. */
+  cost?: number;
 }
 
 const WINDOW_SECONDS = 60;
@@ -20,13 +22,15 @@ const WINDOW_SECONDS = 60;
 export function rateUpdate(limit: RateLimit, nowMs = Date.now()) {
   if (limit.perMinute <= 0) return undefined;
   const window = Math.floor(nowMs / 1000 / WINDOW_SECONDS) * WINDOW_SECONDS;
+  const cost = limit.cost ?? 1;
   return {
     TableName: tableName(),
     Key: keys.rateWindow(limit.name, limit.subject, window),
-    UpdateExpression: 'SET entity = :entity, #ttl = :ttl ADD n :one',
-    ConditionExpression: 'attribute_not_exists(n) OR n < :limit',
+    UpdateExpression: 'SET entity = :entity, #ttl = :ttl ADD n :cost',
+    // Room for this use's whole cost.
+    ConditionExpression: 'attribute_not_exists(n) OR n <= :room',
     ExpressionAttributeNames: { '#ttl': 'ttl' },
-    ExpressionAttributeValues: { ':entity': 'rate', ':ttl': window + 2 * WINDOW_SECONDS, ':one': 1, ':limit': limit.perMinute },
+    ExpressionAttributeValues: { ':entity': 'rate', ':ttl': window + 2 * WINDOW_SECONDS, ':cost': cost, ':room': limit.perMinute - cost },
   };
 }
 

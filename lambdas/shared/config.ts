@@ -101,6 +101,10 @@ export interface Config {
     readsPerMinute: number;
     sessionsPerIpPerMinute: number;
     chatsPerUser: number;
+    /** Open sockets per user; past it the oldest are closed (docs/realtime.md "Limits"). */
+    socketsPerUser: number;
+    /** Commands one socket may send a minute; past it the socket is closed (docs/realtime.md "Limits"). */
+    socketCommandsPerMinute: number;
   };
   sessionTtlSeconds: number;
   fileUrlTtlSeconds: number;
@@ -148,6 +152,8 @@ export function config(): Config {
       readsPerMinute: intEnv('RATE_READS_PER_MINUTE', 600),
       sessionsPerIpPerMinute: intEnv('RATE_SESSIONS_PER_IP_PER_MINUTE', 60),
       chatsPerUser: intEnv('MAX_CHATS_PER_USER', 100),
+      socketsPerUser: intEnv('MAX_SOCKETS_PER_USER', 10),
+      socketCommandsPerMinute: intEnv('RATE_SOCKET_COMMANDS_PER_MINUTE', 30),
     },
     sessionTtlSeconds: intEnv('SESSION_TTL_SECONDS', 24 * 3600),
     fileUrlTtlSeconds: intEnv('FILE_URL_TTL_SECONDS', 3600),

@@ -286,7 +286,8 @@ test('a token that expires without a refresh: the socket is told (disconnect 300
   await until(() => frames.some((f) => f.push?.disconnect), 15_000, 'the disconnect push');
   expect(frames.filter((f) => f.push?.disconnect)).toEqual([{ push: { disconnect: { code: 3005, reason: 'token expired' } } }]);
   expect(frames.some((f) => f.push?.pub?.data?.data?.id === sent.body.id)).toBe(false);
-  expect(await channelSubscribers(rt.channel)).toEqual([]);
+  // The publisher unsubscribes it after the push arrives: waited for, not read once.
+  await until(async () => (await channelSubscribers(rt.channel)).length === 0, 15_000, 'the expired socket unsubscribed');
   r.ws.close();
 });
 
@@ -387,7 +388,7 @@ test('a post to a gone connection removes it and is not an error; live subscribe
   await until(gone, 15_000, 'the ghost connection to be removed');
 });
 
-test('closing a socket removes its connection and subscription ($disconnect)', async () => {
+test('closing a socket removes its connection, its subscription and the user\'s reference to it ($disconnect)', async () => {
   const { session } = await userWithChat();
   const c = await live((session as any).realtime);
   const id = c.clientId();
@@ -397,4 +398,6 @@ test('closing a socket removes its connection and subscription ($disconnect)', a
   await until(async () => !(await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.subscription(channel, id), ConsistentRead: true }))).Item, 15_000, '$disconnect');
   const conn = await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.connection(id), ConsistentRead: true }));
   expect(conn.Item).toBeUndefined();
+  const ref = await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.connectionRef(session.user.id, id), ConsistentRead: true }));
+  expect(ref.Item).toBeUndefined();
 });

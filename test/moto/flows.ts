@@ -33,6 +33,14 @@ export class CoreFlows extends ApiFlows {
     const u = await this.ws('ws_default', wsEvent('$default', conn, { body: JSON.stringify({ id: 4, unsubscribe: { channel: this.ctx.user.channel } }) }));
     if (!String(u.body).includes('"unsubscribe"')) throw new Error(`unsubscribe: ${u.body}`);
     if (await this.item(`SUB#${this.ctx.user.channel}`, `CONN#${conn}`)) throw new Error('unsubscribe left the subscription');
+    // A command flood: past the socket's budget (RATE_SOCKET_COMMANDS_PER_MINUTE, 30) the Disconnect push 3013,
+    // then DeleteConnection, and the socket's records deleted.
+    const flood = Array.from({ length: 20 }, (_, i) => JSON.stringify({ id: 10 + i, presence: {} })).join('\n');
+    await this.ws('ws_default', wsEvent('$default', conn, { body: flood }));
+    const cut = await this.ws('ws_default', wsEvent('$default', conn, { body: flood }));
+    if (cut.body !== undefined) throw new Error(`a frame past the budget was answered: ${cut.body}`);
+    if (!(this.hx.rec.frames.get(conn) ?? []).some((f) => f.includes('"code":3013'))) throw new Error('no Disconnect push 3013');
+    if (await this.item(`CONN#${conn}`, 'CONN')) throw new Error('the flooding socket\'s connection was kept');
   }
 
   async ws_disconnect(): Promise<void> {
