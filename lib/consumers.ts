@@ -156,11 +156,14 @@ export const UPLOAD_COMPLETER: FunctionDef & { events: { prefix: string; eventNa
   id: 'upload_completer',
   entry: 'lambdas/storage/complete-upload.ts',
   dynamodb: ['GetItem', 'UpdateItem'],
-  s3: ['s3:GetObject', 's3:DeleteObject'],
+  // CopyObject (s3:GetObject of the upload key, s3:PutObject of its sealed copy), a ranged GET of the copy, and
+  // the deletion of the upload key (and of a copy that lost to another completion).
+  s3: ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'],
   memorySize: 256,
-  // One object per event: a read, a ranged GET, the bot's settings (cached) when it passes or the delete when it
-  // fails, the update: 4 × AWS_CALL_SECONDS at worst.
-  timeoutSeconds: 30,
+  // One object per event: a read, the copy (3 attempts of up to 60 s each: COPY_REQUEST_TIMEOUT_MS, for objects
+  // of up to 5 GB), a ranged GET, the bot's settings (cached), the update, two deletes: 180 s + 6 ×
+  // AWS_CALL_SECONDS at worst.
+  timeoutSeconds: 240,
   // Only browser POSTs: the small-file upload's own PutObject settles its file itself.
   events: { prefix: 'bots/', eventName: 'ObjectCreated:Post' },
 };

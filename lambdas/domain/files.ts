@@ -1,4 +1,5 @@
 // Files: bytes in S3 under a key naming bot and user, a record in the table, URLs presigned at read time.
+import { randomBytes } from 'node:crypto';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { batchGet, dynamo, tableName } from '../aws/dynamo';
 import { deleteObject, presignedGetUrl, putObject, type Disposition } from '../aws/s3';
@@ -13,6 +14,7 @@ export interface FileRecord {
   id: string;
   bot_id: string;
   user_id: string;
+  /** Its bytes: the key it was uploaded to, or for a checked direct upload its sealed copy (sealedKeyOf). */
   s3_key: string;
   type: FileType;
   name: string;
@@ -36,6 +38,11 @@ export const userKeyPrefix = (botId: string, userId: string): string => `${botKe
 /** Where a file's bytes live: under its bot and user, so a user's files are one prefix. */
 export const fileKeyPrefix = (botId: string, userId: string): string => `${userKeyPrefix(botId, userId)}files/`;
 export const fileKey = (botId: string, userId: string, fileId: string): string => fileKeyPrefix(botId, userId) + fileId;
+/**
+ * Where a direct upload's checked bytes live: a copy of its upload key under a key of that check alone
+ * (`<upload key>.<12 hex>`), which no presigned POST can write, so what was checked is what is served.
+ */
+export const sealedKeyOf = (uploadKey: string): string => `${uploadKey}.${randomBytes(6).toString('hex')}`;
 
 /** A file as a message stores it: uploaded ones by S3 key, linked ones (complete_files) by their own URL. */
 export interface StoredFile {
@@ -131,9 +138,15 @@ export async function getOwnedFiles(userId: string, ids: string[], w: RetentionW
   });
 }
 
-/** A file record removed (its pending upload or its retention expired, or erased): its object is deleted too. Idempotent. */
-export async function forgetFileObject(record: { s3_key?: unknown }): Promise<void> {
-  if (typeof record.s3_key === 'string') await deleteObject(record.s3_key);
+/**
+ * A file record removed (its pending upload or its expiry passed, or erased): its object is deleted too, and for
+ * a direct upload whatever its presigned POST may have written since its check. Idempotent.
+ */
+export async function forgetFileObject(record: { s3_key?: unknown; id?: unknown; bot_id?: unknown; user_id?: unknown }): Promise<void> {
+  if (typeof record.s3_key !== 'string') return;
+  await deleteObject(record.s3_key);
+  const uploadKey = typeof record.id === 'string' ? fileKey(String(record.bot_id), String(record.user_id), record.id) : record.s3_key;
+  if (record.s3_key.startsWith(`${uploadKey}.`)) await deleteObject(uploadKey);
 }
 
 export const toStoredFile = (f: FileRecord): StoredFile => ({
