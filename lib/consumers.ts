@@ -82,13 +82,16 @@ export const publisherFor = (realtime: boolean): StreamConsumerDef =>
  * The bot side's stream consumer. Webhooks, step 1: every new user message of a bot with a webhook becomes a
  * job on the webhook queue. A file's object lives as long as its record: a removed file record (a direct
  * upload that never completed, expired by TTL after 24 h, or by its bot's retention) has its object deleted.
- * And a change of a bot's retention starts the task that re-dates what the bot has stored.
+ * A message that attaches uploaded files makes them sent: kept as its bot's retention says, and given back to
+ * the user's storage quota (an unsent file's bytes go back when its record is removed). And a change of a bot's retention starts the task that re-dates what the bot has stored.
  */
 export const WEBHOOK_DISPATCHER: StreamConsumerDef = {
   id: 'webhook_dispatcher',
   entry: 'lambdas/bot/webhook-dispatch.ts',
-  // GetItem: the bot (cached) and, for a reminder, the chat; PutItem: the chat's reminder item, a retention task.
-  dynamodb: ['GetItem', 'PutItem'],
+  // GetItem: the bot (cached) and, for a reminder, the chat; PutItem: the chat's reminder item, a retention task,
+  // a removed file's quota release marker; UpdateItem: a sent file's sent_at and ttl, a user's storage quota
+  // (both in one TransactWriteItems when the bytes go back).
+  dynamodb: ['GetItem', 'PutItem', 'UpdateItem'],
   s3: ['s3:DeleteObject'],
   queues: ['webhooks', 'tasks'],
   memorySize: 256,
@@ -113,6 +116,9 @@ export const WEBHOOK_DISPATCHER: StreamConsumerDef = {
       eventName: ['INSERT'],
       dynamodb: { NewImage: { entity: { S: ['message'] }, sender_type: { S: ['outcoming'] }, webhook: { BOOL: [true] } } },
     },
+    // Messages that attach uploaded files (create-message marks them): the files are kept as their bot's
+    // retention says, no longer as unsent uploads.
+    { eventName: ['INSERT'], dynamodb: { NewImage: { entity: { S: ['message'] }, attaches: { BOOL: [true] } } } },
     // A file record removed (TTL, or deleted), or an export's item expired: its object goes too.
     { eventName: ['REMOVE'], dynamodb: { OldImage: { entity: { S: ['file', 'export'] } } } },
     // A bot's settings changed (rare): a moved retention_set_at (the retention set) re-dates its messages and files.

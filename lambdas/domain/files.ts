@@ -8,7 +8,7 @@ import { ConflictError, InvalidInputError, ForbiddenError } from '../shared/erro
 import { keys } from './keys';
 import { newUuid } from '../shared/ids';
 import type { FileType } from './limits';
-import { expiryOf, isRetained, retentionWindow, type Retained, type RetentionWindow } from './retention';
+import { isRetained, retentionWindow, type RetentionWindow } from './retention';
 
 export interface FileRecord {
   id: string;
@@ -25,8 +25,15 @@ export interface FileRecord {
   /** Why a direct upload was rejected. */
   reason?: string;
   created_at: string;
-  /** When it expires (DynamoDB TTL): a pending upload whose object never comes, or its bot's retention. */
+  /**
+   * When it expires (DynamoDB TTL): a pending upload whose object never comes, one uploaded but not yet sent
+   * (UNSENT_FILE_TTL_SECONDS), one rejected; once sent, its bot's retention (none when off).
+   */
   ttl?: number;
+  /** A client upload: its size is in the user's storage quota until it is sent, rejected or removed (domain/storage-quota.ts). */
+  counted?: true;
+  /** When a message last attached it (the stream sets it, files-sent.ts): from then on its bot's retention keeps it. */
+  sent_at?: string;
 }
 
 export type FileStatus = 'pending' | 'uploaded' | 'rejected';
@@ -53,6 +60,8 @@ export interface StoredFile {
   mime_type: string | null;
   s3_key?: string;
   url?: string;
+  /** A client upload in its user's storage quota: the stream gives its bytes back when a message first attaches it. */
+  counted?: true;
 }
 
 /** A file as the API returns it. */
@@ -104,12 +113,22 @@ export function newFileRecord(
   return { id, bot_id: botId, user_id: userId, s3_key: fileKey(botId, userId, id), ...f, status, created_at: new Date(now).toISOString() };
 }
 
-/** Stores the bytes first, then the record (expiring with the bot's retention): a record never points at missing bytes. */
-export async function saveUpload(userId: string, botId: string, upload: Upload, bot: Retained = {}): Promise<FileRecord> {
+/** When a file uploaded (or settled) at `nowMs` expires unless a message attaches it; undefined: never (the setting is 0). */
+export function unsentExpiry(nowMs = Date.now()): number | undefined {
+  const seconds = config().unsentFileTtlSeconds;
+  return seconds > 0 ? Math.ceil(nowMs / 1000) + seconds : undefined;
+}
+
+/**
+ * Stores the bytes first, then the record (expiring unless it is sent, `counted` in the user's quota for a
+ * client upload): a record never points at missing bytes.
+ */
+export async function saveUpload(userId: string, botId: string, upload: Upload, o: { counted?: boolean } = {}): Promise<FileRecord> {
   const now = Date.now();
   const record = newFileRecord(userId, botId, { type: upload.type, name: upload.name, size: upload.bytes.length, mime_type: upload.mime_type }, 'uploaded', now);
-  const ttl = expiryOf(bot, now);
+  const ttl = unsentExpiry(now);
   if (ttl !== undefined) record.ttl = ttl;
+  if (o.counted) record.counted = true;
   // Stored with the object too (a plain GET of it opens the same way); the header keeps the full name.
   const as = dispositionOf(upload);
   const stored = `${as.disposition.split(';')[0]}; filename*=UTF-8''${encodeURIComponent(upload.name)}`;
@@ -144,9 +163,8 @@ export async function getOwnedFiles(userId: string, ids: string[], w: RetentionW
  */
 export async function forgetFileObject(record: { s3_key?: unknown; id?: unknown; bot_id?: unknown; user_id?: unknown }): Promise<void> {
   if (typeof record.s3_key !== 'string') return;
-  await deleteObject(record.s3_key);
   const uploadKey = typeof record.id === 'string' ? fileKey(String(record.bot_id), String(record.user_id), record.id) : record.s3_key;
-  if (record.s3_key.startsWith(`${uploadKey}.`)) await deleteObject(uploadKey);
+  await Promise.all([deleteObject(record.s3_key), record.s3_key.startsWith(`${uploadKey}.`) && deleteObject(uploadKey)]);
 }
 
 export const toStoredFile = (f: FileRecord): StoredFile => ({
@@ -156,6 +174,7 @@ export const toStoredFile = (f: FileRecord): StoredFile => ({
   size: f.size,
   mime_type: f.mime_type,
   s3_key: f.s3_key,
+  ...(f.counted && !f.sent_at && { counted: true as const }),
 });
 
 /** A presigned GET: computed locally (no network), valid FILE_URL_TTL_SECONDS, shown as dispositionOf says. */

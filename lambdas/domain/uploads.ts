@@ -7,9 +7,10 @@ import { batchWrite, dynamo, isConditionFailed, tableName } from '../aws/dynamo'
 import { copyObject, deleteObject, objectHead, presignedPost } from '../aws/s3';
 import { config } from '../shared/config';
 import { InvalidInputError } from '../shared/errors';
-import { newFileRecord, sealedKeyOf, toUploadJson, type FileRecord, type UploadJson } from './files';
-import { expiryOf, isRetained, retentionWindow, type RetentionWindow } from './retention';
-import { getBot } from './bots';
+import { newFileRecord, sealedKeyOf, toUploadJson, unsentExpiry, type FileRecord, type UploadJson } from './files';
+import { transactWrite } from '../aws/transact';
+import { releaseItem } from './storage-quota';
+import { isRetained, retentionWindow, type RetentionWindow } from './retention';
 import { checkSignature, mimeAllowed } from './file-signatures';
 import { keys } from './keys';
 import type { FileType } from './limits';
@@ -42,13 +43,15 @@ export function checkUpload(input: NewUpload): void {
 }
 
 /** A pending file and the presigned POST that uploads its bytes (the key, type and size pinned by the policy). */
-export async function createUpload(userId: string, botId: string, input: NewUpload): Promise<UploadTicket> {
+export async function createUpload(userId: string, botId: string, input: NewUpload, o: { counted?: boolean } = {}): Promise<UploadTicket> {
   checkUpload(input);
   const now = Date.now();
-  // Pending for at most a day (no retention is shorter); uploaded, it expires with its bot's retention (settle).
+  // Pending for at most a day; uploaded, it expires unless a message attaches it (settle); `counted` when its
+  // declared size is in the user's storage quota (a client's upload).
   const record: FileRecord = {
     ...newFileRecord(userId, botId, { type: input.type, name: input.name, size: input.size, mime_type: input.mime_type.toLowerCase() }, 'pending', now),
     ttl: Math.floor(now / 1000) + PENDING_TTL_SECONDS,
+    ...(o.counted && { counted: true as const }),
   };
   // The policy first: a refused presign leaves no record behind.
   const post = await presignedPost(record.s3_key, record.mime_type, record.size, UPLOAD_POLICY_SECONDS);
@@ -106,35 +109,36 @@ export async function completeUpload(uploadKey: string): Promise<FileRecord | un
 }
 
 async function settle(record: FileRecord, to: { status: 'uploaded'; s3Key: string } | { status: 'rejected'; reason: string }): Promise<FileRecord> {
-  // Its bot's retention as it is now (cached), counted from the upload's start: a change of the setting while
-  // the bytes were on their way applies too.
-  const keep = to.status === 'uploaded' ? expiryOf((await getBot(record.bot_id)) ?? {}, Date.parse(record.created_at)) : undefined;
+  // Uploaded: kept until UNSENT_FILE_TTL_SECONDS from now unless a message attaches it (its bot's retention
+  // then governs it). Rejected: kept 24 hours more, so the page can show why.
+  const ttl = to.status === 'rejected' ? Math.floor(Date.now() / 1000) + PENDING_TTL_SECONDS : unsentExpiry();
+  const update = {
+    TableName: tableName(),
+    Key: keys.file(record.id),
+    UpdateExpression:
+      to.status === 'rejected'
+        ? 'SET #status = :status, reason = :reason, #ttl = :ttl'
+        : ttl !== undefined
+          ? 'SET #status = :status, s3_key = :key, #ttl = :ttl'
+          : 'SET #status = :status, s3_key = :key REMOVE #ttl',
+    ConditionExpression: '#status = :from',
+    ExpressionAttributeNames: { '#status': 'status', '#ttl': 'ttl' },
+    ExpressionAttributeValues: {
+      ':status': to.status,
+      ':from': record.status,
+      ...(to.status === 'rejected' ? { ':reason': to.reason } : { ':key': to.s3Key }),
+      ...(ttl !== undefined && { ':ttl': ttl }),
+    },
+  };
+  // A rejected client upload gives its bytes back to the user's quota in the same write: once, as the status
+  // moves once (an erased user's quota is gone: nothing to give back).
+  if (to.status === 'rejected' && record.counted) {
+    const failed = await transactWrite([{ Update: update }, releaseItem(record.user_id, record.size)]);
+    if (failed === 1) return settle({ ...record, counted: undefined }, to);
+    return (await readFileRecord(record.id)) ?? record; // failed === 0: settled by another delivery of the event
+  }
   try {
-    const out = await dynamo.send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: keys.file(record.id),
-        // Uploaded: kept as long as its bot's retention says (for ever without one). Rejected: kept 24 hours
-        // more, so the page can show why.
-        UpdateExpression:
-          to.status === 'rejected'
-            ? 'SET #status = :status, reason = :reason, #ttl = :ttl'
-            : keep !== undefined
-              ? 'SET #status = :status, s3_key = :key, #ttl = :ttl'
-              : 'SET #status = :status, s3_key = :key REMOVE #ttl',
-        ConditionExpression: '#status = :from',
-        ExpressionAttributeNames: { '#status': 'status', '#ttl': 'ttl' },
-        ExpressionAttributeValues: {
-          ':status': to.status,
-          ':from': record.status,
-          ...(to.status === 'rejected' && { ':reason': to.reason, ':ttl': Math.floor(Date.now() / 1000) + PENDING_TTL_SECONDS }),
-          ...(to.status === 'uploaded' && { ':key': to.s3Key }),
-          ...(keep !== undefined && { ':ttl': keep }),
-        },
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
-    return out.Attributes as FileRecord;
+    return (await dynamo.send(new UpdateCommand({ ...update, ReturnValues: 'ALL_NEW' }))).Attributes as FileRecord;
   } catch (err) {
     if (!isConditionFailed(err)) throw err;
     return (await readFileRecord(record.id)) ?? record; // settled by another delivery of the event
