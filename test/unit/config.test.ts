@@ -2,7 +2,7 @@
 // with the variable's name (at the first config(), so a function or `npm start` fails at once, not per request).
 import { config, reloadConfig } from '../../lambdas/shared/config';
 
-const NAMES = ['TABLE_NAME', 'MAX_UPLOAD_BYTES', 'RATE_MESSAGES_PER_MINUTE'];
+const NAMES = ['TABLE_NAME', 'MAX_UPLOAD_BYTES', 'RATE_MESSAGES_PER_MINUTE', 'MAX_OPEN_UPLOAD_BYTES', 'MAX_UPLOAD_BYTES_PER_DAY', 'UNSENT_FILE_TTL_SECONDS'];
 const saved = Object.fromEntries(NAMES.map((k) => [k, process.env[k]]));
 afterEach(() => {
   for (const [k, v] of Object.entries(saved)) {
@@ -31,4 +31,13 @@ test('the largest direct upload: 100 MB by default, 1 byte to 5 GB as the stack 
 test('a limit that is not a whole number is refused by name; 0 turns a limit off', () => {
   expect(withEnv({ RATE_MESSAGES_PER_MINUTE: 'many' })).toThrow('Environment variable RATE_MESSAGES_PER_MINUTE must be a non-negative integer');
   expect(withEnv({ RATE_MESSAGES_PER_MINUTE: '0' })().limits.messagesPerMinute).toBe(0);
+});
+
+test('the storage quota: 10 and 20 largest uploads by default; 0 (off) or room for one largest upload; unsent files kept 24 h', () => {
+  for (const k of ['MAX_UPLOAD_BYTES', 'MAX_OPEN_UPLOAD_BYTES', 'MAX_UPLOAD_BYTES_PER_DAY', 'UNSENT_FILE_TTL_SECONDS']) delete process.env[k];
+  const c = withEnv({})();
+  expect([c.limits.openUploadBytes, c.limits.uploadBytesPerDay, c.unsentFileTtlSeconds]).toEqual([10 * 100 * 1024 ** 2, 20 * 100 * 1024 ** 2, 86400]);
+  expect(withEnv({ MAX_UPLOAD_BYTES: '1000' })().limits.openUploadBytes).toBe(10_000);
+  expect(withEnv({ MAX_OPEN_UPLOAD_BYTES: '0', MAX_UPLOAD_BYTES_PER_DAY: '1000' })().limits).toMatchObject({ openUploadBytes: 0, uploadBytesPerDay: 1000 });
+  expect(withEnv({ MAX_OPEN_UPLOAD_BYTES: '999' })).toThrow('MAX_OPEN_UPLOAD_BYTES must be 0 (off) or at least MAX_UPLOAD_BYTES (1000), room for one largest upload: 999');
 });
