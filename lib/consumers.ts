@@ -65,7 +65,11 @@ export const PUBLISHER: StreamConsumerDef = {
     // The bot side typing (written at most every 2 s per chat and sender; TTL removals are not published).
     { eventName: ['INSERT', 'MODIFY'], dynamodb: { NewImage: { entity: { S: ['typing'] } } } },
     // A direct upload settled (uploaded, or rejected with its reason): the page waiting on it learns at once.
-    { eventName: ['MODIFY'], dynamodb: { NewImage: { entity: { S: ['file'] }, status: { S: ['uploaded', 'rejected'] } } } },
+    // Only the settling write (from pending): a sent file's new expiry or a retention task's is no news.
+    {
+      eventName: ['MODIFY'],
+      dynamodb: { NewImage: { entity: { S: ['file'] }, status: { S: ['uploaded', 'rejected'] } }, OldImage: { status: { S: ['pending'] } } },
+    },
     // A chat marked read (mark-read sets last_event = "read"; a new message sets it to "message").
     { eventName: ['MODIFY'], dynamodb: { NewImage: { entity: { S: ['chat'] }, last_event: { S: ['read'] } } } },
   ],
