@@ -120,7 +120,8 @@ async function redateChat(bot: Retained, userId: string, chatId: string): Promis
  */
 async function filesPage(botId: string, bot: Retained, token?: string): Promise<Cursor | undefined> {
   const page = await listKeysPage(botKeyPrefix(botId), token);
-  const ids = page.keys.map(fileIdOfKey).filter((id): id is string => Boolean(id));
+  // Once each: a direct upload's sealed copy and its upload key (not yet deleted) name the same file.
+  const ids = [...new Set(page.keys.map(fileIdOfKey).filter((id): id is string => Boolean(id)))];
   const records = (await batchGet(ids.map(keys.file), true)) as unknown as FileRecord[];
   await inParallel(records, async (f) => {
     if (f.status === 'uploaded' && f.sent_at && needsTtl(bot, { ttl: f.ttl, created_at: f.sent_at })) await setTtl(keys.file(f.id), datedTtl(bot, f.sent_at), 'uploaded');
