@@ -87,8 +87,9 @@ export async function completeUpload(uploadKey: string): Promise<FileRecord | un
   if (!id) return undefined;
   const record = await readFileRecord(id);
   // No file (its pending upload expired, or never asked for), or one already settled: the object is not what
-  // anything serves, and is not kept.
-  if (!record || record.status !== 'pending' || record.s3_key !== uploadKey) {
+  // anything serves, and is not kept. (A file uploaded before sealed copies existed still serves its upload
+  // key: a write to it is checked and sealed as a pending one's is.)
+  if (!record || record.s3_key !== uploadKey || record.status === 'rejected') {
     await deleteObject(uploadKey);
     return record;
   }
@@ -111,18 +112,22 @@ export async function completeUpload(uploadKey: string): Promise<FileRecord | un
 async function settle(record: FileRecord, to: { status: 'uploaded'; s3Key: string } | { status: 'rejected'; reason: string }): Promise<FileRecord> {
   // Uploaded: kept until UNSENT_FILE_TTL_SECONDS from now unless a message attaches it (its bot's retention
   // then governs it). Rejected: kept 24 hours more, so the page can show why.
-  const ttl = to.status === 'rejected' ? Math.floor(Date.now() / 1000) + PENDING_TTL_SECONDS : unsentExpiry();
+  // (An uploaded file sealed late, one uploaded before sealed copies existed, keeps the expiry it has.)
+  const keep = to.status === 'uploaded' && record.status === 'uploaded';
+  const ttl = to.status === 'rejected' ? Math.floor(Date.now() / 1000) + PENDING_TTL_SECONDS : keep ? undefined : unsentExpiry();
   const update = {
     TableName: tableName(),
     Key: keys.file(record.id),
     UpdateExpression:
       to.status === 'rejected'
         ? 'SET #status = :status, reason = :reason, #ttl = :ttl'
-        : ttl !== undefined
-          ? 'SET #status = :status, s3_key = :key, #ttl = :ttl'
-          : 'SET #status = :status, s3_key = :key REMOVE #ttl',
+        : keep
+          ? 'SET #status = :status, s3_key = :key'
+          : ttl !== undefined
+            ? 'SET #status = :status, s3_key = :key, #ttl = :ttl'
+            : 'SET #status = :status, s3_key = :key REMOVE #ttl',
     ConditionExpression: '#status = :from',
-    ExpressionAttributeNames: { '#status': 'status', '#ttl': 'ttl' },
+    ExpressionAttributeNames: { '#status': 'status', ...(!keep && { '#ttl': 'ttl' }) },
     ExpressionAttributeValues: {
       ':status': to.status,
       ':from': record.status,

@@ -198,3 +198,20 @@ test('two completions of one file whose bytes changed between them: the file ser
   expect(await listKeys(uploadKey)).toEqual([]);
   await expect(getOwnedFiles(o.userId, [ticket.record.id])).rejects.toMatchObject({ kind: 'invalid_input' });
 });
+
+test('a file uploaded before sealed copies existed (its record on the upload key): a write to that key is checked and sealed, its expiry kept', async () => {
+  const o = await owner();
+  const ticket = await createUpload(o.userId, o.botId, upload());
+  const uploadKey = ticket.record.s3_key;
+  // As the completer once left it: uploaded, serving the upload key, kept for ever (a sent file, retention off).
+  await putObject(uploadKey, PNG, 'image/png', 'inline');
+  await dynamo.send(new UpdateCommand({ TableName: tableName(), Key: keys.file(ticket.record.id), UpdateExpression: 'SET #s = :u REMOVE #ttl', ExpressionAttributeNames: { '#s': 'status', '#ttl': 'ttl' }, ExpressionAttributeValues: { ':u': 'uploaded' } }));
+  const other = Buffer.concat([PNG.subarray(0, 8), Buffer.alloc(PNG.length - 8, 9)]);
+  await putObject(uploadKey, other, 'image/png', 'inline');
+  const settled = await completeUpload(uploadKey);
+  expect(settled).toMatchObject({ status: 'uploaded', s3_key: expect.stringMatching(/\.[0-9a-f]{12}$/) });
+  expect(settled?.ttl).toBeUndefined();
+  expect(await listKeys(uploadKey)).toEqual([settled!.s3_key]);
+  const served = await fetch((await toUploadJson(settled!)).url as string);
+  expect(Buffer.from(await served.arrayBuffer()).equals(other)).toBe(true);
+});
