@@ -99,9 +99,10 @@ export const WEBHOOK_DISPATCHER: StreamConsumerDef = {
   s3: ['s3:DeleteObject'],
   queues: ['webhooks', 'tasks'],
   memorySize: 256,
-  // Per record at worst a reminder's three calls (the chat read, the reminder's put, its delayed job), or a bot
-  // read (cached), or an object deletion; per 10 jobs one SendMessageBatch: 20 × 3 + 2 calls × AWS_CALL_SECONDS
-  // = 434 s.
+  // Per record at worst a reminder's three calls (the chat read, the reminder's put, its delayed job), beside
+  // which a message's files are kept (at most two calls, in parallel with them), or a bot read (cached), or a
+  // removed file's object deletions (in parallel) and its quota release; per 10 jobs one SendMessageBatch:
+  // 20 × 3 + 2 calls × AWS_CALL_SECONDS = 434 s.
   batchSize: 20,
   timeoutSeconds: 450,
   // A replayed record queues its job again: the event keeps its id (X-Webhook-Id, the message id), and

@@ -45,16 +45,9 @@ export async function handler(event: DynamoDBStreamEvent): Promise<DynamoDBBatch
       const { pk: _pk, sk: _sk, entity, ...message } = image(newImage);
       if (entity !== 'message') continue;
       const bot = await getBot(message.bot_id);
-      if (message.attaches) await keepSentFiles(message as MessageItem, bot ?? {});
-      // Marked at the send from the bot's settings then (a message taken for its files alone has no webhook).
-      if (!message.webhook || !bot?.webhook_url) continue;
-      if (message.sender_type === 'incoming') {
-        jobs.push({ bot_id: bot.id, message: message as MessageItem, attempt: 0 });
-      } else if (bot.unread_reminder_seconds) {
-        // A reply of the bot side: its burst's reminder, queued once with the delay left.
-        const due = await scheduleReminder(message as MessageItem, bot.unread_reminder_seconds);
-        if (due) await sendToQueue(queueUrl(), due.job, due.delaySeconds);
-      }
+      // Its files and its webhook side by side: a record waits on the longer of the two, not on both.
+      const [, job] = await Promise.all([message.attaches && keepSentFiles(message as MessageItem, bot ?? {}), webhookStep(message as MessageItem, bot)]);
+      if (job) jobs.push(job);
     } catch (err) {
       log('error', FAILURE_LOG, { sequence_number: record.dynamodb?.SequenceNumber }, err);
       failed = record;
@@ -70,4 +63,17 @@ export async function handler(event: DynamoDBStreamEvent): Promise<DynamoDBBatch
     failed = event.Records[0];
   }
   return { batchItemFailures: failed ? [{ itemIdentifier: failed.dynamodb?.SequenceNumber ?? '' }] : [] };
+}
+
+/** A new message's webhook part: a user message's job (queued with the batch's), or a reply's reminder. */
+async function webhookStep(message: MessageItem, bot: Awaited<ReturnType<typeof getBot>>): Promise<WebhookJob | undefined> {
+  // Marked at the send from the bot's settings then (a message taken for its files alone has no webhook).
+  if (!message.webhook || !bot?.webhook_url) return undefined;
+  if (message.sender_type === 'incoming') return { bot_id: bot.id, message, attempt: 0 };
+  if (bot.unread_reminder_seconds) {
+    // A reply of the bot side: its burst's reminder, queued once with the delay left.
+    const due = await scheduleReminder(message, bot.unread_reminder_seconds);
+    if (due) await sendToQueue(queueUrl(), due.job, due.delaySeconds);
+  }
+  return undefined;
 }
