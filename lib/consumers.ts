@@ -65,7 +65,11 @@ export const PUBLISHER: StreamConsumerDef = {
     // The bot side typing (written at most every 2 s per chat and sender; TTL removals are not published).
     { eventName: ['INSERT', 'MODIFY'], dynamodb: { NewImage: { entity: { S: ['typing'] } } } },
     // A direct upload settled (uploaded, or rejected with its reason): the page waiting on it learns at once.
-    { eventName: ['MODIFY'], dynamodb: { NewImage: { entity: { S: ['file'] }, status: { S: ['uploaded', 'rejected'] } } } },
+    // Only the settling write (from pending): a sent file's new expiry or a retention task's is no news.
+    {
+      eventName: ['MODIFY'],
+      dynamodb: { NewImage: { entity: { S: ['file'] }, status: { S: ['uploaded', 'rejected'] } }, OldImage: { status: { S: ['pending'] } } },
+    },
     // A chat marked read (mark-read sets last_event = "read"; a new message sets it to "message").
     { eventName: ['MODIFY'], dynamodb: { NewImage: { entity: { S: ['chat'] }, last_event: { S: ['read'] } } } },
   ],
@@ -82,19 +86,23 @@ export const publisherFor = (realtime: boolean): StreamConsumerDef =>
  * The bot side's stream consumer. Webhooks, step 1: every new user message of a bot with a webhook becomes a
  * job on the webhook queue. A file's object lives as long as its record: a removed file record (a direct
  * upload that never completed, expired by TTL after 24 h, or by its bot's retention) has its object deleted.
- * And a change of a bot's retention starts the task that re-dates what the bot has stored.
+ * A message that attaches uploaded files makes them sent: kept as its bot's retention says, and given back to
+ * the user's storage quota (an unsent file's bytes go back when its record is removed). And a change of a bot's retention starts the task that re-dates what the bot has stored.
  */
 export const WEBHOOK_DISPATCHER: StreamConsumerDef = {
   id: 'webhook_dispatcher',
   entry: 'lambdas/bot/webhook-dispatch.ts',
-  // GetItem: the bot (cached) and, for a reminder, the chat; PutItem: the chat's reminder item, a retention task.
-  dynamodb: ['GetItem', 'PutItem'],
+  // GetItem: the bot (cached) and, for a reminder, the chat; PutItem: the chat's reminder item, a retention task,
+  // a removed file's quota release marker; UpdateItem: a sent file's sent_at and ttl, a user's storage quota
+  // (both in one TransactWriteItems when the bytes go back).
+  dynamodb: ['GetItem', 'PutItem', 'UpdateItem'],
   s3: ['s3:DeleteObject'],
   queues: ['webhooks', 'tasks'],
   memorySize: 256,
-  // Per record at worst a reminder's three calls (the chat read, the reminder's put, its delayed job), or a bot
-  // read (cached), or an object deletion; per 10 jobs one SendMessageBatch: 20 × 3 + 2 calls × AWS_CALL_SECONDS
-  // = 434 s.
+  // Per record at worst a reminder's three calls (the chat read, the reminder's put, its delayed job), beside
+  // which a message's files are kept (at most two calls, in parallel with them), or a bot read (cached), or a
+  // removed file's object deletions (in parallel) and its quota release; per 10 jobs one SendMessageBatch:
+  // 20 × 3 + 2 calls × AWS_CALL_SECONDS = 434 s.
   batchSize: 20,
   timeoutSeconds: 450,
   // A replayed record queues its job again: the event keeps its id (X-Webhook-Id, the message id), and
@@ -113,6 +121,9 @@ export const WEBHOOK_DISPATCHER: StreamConsumerDef = {
       eventName: ['INSERT'],
       dynamodb: { NewImage: { entity: { S: ['message'] }, sender_type: { S: ['outcoming'] }, webhook: { BOOL: [true] } } },
     },
+    // Messages that attach uploaded files (create-message marks them): the files are kept as their bot's
+    // retention says, no longer as unsent uploads.
+    { eventName: ['INSERT'], dynamodb: { NewImage: { entity: { S: ['message'] }, attaches: { BOOL: [true] } } } },
     // A file record removed (TTL, or deleted), or an export's item expired: its object goes too.
     { eventName: ['REMOVE'], dynamodb: { OldImage: { entity: { S: ['file', 'export'] } } } },
     // A bot's settings changed (rare): a moved retention_set_at (the retention set) re-dates its messages and files.
@@ -156,11 +167,14 @@ export const UPLOAD_COMPLETER: FunctionDef & { events: { prefix: string; eventNa
   id: 'upload_completer',
   entry: 'lambdas/storage/complete-upload.ts',
   dynamodb: ['GetItem', 'UpdateItem'],
-  s3: ['s3:GetObject', 's3:DeleteObject'],
+  // CopyObject (s3:GetObject of the upload key, s3:PutObject of its sealed copy), a ranged GET of the copy, and
+  // the deletion of the upload key (and of a copy that lost to another completion).
+  s3: ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'],
   memorySize: 256,
-  // One object per event: a read, a ranged GET, the bot's settings (cached) when it passes or the delete when it
-  // fails, the update: 4 × AWS_CALL_SECONDS at worst.
-  timeoutSeconds: 30,
+  // One object per event: a read, the copy (3 attempts of up to 60 s each: COPY_REQUEST_TIMEOUT_MS, for objects
+  // of up to 5 GB), a ranged GET, the bot's settings (cached), the update, two deletes: 180 s + 6 ×
+  // AWS_CALL_SECONDS at worst.
+  timeoutSeconds: 240,
   // Only browser POSTs: the small-file upload's own PutObject settles its file itself.
   events: { prefix: 'bots/', eventName: 'ObjectCreated:Post' },
 };

@@ -2,7 +2,7 @@
 // (`cdk synth --context stage=staging --context realtime=false`), read by bin/app.ts and bin/deploy.ts.
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { CORS } from './routes';
-import { maxUploadProblem } from '../lambdas/shared/config';
+import { DEFAULT_MAX_UPLOAD_BYTES, maxUploadProblem, storageQuotaProblem } from '../lambdas/shared/config';
 
 export const LIMIT_VARIABLES = [
   'RATE_MESSAGES_PER_MINUTE',
@@ -14,6 +14,9 @@ export const LIMIT_VARIABLES = [
   'MAX_UPLOAD_BYTES',
   'MAX_SOCKETS_PER_USER',
   'RATE_SOCKET_COMMANDS_PER_MINUTE',
+  'MAX_OPEN_UPLOAD_BYTES',
+  'MAX_UPLOAD_BYTES_PER_DAY',
+  'UNSENT_FILE_TTL_SECONDS',
 ] as const;
 export type LimitVariable = (typeof LIMIT_VARIABLES)[number];
 
@@ -194,5 +197,10 @@ export function resolveConfig(given: Partial<StackConfig>): StackConfig {
   const maxUpload = c.limits.MAX_UPLOAD_BYTES;
   const problem = maxUpload === undefined ? undefined : maxUploadProblem(maxUpload);
   if (problem) fail(`limits: ${problem}`);
+  for (const name of ['MAX_OPEN_UPLOAD_BYTES', 'MAX_UPLOAD_BYTES_PER_DAY'] as const) {
+    const quota = c.limits[name];
+    const quotaProblem = quota === undefined ? undefined : storageQuotaProblem(name, quota, maxUpload ?? DEFAULT_MAX_UPLOAD_BYTES);
+    if (quotaProblem) fail(`limits: ${quotaProblem}`);
+  }
   return c;
 }

@@ -123,6 +123,8 @@ export interface paths {
          *     `Content-Type` (send `mime_type`) and 1 byte to `size`. When the object lands, its size and first bytes are
          *     checked and the file becomes `uploaded` or `rejected` (with a `reason`); the user's channel gets a `file`
          *     publication (`RealtimeFile`) and `GET /api/client/files/{file_id}` shows it. Attach it once uploaded.
+         *     `size` counts against the user's storage quota (413 over the bytes not yet sent at a time, 429 over
+         *     today's; docs/api.md "Storage quota").
          */
         post: operations["createUpload"];
         delete?: never;
@@ -858,7 +860,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description A file over 4 MB (`{error}`), or a request body over API Gateway's 10 MB limit (API Gateway's own `{message}`) */
+        /** @description A file over 4 MB, or over the user's storage quota of uploads not yet sent (`{error}`), or a request body over API Gateway's 10 MB limit (API Gateway's own `{message}`) */
         PayloadTooLarge: {
             headers: {
                 [name: string]: unknown;

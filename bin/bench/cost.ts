@@ -100,7 +100,7 @@ const perEach = <T extends Record<string, number>>(o: T, n: number, digits = 4):
 /** The default abuse limits during the phase (the tool stack turns them off): their counters are part of the bill. */
 async function withDefaultLimits<T>(run: () => Promise<T>): Promise<T> {
   const { reloadConfig } = await import('../../lambdas/shared/config');
-  const names = Object.keys(process.env).filter((k) => k.startsWith('RATE_') || k === 'MAX_CHATS_PER_USER' || k === 'MAX_SOCKETS_PER_USER');
+  const names = Object.keys(process.env).filter((k) => k.startsWith('RATE_') || ['MAX_CHATS_PER_USER', 'MAX_SOCKETS_PER_USER', 'MAX_OPEN_UPLOAD_BYTES', 'MAX_UPLOAD_BYTES_PER_DAY'].includes(k));
   const saved = Object.fromEntries(names.map((k) => [k, process.env[k]]));
   for (const k of names) delete process.env[k];
   reloadConfig();

@@ -28,7 +28,8 @@ export function checkTargets(r: {
   for (const id of ['list_chats', 'create_chat', 'list_messages', 'mark_read', 'create_upload', 'get_file']) check(`round_trips.${id}`, r.round_trips[id], '=', 2);
   // The same check on the bot side before a write that could outlive an erasure, then the put.
   check('round_trips.bot_create_message', r.round_trips.bot_create_message, '=', 2);
-  // A direct upload's completion: the file's record, then its settled status (and the ranged GET of S3).
+  // A direct upload's completion: the file's record, then its settled status (and S3's copy to the sealed key,
+  // the ranged GET of the copy, the upload key's delete).
   check('round_trips.upload_completer_per_upload', r.round_trips.upload_completer_per_upload, '=', 2);
   // A client send: the chat read (with the erasure check: one BatchGetItem), the rate counter (off in the
   // benchmark's stack), the put; no transaction.

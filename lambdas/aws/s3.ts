@@ -1,7 +1,7 @@
 // S3: the files bucket's uploads (PutObject, a presigned POST for the browser), what the completion function
-// reads of an object (its size, its first bytes) or deletes, and downloads as presigned GET URLs (computed
-// locally, no call).
-import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+// copies, reads of an object (its size, its first bytes) or deletes, and downloads as presigned GET URLs
+// (computed locally, no call).
+import { CopyObjectCommand, DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { createPresignedPost, type PresignedPost } from '@aws-sdk/s3-presigned-post';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { config, requireEnv } from '../shared/config';
@@ -69,6 +69,24 @@ export async function objectHead(key: string, bytes: number): Promise<{ size: nu
     if ((err as Error).name === 'NoSuchKey' || (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 404) return undefined;
     // A range of an empty object is refused: nothing to read.
     if ((err as Error).name === 'InvalidRange') return { size: 0, head: Buffer.alloc(0) };
+    throw err;
+  }
+}
+
+/**
+ * How long one attempt of a CopyObject may take: S3 copies inside itself at tens of MB/s or more, so a direct
+ * upload's largest object (up to 5 GB) needs far longer than a plain call's request timeout.
+ */
+export const COPY_REQUEST_TIMEOUT_MS = 60_000;
+
+/** A copy of the object under another key (its type and metadata too); false when there is no such object. */
+export async function copyObject(from: string, to: string): Promise<boolean> {
+  try {
+    // The source as S3 wants it: bucket/key, URL-encoded (the key's slashes kept).
+    await s3.send(new CopyObjectCommand({ Bucket: bucket(), Key: to, CopySource: encodeURI(`${bucket()}/${from}`) }), { requestTimeout: COPY_REQUEST_TIMEOUT_MS });
+    return true;
+  } catch (err) {
+    if ((err as Error).name === 'NoSuchKey' || (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 404) return false;
     throw err;
   }
 }

@@ -1,13 +1,17 @@
 // DynamoDB stream → for each new user message of a bot with a webhook, one job on the webhook queue; for the
-// first reply of a burst, with unread reminders on, the reminder's job, delayed until due; for each removed
-// file record, its object deleted; for a bot whose retention was set, the task that re-dates its messages and
-// files (lib/consumers.ts WEBHOOK_DISPATCHER).
+// first reply of a burst, with unread reminders on, the reminder's job, delayed until due; for each message
+// that attaches uploaded files, those files kept as the bot's retention says (and given back to the user's
+// storage quota); for each removed file record, its object deleted (and its bytes given back if never sent);
+// for a bot whose retention was set, the task that re-dates its messages and files (lib/consumers.ts
+// WEBHOOK_DISPATCHER).
 // It only queues (never calls a receiver), so a slow or failing webhook cannot hold back the stream.
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { getBot } from '../domain/bots';
 import { forgetFileObject } from '../domain/files';
+import { keepSentFiles } from '../domain/files-sent';
+import { releaseRemovedFile } from '../domain/storage-quota';
 import { config, requireEnv } from '../shared/config';
 import { sendBatchToQueue, sendToQueue } from '../aws/sqs';
 import { scheduleReminder } from '../domain/reminders';
@@ -28,6 +32,7 @@ export async function handler(event: DynamoDBStreamEvent): Promise<DynamoDBBatch
       if (record.eventName === 'REMOVE' && record.dynamodb?.OldImage) {
         const old = image(record.dynamodb.OldImage);
         if (old.entity === 'file' || old.entity === 'export') await forgetFileObject(old);
+        if (old.entity === 'file') await releaseRemovedFile(old);
         continue;
       }
       const newImage = record.dynamodb?.NewImage;
@@ -40,14 +45,9 @@ export async function handler(event: DynamoDBStreamEvent): Promise<DynamoDBBatch
       const { pk: _pk, sk: _sk, entity, ...message } = image(newImage);
       if (entity !== 'message') continue;
       const bot = await getBot(message.bot_id);
-      if (!bot?.webhook_url) continue;
-      if (message.sender_type === 'incoming') {
-        jobs.push({ bot_id: bot.id, message: message as MessageItem, attempt: 0 });
-      } else if (bot.unread_reminder_seconds) {
-        // A reply of the bot side: its burst's reminder, queued once with the delay left.
-        const due = await scheduleReminder(message as MessageItem, bot.unread_reminder_seconds);
-        if (due) await sendToQueue(queueUrl(), due.job, due.delaySeconds);
-      }
+      // Its files and its webhook side by side: a record waits on the longer of the two, not on both.
+      const [, job] = await Promise.all([message.attaches && keepSentFiles(message as MessageItem, bot ?? {}), webhookStep(message as MessageItem, bot)]);
+      if (job) jobs.push(job);
     } catch (err) {
       log('error', FAILURE_LOG, { sequence_number: record.dynamodb?.SequenceNumber }, err);
       failed = record;
@@ -63,4 +63,17 @@ export async function handler(event: DynamoDBStreamEvent): Promise<DynamoDBBatch
     failed = event.Records[0];
   }
   return { batchItemFailures: failed ? [{ itemIdentifier: failed.dynamodb?.SequenceNumber ?? '' }] : [] };
+}
+
+/** A new message's webhook part: a user message's job (queued with the batch's), or a reply's reminder. */
+async function webhookStep(message: MessageItem, bot: Awaited<ReturnType<typeof getBot>>): Promise<WebhookJob | undefined> {
+  // Marked at the send from the bot's settings then (a message taken for its files alone has no webhook).
+  if (!message.webhook || !bot?.webhook_url) return undefined;
+  if (message.sender_type === 'incoming') return { bot_id: bot.id, message, attempt: 0 };
+  if (bot.unread_reminder_seconds) {
+    // A reply of the bot side: its burst's reminder, queued once with the delay left.
+    const due = await scheduleReminder(message, bot.unread_reminder_seconds);
+    if (due) await sendToQueue(queueUrl(), due.job, due.delaySeconds);
+  }
+  return undefined;
 }

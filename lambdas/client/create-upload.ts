@@ -4,14 +4,13 @@ import { httpHandler } from '../http/http';
 import { authenticate } from '../http/auth';
 import { uploadBody } from '../http/params';
 import { checkUpload, createUpload, toTicketJson } from '../domain/uploads';
-import { consumeRate } from '../domain/rate';
-import { config } from '../shared/config';
+import { withUploadAllowance } from '../domain/storage-quota';
 
 export const handler = httpHandler(async (req) => {
   const { userId, botId } = await authenticate(req);
   const input = uploadBody(req);
-  // A refused declaration costs no upload of the minute's allowance.
+  // A refused declaration costs no upload of the minute's allowance, nor any of the storage quota.
   checkUpload(input);
-  await consumeRate({ name: 'uploads', subject: userId, perMinute: config().limits.uploadsPerMinute });
-  return { status: 201, body: await toTicketJson(await createUpload(userId, botId, input)) };
+  const ticket = await withUploadAllowance(userId, input.size, (counted) => createUpload(userId, botId, input, { counted }));
+  return { status: 201, body: await toTicketJson(ticket) };
 });

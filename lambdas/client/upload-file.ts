@@ -3,13 +3,12 @@ import { httpHandler } from '../http/http';
 import { authenticate } from '../http/auth';
 import { parseUpload } from '../http/multipart';
 import { saveUpload, toUploadJson } from '../domain/files';
-import { consumeRate } from '../domain/rate';
-import { config } from '../shared/config';
+import { withUploadAllowance } from '../domain/storage-quota';
 
 export const handler = httpHandler(async (req) => {
-  const { userId, botId, bot } = await authenticate(req);
+  const { userId, botId } = await authenticate(req);
   const upload = await parseUpload(req.header('content-type'), req.rawBody());
-  await consumeRate({ name: 'uploads', subject: userId, perMinute: config().limits.uploadsPerMinute });
-  const record = await saveUpload(userId, botId, upload, bot);
+  // The uploads rate and the storage quota (given back if the store fails).
+  const record = await withUploadAllowance(userId, upload.bytes.length, (counted) => saveUpload(userId, botId, upload, { counted }));
   return { status: 201, body: await toUploadJson(record) };
 });

@@ -1,4 +1,5 @@
 // Files: bytes in S3 under a key naming bot and user, a record in the table, URLs presigned at read time.
+import { randomBytes } from 'node:crypto';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { batchGet, dynamo, tableName } from '../aws/dynamo';
 import { deleteObject, presignedGetUrl, putObject, type Disposition } from '../aws/s3';
@@ -8,12 +9,13 @@ import { keys } from './keys';
 import { newUuid } from '../shared/ids';
 import type { FileType } from './limits';
 import { ALLOWED_MIME } from './file-signatures';
-import { expiryOf, isRetained, retentionWindow, type Retained, type RetentionWindow } from './retention';
+import { isRetained, retentionWindow, type RetentionWindow } from './retention';
 
 export interface FileRecord {
   id: string;
   bot_id: string;
   user_id: string;
+  /** Its bytes: the key it was uploaded to, or for a checked direct upload its sealed copy (sealedKeyOf). */
   s3_key: string;
   type: FileType;
   name: string;
@@ -24,8 +26,15 @@ export interface FileRecord {
   /** Why a direct upload was rejected. */
   reason?: string;
   created_at: string;
-  /** When it expires (DynamoDB TTL): a pending upload whose object never comes, or its bot's retention. */
+  /**
+   * When it expires (DynamoDB TTL): a pending upload whose object never comes, one uploaded but not yet sent
+   * (UNSENT_FILE_TTL_SECONDS), one rejected; once sent, its bot's retention (none when off).
+   */
   ttl?: number;
+  /** A client upload: its size is in the user's storage quota until it is sent, rejected or removed (domain/storage-quota.ts). */
+  counted?: true;
+  /** When a message last attached it (the stream sets it, files-sent.ts): from then on its bot's retention keeps it. */
+  sent_at?: string;
 }
 
 export type FileStatus = 'pending' | 'uploaded' | 'rejected';
@@ -37,6 +46,11 @@ export const userKeyPrefix = (botId: string, userId: string): string => `${botKe
 /** Where a file's bytes live: under its bot and user, so a user's files are one prefix. */
 export const fileKeyPrefix = (botId: string, userId: string): string => `${userKeyPrefix(botId, userId)}files/`;
 export const fileKey = (botId: string, userId: string, fileId: string): string => fileKeyPrefix(botId, userId) + fileId;
+/**
+ * Where a direct upload's checked bytes live: a copy of its upload key under a key of that check alone
+ * (`<upload key>.<12 hex>`), which no presigned POST can write, so what was checked is what is served.
+ */
+export const sealedKeyOf = (uploadKey: string): string => `${uploadKey}.${randomBytes(6).toString('hex')}`;
 
 /** A file as a message stores it: uploaded ones by S3 key, linked ones (complete_files) by their own URL. */
 export interface StoredFile {
@@ -47,6 +61,8 @@ export interface StoredFile {
   mime_type: string | null;
   s3_key?: string;
   url?: string;
+  /** A client upload in its user's storage quota: the stream gives its bytes back when a message first attaches it. */
+  counted?: true;
 }
 
 /** A file as the API returns it. */
@@ -101,12 +117,22 @@ export function newFileRecord(
   return { id, bot_id: botId, user_id: userId, s3_key: fileKey(botId, userId, id), ...f, status, created_at: new Date(now).toISOString() };
 }
 
-/** Stores the bytes first, then the record (expiring with the bot's retention): a record never points at missing bytes. */
-export async function saveUpload(userId: string, botId: string, upload: Upload, bot: Retained = {}): Promise<FileRecord> {
+/** When a file uploaded (or settled) at `nowMs` expires unless a message attaches it; undefined: never (the setting is 0). */
+export function unsentExpiry(nowMs = Date.now()): number | undefined {
+  const seconds = config().unsentFileTtlSeconds;
+  return seconds > 0 ? Math.ceil(nowMs / 1000) + seconds : undefined;
+}
+
+/**
+ * Stores the bytes first, then the record (expiring unless it is sent, `counted` in the user's quota for a
+ * client upload): a record never points at missing bytes.
+ */
+export async function saveUpload(userId: string, botId: string, upload: Upload, o: { counted?: boolean } = {}): Promise<FileRecord> {
   const now = Date.now();
   const record = newFileRecord(userId, botId, { type: upload.type, name: upload.name, size: upload.bytes.length, mime_type: upload.mime_type }, 'uploaded', now);
-  const ttl = expiryOf(bot, now);
+  const ttl = unsentExpiry(now);
   if (ttl !== undefined) record.ttl = ttl;
+  if (o.counted) record.counted = true;
   // Stored with the object too (a plain GET of it opens the same way); the header keeps the full name.
   const as = dispositionOf(upload);
   const stored = `${as.disposition.split(';')[0]}; filename*=UTF-8''${encodeURIComponent(upload.name)}`;
@@ -135,9 +161,14 @@ export async function getOwnedFiles(userId: string, ids: string[], w: RetentionW
   });
 }
 
-/** A file record removed (its pending upload or its retention expired, or erased): its object is deleted too. Idempotent. */
-export async function forgetFileObject(record: { s3_key?: unknown }): Promise<void> {
-  if (typeof record.s3_key === 'string') await deleteObject(record.s3_key);
+/**
+ * A file record removed (its pending upload or its expiry passed, or erased): its object is deleted too, and for
+ * a direct upload whatever its presigned POST may have written since its check. Idempotent.
+ */
+export async function forgetFileObject(record: { s3_key?: unknown; id?: unknown; bot_id?: unknown; user_id?: unknown }): Promise<void> {
+  if (typeof record.s3_key !== 'string') return;
+  const uploadKey = typeof record.id === 'string' ? fileKey(String(record.bot_id), String(record.user_id), record.id) : record.s3_key;
+  await Promise.all([deleteObject(record.s3_key), record.s3_key.startsWith(`${uploadKey}.`) && deleteObject(uploadKey)]);
 }
 
 export const toStoredFile = (f: FileRecord): StoredFile => ({
@@ -147,6 +178,7 @@ export const toStoredFile = (f: FileRecord): StoredFile => ({
   size: f.size,
   mime_type: f.mime_type,
   s3_key: f.s3_key,
+  ...(f.counted && !f.sent_at && { counted: true as const }),
 });
 
 /** A presigned GET: computed locally (no network), valid FILE_URL_TTL_SECONDS, shown as dispositionOf says. */

@@ -32,6 +32,13 @@ export const keys = {
   exportObject: (userId: string, taskId: string): Key => ({ pk: keys.userPartition(userId), sk: `EXPORT#${taskId}` }),
   /** A background task of the Bot API (erase, export). */
   task: (taskId: string): Key => ({ pk: `TASK#${taskId}`, sk: 'TASK' }),
+  /** A user's storage quota: bytes of pending or unsent client uploads, and of today's (domain/storage-quota.ts). */
+  uploadQuota: (userId: string): Key => ({ pk: keys.userPartition(userId), sk: 'UPLOAD_QUOTA' }),
+  /**
+   * A file whose bytes were given back to its user's quota on its removal: a redelivered REMOVE gives none again.
+   * Keyed by a hash of the file id: written after an erasure deleted the file, it names no id.
+   */
+  quotaRelease: (fileId: string): Key => ({ pk: `RELEASED#${createHash('sha256').update(fileId).digest('hex')}`, sk: 'RELEASED' }),
   /** Per-user counters (how many chats). */
   userStats: (userId: string): Key => ({ pk: keys.userPartition(userId), sk: 'STATS' }),
   /** An idempotency key of one side of a chat (client_message_id / Idempotency-Key), kept 24 h by TTL. */

@@ -67,6 +67,8 @@ export interface MessageItem extends Omit<Message, 'files' | 'edited_at'> {
   external_id?: string;
   files: StoredFile[] | null;
   webhook?: true;
+  /** Marks a message that attaches uploaded files, for the stream: they are then kept as its bot's retention says (files-sent.ts). */
+  attaches?: true;
   /** The chat's counters and activity are the stream's to move (realtime/publish.ts); absent on older items. */
   count_in_chat?: true;
   /** When it expires (epoch seconds): its bot's retention; absent: kept for ever. */
@@ -118,6 +120,7 @@ function newItem(input: NewMessage, now: number): MessageItem {
     is_edited: false,
     created_at: new Date(now).toISOString(),
     ...(input.webhook && { webhook: true as const }),
+    ...(input.files.some((f) => f.id) && { attaches: true as const }),
     count_in_chat: true,
     ...(ttl !== undefined && { ttl }),
   };

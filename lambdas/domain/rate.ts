@@ -41,7 +41,10 @@ export function rateLimited(limit: RateLimit, nowMs = Date.now()): RateLimitedEr
 
 /** A rate check on its own (uploads, sessions): one UpdateItem; 429 with Retry-After when over. */
 export async function consumeRate(limit: RateLimit): Promise<void> {
-  const now = Date.now();
+  return consumeRateAt(limit, Date.now());
+}
+
+async function consumeRateAt(limit: RateLimit, now: number): Promise<void> {
   const update = rateUpdate(limit, now);
   if (!update) return;
   try {
@@ -50,4 +53,25 @@ export async function consumeRate(limit: RateLimit): Promise<void> {
     if (isConditionFailed(err)) throw rateLimited(limit, now);
     throw err;
   }
+}
+
+/** Gives back a request's place in its window (a refusal after the rate check passed): a refused request takes nothing. */
+export async function giveBackRate(limit: RateLimit, nowMs: number): Promise<void> {
+  const update = rateUpdate(limit, nowMs);
+  if (!update) return;
+  await dynamo.send(new UpdateCommand({ TableName: update.TableName, Key: update.Key, UpdateExpression: 'ADD n :minus', ConditionExpression: 'attribute_exists(n)', ExpressionAttributeValues: { ':minus': -1 } })).catch((err) => {
+    if (!isConditionFailed(err)) throw err;
+  });
+}
+
+/**
+ * An upload's rate check and its storage quota, side by side (one round trip): when either refuses, what the
+ * other took is given back. The rate's refusal wins.
+ */
+export async function consumeRateAnd<T>(limit: RateLimit, other: () => Promise<T>, giveBack: (taken: T) => Promise<void>): Promise<T> {
+  const now = Date.now();
+  const [rate, taken] = await Promise.allSettled([consumeRateAt(limit, now), other()]);
+  if (rate.status === 'fulfilled' && taken.status === 'fulfilled') return taken.value;
+  await Promise.all([rate.status === 'fulfilled' && giveBackRate(limit, now), taken.status === 'fulfilled' && giveBack(taken.value)]);
+  throw rate.status === 'rejected' ? rate.reason : (taken as PromiseRejectedResult).reason;
 }

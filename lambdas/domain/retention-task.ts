@@ -114,13 +114,17 @@ async function redateChat(bot: Retained, userId: string, chatId: string): Promis
   await inParallel(due, (m) => setTtl({ pk: m.pk as string, sk: m.sk as string }, datedTtl(bot, m.created_at)));
 }
 
-/** A page of the bot's objects: the uploaded files among them get the setting's ttl (pending ones get it when they settle). */
+/**
+ * A page of the bot's objects: the sent files among them get the setting's ttl, counted from their last send
+ * (an unsent one keeps its own expiry; the stream dates it when a message attaches it).
+ */
 async function filesPage(botId: string, bot: Retained, token?: string): Promise<Cursor | undefined> {
   const page = await listKeysPage(botKeyPrefix(botId), token);
-  const ids = page.keys.map(fileIdOfKey).filter((id): id is string => Boolean(id));
+  // Once each: a direct upload's sealed copy and its upload key (not yet deleted) name the same file.
+  const ids = [...new Set(page.keys.map(fileIdOfKey).filter((id): id is string => Boolean(id)))];
   const records = (await batchGet(ids.map(keys.file), true)) as unknown as FileRecord[];
   await inParallel(records, async (f) => {
-    if (f.status === 'uploaded' && needsTtl(bot, f)) await setTtl(keys.file(f.id), datedTtl(bot, f.created_at), 'uploaded');
+    if (f.status === 'uploaded' && f.sent_at && needsTtl(bot, { ttl: f.ttl, created_at: f.sent_at })) await setTtl(keys.file(f.id), datedTtl(bot, f.sent_at), 'uploaded');
   });
   return page.next ? { phase: 'files', token: page.next } : undefined;
 }

@@ -1,15 +1,16 @@
 // Direct uploads (phone photos and videos, up to MAX_UPLOAD_BYTES): the browser POSTs the bytes straight to
 // S3 with a presigned POST, so nothing large goes through API Gateway or a Lambda. The file is `pending`
-// until its object lands; then the completion function (S3's ObjectCreated event) checks its size and first
-// bytes and makes it `uploaded`, or `rejected` with a reason and the object deleted.
+// until its object lands; then the completion function (S3's ObjectCreated event) seals a copy of it, checks
+// the copy's size and first bytes and makes it `uploaded` (serving that copy), or `rejected` with a reason.
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { batchWrite, dynamo, isConditionFailed, tableName } from '../aws/dynamo';
-import { deleteObject, objectHead, presignedPost } from '../aws/s3';
+import { copyObject, deleteObject, objectHead, presignedPost } from '../aws/s3';
 import { config } from '../shared/config';
 import { InvalidInputError } from '../shared/errors';
-import { newFileRecord, toUploadJson, type FileRecord, type UploadJson } from './files';
-import { expiryOf, isRetained, retentionWindow, type RetentionWindow } from './retention';
-import { getBot } from './bots';
+import { newFileRecord, sealedKeyOf, toUploadJson, unsentExpiry, type FileRecord, type UploadJson } from './files';
+import { transactWrite } from '../aws/transact';
+import { releaseItem } from './storage-quota';
+import { isRetained, retentionWindow, type RetentionWindow } from './retention';
 import { checkSignature, mimeAllowed } from './file-signatures';
 import { keys } from './keys';
 import type { FileType } from './limits';
@@ -42,13 +43,15 @@ export function checkUpload(input: NewUpload): void {
 }
 
 /** A pending file and the presigned POST that uploads its bytes (the key, type and size pinned by the policy). */
-export async function createUpload(userId: string, botId: string, input: NewUpload): Promise<UploadTicket> {
+export async function createUpload(userId: string, botId: string, input: NewUpload, o: { counted?: boolean } = {}): Promise<UploadTicket> {
   checkUpload(input);
   const now = Date.now();
-  // Pending for at most a day (no retention is shorter); uploaded, it expires with its bot's retention (settle).
+  // Pending for at most a day; uploaded, it expires unless a message attaches it (settle); `counted` when its
+  // declared size is in the user's storage quota (a client's upload).
   const record: FileRecord = {
     ...newFileRecord(userId, botId, { type: input.type, name: input.name, size: input.size, mime_type: input.mime_type.toLowerCase() }, 'pending', now),
     ttl: Math.floor(now / 1000) + PENDING_TTL_SECONDS,
+    ...(o.counted && { counted: true as const }),
   };
   // The policy first: a refused presign leaves no record behind.
   const post = await presignedPost(record.s3_key, record.mime_type, record.size, UPLOAD_POLICY_SECONDS);
@@ -66,73 +69,81 @@ export async function toTicketJson(ticket: UploadTicket): Promise<{ file: Upload
   return { file: await toUploadJson(ticket.record), upload: ticket.upload, expires_at: ticket.expires_at };
 }
 
-/** The file of an object key (`bots/<bot>/users/<user>/files/<id>`), or undefined for any other key. */
-export const fileIdOfKey = (key: string): string | undefined => /^bots\/[^/]+\/users\/[^/]+\/files\/([0-9a-f-]{36})$/.exec(key)?.[1];
+/** The file of an object key: its upload key (`bots/<bot>/users/<user>/files/<id>`) or a sealed copy of it; else undefined. */
+export const fileIdOfKey = (key: string): string | undefined => /^bots\/[^/]+\/users\/[^/]+\/files\/([0-9a-f-]{36})(\.[0-9a-f]+)?$/.exec(key)?.[1];
+/** The file a presigned POST wrote to: its upload key only (a sealed copy is never POSTed). */
+const uploadIdOfKey = (key: string): string | undefined => /^bots\/[^/]+\/users\/[^/]+\/files\/([0-9a-f-]{36})$/.exec(key)?.[1];
 
 /**
- * The completion of a direct upload, each time its object is written: the size must be the declared one and
- * the bytes the declared type (and never an executable, a script or a page). Idempotent: an event delivered
- * twice finds an uploaded file still valid, a rejected one's object deleted again. Returns the settled record.
+ * The completion of a direct upload, each time its upload key is written. A pending file's object is copied to a
+ * key of this check alone (sealedKeyOf), which no presigned POST can write; the copy is checked (the declared
+ * size, bytes of the declared type, never an executable, a script or a page), and the file becomes `uploaded`
+ * pointing at it, or `rejected`. The upload key is then deleted: the same POST sent again within its 10 minutes
+ * (or an event delivered late or twice) finds the file settled and changes nothing it serves. Returns the
+ * settled record.
  */
-export async function completeUpload(s3Key: string, tries = 3): Promise<FileRecord | undefined> {
-  const id = fileIdOfKey(s3Key);
+export async function completeUpload(uploadKey: string): Promise<FileRecord | undefined> {
+  const id = uploadIdOfKey(uploadKey);
   if (!id) return undefined;
   const record = await readFileRecord(id);
-  // An object with no file (its pending upload expired, or never asked for) is not kept; nor a rejected one's
-  // (a replay finishes a deletion an earlier delivery did not get to).
-  if (!record || (record.status === 'rejected' && record.s3_key === s3Key)) {
-    await deleteObject(s3Key);
+  // No file (its pending upload expired, or never asked for), or one already settled: the object is not what
+  // anything serves, and is not kept. (A file uploaded before sealed copies existed still serves its upload
+  // key: a write to it is checked and sealed as a pending one's is.)
+  if (!record || record.s3_key !== uploadKey || record.status === 'rejected') {
+    await deleteObject(uploadKey);
     return record;
   }
-  if (record.s3_key !== s3Key) return record;
-  // Pending: its first check. Uploaded: the same presigned POST sent again within its 10 minutes has replaced
-  // the bytes, which are checked again (a valid photo first, then a page, must not pass).
-  const object = await objectHead(s3Key, HEAD_BYTES);
-  // Gone meanwhile: a delivery of the same event running beside this one has rejected it.
-  if (!object) return readFileRecord(id);
-  const verdict =
-    object.size !== record.size
+  const sealed = sealedKeyOf(uploadKey);
+  // Gone meanwhile: a completion running beside this one has settled the file (and deleted the upload key).
+  if (!(await copyObject(uploadKey, sealed))) return readFileRecord(id);
+  const object = await objectHead(sealed, HEAD_BYTES);
+  const verdict = !object
+    ? { ok: false as const, reason: 'the file could not be read' }
+    : object.size !== record.size
       ? { ok: false as const, reason: `the file has ${object.size} bytes, not the ${record.size} declared` }
       : checkSignature(object.head, record.mime_type);
-  if (verdict.ok && record.status === 'uploaded') return record;
-  // The status first, then the deletion: whoever finds the object gone finds the file already rejected.
-  const settled = await settle(record, verdict.ok ? { status: 'uploaded' } : { status: 'rejected', reason: verdict.reason });
-  if (settled.status === 'rejected') await deleteObject(s3Key);
-  // Refused bytes, yet uploaded: the completion of an earlier write (valid bytes, read before these replaced
-  // them) settled first. The object holds these now: check it again, from uploaded.
-  else if (!verdict.ok && tries > 1) return completeUpload(s3Key, tries - 1);
+  const settled = await settle(record, verdict.ok ? { status: 'uploaded', s3Key: sealed } : { status: 'rejected', reason: verdict.reason });
+  // This check's copy is kept only if the file now serves it (a completion beside this one may have won).
+  if (settled.s3_key !== sealed) await deleteObject(sealed);
+  await deleteObject(uploadKey);
   return settled;
 }
 
-async function settle(record: FileRecord, to: { status: 'uploaded' } | { status: 'rejected'; reason: string }): Promise<FileRecord> {
-  // Its bot's retention as it is now (cached), counted from the upload's start: a change of the setting while
-  // the bytes were on their way applies too.
-  const keep = to.status === 'uploaded' ? expiryOf((await getBot(record.bot_id)) ?? {}, Date.parse(record.created_at)) : undefined;
+async function settle(record: FileRecord, to: { status: 'uploaded'; s3Key: string } | { status: 'rejected'; reason: string }): Promise<FileRecord> {
+  // Uploaded: kept until UNSENT_FILE_TTL_SECONDS from now unless a message attaches it (its bot's retention
+  // then governs it). Rejected: kept 24 hours more, so the page can show why.
+  // (An uploaded file sealed late, one uploaded before sealed copies existed, keeps the expiry it has.)
+  const keep = to.status === 'uploaded' && record.status === 'uploaded';
+  const ttl = to.status === 'rejected' ? Math.floor(Date.now() / 1000) + PENDING_TTL_SECONDS : keep ? undefined : unsentExpiry();
+  const update = {
+    TableName: tableName(),
+    Key: keys.file(record.id),
+    UpdateExpression:
+      to.status === 'rejected'
+        ? 'SET #status = :status, reason = :reason, #ttl = :ttl'
+        : keep
+          ? 'SET #status = :status, s3_key = :key'
+          : ttl !== undefined
+            ? 'SET #status = :status, s3_key = :key, #ttl = :ttl'
+            : 'SET #status = :status, s3_key = :key REMOVE #ttl',
+    ConditionExpression: '#status = :from',
+    ExpressionAttributeNames: { '#status': 'status', ...(!keep && { '#ttl': 'ttl' }) },
+    ExpressionAttributeValues: {
+      ':status': to.status,
+      ':from': record.status,
+      ...(to.status === 'rejected' ? { ':reason': to.reason } : { ':key': to.s3Key }),
+      ...(ttl !== undefined && { ':ttl': ttl }),
+    },
+  };
+  // A rejected client upload gives its bytes back to the user's quota in the same write: once, as the status
+  // moves once (an erased user's quota is gone: nothing to give back).
+  if (to.status === 'rejected' && record.counted) {
+    const failed = await transactWrite([{ Update: update }, releaseItem(record.user_id, record.size)]);
+    if (failed === 1) return settle({ ...record, counted: undefined }, to);
+    return (await readFileRecord(record.id)) ?? record; // failed === 0: settled by another delivery of the event
+  }
   try {
-    const out = await dynamo.send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: keys.file(record.id),
-        // Uploaded: kept as long as its bot's retention says (for ever without one). Rejected: kept 24 hours
-        // more, so the page can show why.
-        UpdateExpression:
-          to.status === 'rejected'
-            ? 'SET #status = :status, reason = :reason, #ttl = :ttl'
-            : keep !== undefined
-              ? 'SET #status = :status, #ttl = :ttl'
-              : 'SET #status = :status REMOVE #ttl',
-        ConditionExpression: '#status = :from',
-        ExpressionAttributeNames: { '#status': 'status', '#ttl': 'ttl' },
-        ExpressionAttributeValues: {
-          ':status': to.status,
-          ':from': record.status,
-          ...(to.status === 'rejected' && { ':reason': to.reason, ':ttl': Math.floor(Date.now() / 1000) + PENDING_TTL_SECONDS }),
-          ...(keep !== undefined && { ':ttl': keep }),
-        },
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
-    return out.Attributes as FileRecord;
+    return (await dynamo.send(new UpdateCommand({ ...update, ReturnValues: 'ALL_NEW' }))).Attributes as FileRecord;
   } catch (err) {
     if (!isConditionFailed(err)) throw err;
     return (await readFileRecord(record.id)) ?? record; // settled by another delivery of the event

@@ -20,6 +20,9 @@ function intEnv(name: string, fallback: number): number {
  */
 export const TASK_TIME_MARGIN_MS = 30_000;
 
+/** The largest direct upload unless MAX_UPLOAD_BYTES says otherwise: 100 MB. */
+export const DEFAULT_MAX_UPLOAD_BYTES = 100 * 1024 * 1024;
+
 /** S3's largest object in one POST (or PUT): 5 GiB. */
 const MAX_UPLOAD_CEILING = 5 * 1024 ** 3;
 
@@ -29,8 +32,24 @@ export function maxUploadProblem(n: number): string | undefined {
 }
 
 function maxUploadBytes(): number {
-  const n = intEnv('MAX_UPLOAD_BYTES', 100 * 1024 * 1024);
+  const n = intEnv('MAX_UPLOAD_BYTES', DEFAULT_MAX_UPLOAD_BYTES);
   const problem = maxUploadProblem(n);
+  if (problem) throw new Error(problem);
+  return n;
+}
+
+/**
+ * What is wrong with a storage quota of `n` bytes (MAX_OPEN_UPLOAD_BYTES, MAX_UPLOAD_BYTES_PER_DAY), if anything:
+ * off (0), or room for at least one largest direct upload. The functions' check and the stack's.
+ */
+export function storageQuotaProblem(name: string, n: number, maxUpload: number): string | undefined {
+  return n === 0 || n >= maxUpload ? undefined : `${name} must be 0 (off) or at least MAX_UPLOAD_BYTES (${maxUpload}), room for one largest upload: ${n}`;
+}
+
+/** A storage quota from the environment; by default `times` largest uploads. */
+function storageQuota(name: string, times: number, maxUpload: number): number {
+  const n = intEnv(name, times * maxUpload);
+  const problem = storageQuotaProblem(name, n, maxUpload);
   if (problem) throw new Error(problem);
   return n;
 }
@@ -105,7 +124,13 @@ export interface Config {
     socketsPerUser: number;
     /** Commands one socket may send a minute; past it the socket is closed (docs/realtime.md "Limits"). */
     socketCommandsPerMinute: number;
+    /** Bytes of a user's pending or unsent client uploads at a time (413 beyond); 0: off. */
+    openUploadBytes: number;
+    /** Bytes of a user's client uploads per UTC day (429 until the day rolls); 0: off. */
+    uploadBytesPerDay: number;
   };
+  /** How long a file uploaded but never attached to a message is kept (DynamoDB TTL, object too); 0: for ever. */
+  unsentFileTtlSeconds: number;
   sessionTtlSeconds: number;
   fileUrlTtlSeconds: number;
   /** The largest direct upload (POST …/files/uploads), in bytes: 100 MB by default, S3's 5 GB at most. */
@@ -123,6 +148,7 @@ export function reloadConfig(): void {
 
 export function config(): Config {
   if (cached) return cached;
+  const maxUpload = maxUploadBytes();
   cached = {
     tableName: requireEnv('TABLE_NAME'),
     bucketName: process.env.BUCKET_NAME || undefined,
@@ -154,10 +180,13 @@ export function config(): Config {
       chatsPerUser: intEnv('MAX_CHATS_PER_USER', 100),
       socketsPerUser: intEnv('MAX_SOCKETS_PER_USER', 10),
       socketCommandsPerMinute: intEnv('RATE_SOCKET_COMMANDS_PER_MINUTE', 30),
+      openUploadBytes: storageQuota('MAX_OPEN_UPLOAD_BYTES', 10, maxUpload),
+      uploadBytesPerDay: storageQuota('MAX_UPLOAD_BYTES_PER_DAY', 20, maxUpload),
     },
+    unsentFileTtlSeconds: intEnv('UNSENT_FILE_TTL_SECONDS', 24 * 3600),
     sessionTtlSeconds: intEnv('SESSION_TTL_SECONDS', 24 * 3600),
     fileUrlTtlSeconds: intEnv('FILE_URL_TTL_SECONDS', 3600),
-    maxUploadBytes: maxUploadBytes(),
+    maxUploadBytes: maxUpload,
     retentionDaySeconds: Math.max(intEnv('RETENTION_DAY_SECONDS', 86400), 1),
   };
   return cached;

@@ -34,6 +34,8 @@ export async function startToolStack(name: string, env: { BOT_CACHE_TTL_MS: stri
     // The benchmark's fan-out is 50 sockets of one user.
     MAX_SOCKETS_PER_USER: '0',
     RATE_SOCKET_COMMANDS_PER_MINUTE: '0',
+    MAX_OPEN_UPLOAD_BYTES: '0',
+    MAX_UPLOAD_BYTES_PER_DAY: '0',
     // Its data folder is removed at the stop: the table may as well be in memory (a third less of DynamoDB
     // Local's CPU), unless the tool says otherwise.
     DYNAMODB_IN_MEMORY: 'on',

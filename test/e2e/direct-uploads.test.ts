@@ -3,6 +3,7 @@
 // GET /files/{id}, the user's `file` publication, and sending the file. Every refusal writes nothing.
 import { botItems, call, userWithChat, UUID } from '../support/api';
 import { liveClient, until } from '../support/realtime';
+import { listKeys } from '../../lambdas/aws/s3';
 
 const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(6 * 1024 * 1024, 7)]);
 // An executable (a Windows PE starts "MZ") under a photo's name and type.
@@ -54,6 +55,31 @@ test('a 6 MB photo: 201 pending with a presigned POST; the bytes go to S3; the f
     expect(sent.body.files[0]).toMatchObject({ id: file.id, type: 'photo', size: PNG.length, mime_type: 'image/png' });
   } finally {
     live.close();
+  }
+});
+
+test('the same presigned POST sent again after the photo was sent, with other bytes of its size and type, changes nothing the message serves', async () => {
+  const u = await userWithChat();
+  const photo = Buffer.concat([PNG.subarray(0, 8), Buffer.alloc(3000, 1)]);
+  const res = await call('POST', '/api/client/files/uploads', { token: u.token, json: { name: 'cat.png', size: photo.length, mime_type: 'image/png' } });
+  expect((await postToS3(res.body, photo, 'image/png')).status).toBe(204);
+  expect(await settledFile(u.token, res.body.file.id)).toMatchObject({ status: 'uploaded' });
+  const sent = await call('POST', `/api/client/chats/${u.chatId}/messages`, { token: u.token, json: { content_type: 'photo', files: [res.body.file.id] } });
+  expect(sent.status).toBe(201);
+  const uploadKey = res.body.upload.fields.key as string;
+  const page = Buffer.concat([Buffer.from('<!doctype html><script>alert(1)</script>'), Buffer.alloc(photo.length - 40, 0x20)]);
+  // Another valid photo, then a page, each exactly as long, with the ticket's fields as given (within its 10 minutes).
+  for (const other of [Buffer.concat([PNG.subarray(0, 8), Buffer.alloc(3000, 2)]), page]) {
+    expect(other.length).toBe(photo.length);
+    expect((await postToS3(res.body, other, 'image/png')).status).toBe(204);
+    // S3 accepted the bytes; the completion deletes them, as the file was settled already.
+    await until(async () => !(await listKeys(uploadKey)).includes(uploadKey), 10_000, 'the re-POSTed object to be deleted');
+    const history = await call('GET', `/api/client/chats/${u.chatId}/messages`, { token: u.token });
+    const shown = await fetch(history.body[0].files[0].url);
+    expect([shown.status, Buffer.from(await shown.arrayBuffer()).equals(photo)]).toEqual([200, true]);
+    const file = (await call('GET', `/api/client/files/${res.body.file.id}`, { token: u.token })).body;
+    expect(file.status).toBe('uploaded');
+    expect(Buffer.from(await (await fetch(file.url)).arrayBuffer()).equals(photo)).toBe(true);
   }
 });
 

@@ -5,7 +5,7 @@ import { call, userWithChat } from '../support/api';
 import { checkUpload, completeUpload, createUpload, getUserFile, type NewUpload } from '../../lambdas/domain/uploads';
 import { sendMessage } from '../../lambdas/domain/messages';
 import { dispositionOf, getOwnedFiles, toUploadJson } from '../../lambdas/domain/files';
-import { objectHead, putObject } from '../../lambdas/aws/s3';
+import { listKeys, objectHead, putObject } from '../../lambdas/aws/s3';
 import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, tableName } from '../../lambdas/aws/dynamo';
 import { keys } from '../../lambdas/domain/keys';
@@ -44,7 +44,8 @@ test('a photo: pending with a presigned POST of at most 10 minutes; its object l
   expect((await postUpload(ticket, PNG, 'image/png')).status).toBeLessThan(300);
   const done = await completeUpload(ticket.record.s3_key);
   expect(done).toMatchObject({ status: 'uploaded' });
-  expect(done?.ttl).toBeUndefined();
+  // Kept a day unless a message attaches it (UNSENT_FILE_TTL_SECONDS).
+  expect(done?.ttl).toBeGreaterThan(Date.now() / 1000 + 86400 - 60);
   const shown = await toUploadJson((await getUserFile(o.userId, ticket.record.id))!);
   expect(shown.status).toBe('uploaded');
   const res = await fetch(shown.url as string);
@@ -150,48 +151,71 @@ test('how a type opens: media inline; pages, XML and scripts as bytes; every oth
   for (const doc of [docx, 'application/pdf', 'text/plain']) expect([doc, opens(doc)]).toEqual([doc, { contentType: doc, disposition: 'attachment; filename="f"' }]);
 });
 
-test('the same presigned POST sent again after the file was uploaded: the new bytes are checked too (a page is rejected and deleted)', async () => {
+test('the same presigned POST sent again after the file was uploaded changes nothing it serves: its checked copy stays, the new bytes are deleted', async () => {
   const o = await owner();
   const ticket = await createUpload(o.userId, o.botId, upload());
+  const uploadKey = ticket.record.s3_key;
   expect((await postUpload(ticket, PNG, 'image/png')).status).toBeLessThan(300);
-  expect(await completeUpload(ticket.record.s3_key)).toMatchObject({ status: 'uploaded' });
+  const done = await completeUpload(uploadKey);
+  expect(done).toMatchObject({ status: 'uploaded', s3_key: expect.stringMatching(new RegExp(`^${uploadKey}\\.[0-9a-f]{12}$`)) });
   // Within its 10 minutes the policy still takes a body of up to the declared size: a page, under the PNG's name.
   const page = Buffer.concat([HTML, Buffer.alloc(PNG.length - HTML.length, 0x20)]);
   expect((await postUpload(ticket, page, 'image/png')).status).toBeLessThan(300);
-  const settled = await completeUpload(ticket.record.s3_key);
-  expect(settled).toMatchObject({ status: 'rejected', reason: expect.stringMatching(/HTML/) });
-  expect(settled?.ttl).toBeGreaterThan(Date.now() / 1000);
-  expect(await objectHead(ticket.record.s3_key, 1)).toBeUndefined();
-  await expect(getOwnedFiles(o.userId, [ticket.record.id])).rejects.toMatchObject({ kind: 'invalid_input', message: expect.stringMatching(/rejected/) });
+  expect(await completeUpload(uploadKey)).toMatchObject({ status: 'uploaded', s3_key: done!.s3_key });
+  expect(await objectHead(uploadKey, 1)).toBeUndefined();
+  const served = await fetch((await toUploadJson((await getUserFile(o.userId, ticket.record.id))!)).url as string);
+  expect(Buffer.from(await served.arrayBuffer()).equals(PNG)).toBe(true);
 });
 
-test('a page written while the valid bytes before it were being settled: the file ends rejected, its object deleted', async () => {
+test('two completions of one file whose bytes changed between them: the file serves only what the winner checked; the loser\'s copy is deleted', async () => {
   const o = await owner();
   const ticket = await createUpload(o.userId, o.botId, upload());
+  const uploadKey = ticket.record.s3_key;
   const key = keys.file(ticket.record.id);
-  // The object holds the page: the PNG's write came first, and its completion read the PNG then. (Written
-  // with a PUT, which the local bucket does not notify: only this test's completion runs.)
+  // The PNG is there (written with a PUT, which the local bucket does not notify: only this test's completions run).
+  await putObject(uploadKey, PNG, 'image/png', 'inline');
   const page = Buffer.concat([HTML, Buffer.alloc(PNG.length - HTML.length, 0x20)]);
-  await putObject(ticket.record.s3_key, page, 'image/png', 'inline');
   const real = dynamo.send.bind(dynamo);
-  let raced = false;
+  let raced: Promise<unknown> | undefined;
   const send = jest.spyOn(dynamo, 'send').mockImplementation((async (cmd: any) => {
-    const settling = cmd instanceof UpdateCommand && JSON.stringify(cmd.input.Key) === JSON.stringify(key) && cmd.input.ExpressionAttributeValues?.[':status'] === 'rejected';
+    const settling = cmd instanceof UpdateCommand && JSON.stringify(cmd.input.Key) === JSON.stringify(key) && cmd.input.ExpressionAttributeValues?.[':status'] === 'uploaded';
     if (settling && !raced) {
-      raced = true;
-      // The page's completion read the file pending; the PNG's completion settles it uploaded just before.
-      await real(new UpdateCommand({ TableName: tableName(), Key: key, UpdateExpression: 'SET #s = :u', ExpressionAttributeNames: { '#s': 'status' }, ExpressionAttributeValues: { ':u': 'uploaded' } }));
+      // The PNG's completion has checked its copy; before it settles, the page replaces the bytes and its own
+      // completion runs to the end.
+      raced = (async () => {
+        await putObject(uploadKey, page, 'image/png', 'inline');
+        return completeUpload(uploadKey);
+      })();
+      expect(await raced).toMatchObject({ status: 'rejected', reason: expect.stringMatching(/HTML/) });
     }
     return real(cmd);
   }) as any);
   let settled;
   try {
-    settled = await completeUpload(ticket.record.s3_key);
+    settled = await completeUpload(uploadKey);
   } finally {
     send.mockRestore();
   }
-  expect(raced).toBe(true);
-  expect(settled).toMatchObject({ status: 'rejected', reason: expect.stringMatching(/HTML/) });
-  expect(await objectHead(ticket.record.s3_key, 1)).toBeUndefined();
+  expect(raced).toBeDefined();
+  expect(settled).toMatchObject({ status: 'rejected' });
+  // Nothing of the file is left in the bucket: neither the upload key nor either completion's copy.
+  expect(await listKeys(uploadKey)).toEqual([]);
   await expect(getOwnedFiles(o.userId, [ticket.record.id])).rejects.toMatchObject({ kind: 'invalid_input' });
+});
+
+test('a file uploaded before sealed copies existed (its record on the upload key): a write to that key is checked and sealed, its expiry kept', async () => {
+  const o = await owner();
+  const ticket = await createUpload(o.userId, o.botId, upload());
+  const uploadKey = ticket.record.s3_key;
+  // As the completer once left it: uploaded, serving the upload key, kept for ever (a sent file, retention off).
+  await putObject(uploadKey, PNG, 'image/png', 'inline');
+  await dynamo.send(new UpdateCommand({ TableName: tableName(), Key: keys.file(ticket.record.id), UpdateExpression: 'SET #s = :u REMOVE #ttl', ExpressionAttributeNames: { '#s': 'status', '#ttl': 'ttl' }, ExpressionAttributeValues: { ':u': 'uploaded' } }));
+  const other = Buffer.concat([PNG.subarray(0, 8), Buffer.alloc(PNG.length - 8, 9)]);
+  await putObject(uploadKey, other, 'image/png', 'inline');
+  const settled = await completeUpload(uploadKey);
+  expect(settled).toMatchObject({ status: 'uploaded', s3_key: expect.stringMatching(/\.[0-9a-f]{12}$/) });
+  expect(settled?.ttl).toBeUndefined();
+  expect(await listKeys(uploadKey)).toEqual([settled!.s3_key]);
+  const served = await fetch((await toUploadJson(settled!)).url as string);
+  expect(Buffer.from(await served.arrayBuffer()).equals(other)).toBe(true);
 });

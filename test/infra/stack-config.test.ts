@@ -95,6 +95,8 @@ test.each([
   [{ limits: 'RATE_EVERYTHING=5' }, /unknown limit RATE_EVERYTHING; known: RATE_MESSAGES_PER_MINUTE/],
   [{ limits: 'MAX_UPLOAD_BYTES=0' }, /MAX_UPLOAD_BYTES must be from 1 to 5368709120 \(S3's 5 GB for one POST\): 0/],
   [{ limits: 'MAX_UPLOAD_BYTES=5368709121' }, /MAX_UPLOAD_BYTES must be from 1 to 5368709120/],
+  [{ limits: 'MAX_OPEN_UPLOAD_BYTES=1000' }, /MAX_OPEN_UPLOAD_BYTES must be 0 \(off\) or at least MAX_UPLOAD_BYTES \(104857600\)/],
+  [{ limits: 'MAX_UPLOAD_BYTES=1000,MAX_UPLOAD_BYTES_PER_DAY=999' }, /MAX_UPLOAD_BYTES_PER_DAY must be 0 \(off\) or at least MAX_UPLOAD_BYTES \(1000\)/],
 ])('%o is refused: %s', (context, message) => {
   expect(() => configsFromContext(context)).toThrow(message);
 });

@@ -2,7 +2,7 @@
 // with the variable's name (at the first config(), so a function or `npm start` fails at once, not per request).
 import { config, reloadConfig } from '../../lambdas/shared/config';
 
-const NAMES = ['TABLE_NAME', 'MAX_UPLOAD_BYTES', 'RATE_MESSAGES_PER_MINUTE', 'WEBHOOK_ALLOW_LOOPBACK', 'AWS_LAMBDA_FUNCTION_NAME'];
+const NAMES = ['TABLE_NAME', 'MAX_UPLOAD_BYTES', 'RATE_MESSAGES_PER_MINUTE', 'WEBHOOK_ALLOW_LOOPBACK', 'AWS_LAMBDA_FUNCTION_NAME', 'MAX_OPEN_UPLOAD_BYTES', 'MAX_UPLOAD_BYTES_PER_DAY', 'UNSENT_FILE_TTL_SECONDS'];
 const saved = Object.fromEntries(NAMES.map((k) => [k, process.env[k]]));
 afterEach(() => {
   for (const [k, v] of Object.entries(saved)) {
@@ -43,4 +43,13 @@ test('WEBHOOK_ALLOW_LOOPBACK: off unless set; a function running on Lambda refus
     'WEBHOOK_ALLOW_LOOPBACK is for the local stack only; a deployed function refuses it',
   );
   expect(withEnv({ AWS_LAMBDA_FUNCTION_NAME: 'chat-webhook-deliver', WEBHOOK_ALLOW_LOOPBACK: 'off' })().webhookAllowLoopback).toBe(false);
+});
+
+test('the storage quota: 10 and 20 largest uploads by default; 0 (off) or room for one largest upload; unsent files kept 24 h', () => {
+  for (const k of ['MAX_UPLOAD_BYTES', 'MAX_OPEN_UPLOAD_BYTES', 'MAX_UPLOAD_BYTES_PER_DAY', 'UNSENT_FILE_TTL_SECONDS']) delete process.env[k];
+  const c = withEnv({})();
+  expect([c.limits.openUploadBytes, c.limits.uploadBytesPerDay, c.unsentFileTtlSeconds]).toEqual([10 * 100 * 1024 ** 2, 20 * 100 * 1024 ** 2, 86400]);
+  expect(withEnv({ MAX_UPLOAD_BYTES: '1000' })().limits.openUploadBytes).toBe(10_000);
+  expect(withEnv({ MAX_OPEN_UPLOAD_BYTES: '0', MAX_UPLOAD_BYTES_PER_DAY: '1000' })().limits).toMatchObject({ openUploadBytes: 0, uploadBytesPerDay: 1000 });
+  expect(withEnv({ MAX_OPEN_UPLOAD_BYTES: '999' })).toThrow('MAX_OPEN_UPLOAD_BYTES must be 0 (off) or at least MAX_UPLOAD_BYTES (1000), room for one largest upload: 999');
 });

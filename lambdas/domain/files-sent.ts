@@ -1,0 +1,40 @@
+// Files a message attaches, from its stream record: each is marked sent and kept as its bot's retention says
+// (none when off), no longer as an unsent upload; a client upload's bytes go back to its user's storage quota.
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo, isConditionFailed, tableName } from '../aws/dynamo';
+import { transactWrite } from '../aws/transact';
+import type { StoredFile } from './files';
+import { keys } from './keys';
+import type { MessageItem } from './messages';
+import { expiryOf, type Retained } from './retention';
+import { releaseItem } from './storage-quota';
+
+/**
+ * Every uploaded file of the message, in parallel. Handled once however often the record comes: the first
+ * send of a counted file sets `sent_at` and gives its bytes back in one transaction conditioned on `sent_at`
+ * being absent; after that, only a later message moves `sent_at` (and the ttl) on.
+ */
+export async function keepSentFiles(message: MessageItem, bot: Retained): Promise<void> {
+  const ttl = expiryOf(bot, Date.parse(message.created_at));
+  await Promise.all((message.files ?? []).filter((f) => f.id).map((f) => keepSentFile(f, message.user_id, message.created_at, ttl)));
+}
+
+async function keepSentFile(f: StoredFile, userId: string, sentAt: string, ttl: number | undefined): Promise<void> {
+  const update = (condition: string) => ({
+    TableName: tableName(),
+    Key: keys.file(f.id as string),
+    UpdateExpression: ttl !== undefined ? 'SET sent_at = :at, #ttl = :ttl' : 'SET sent_at = :at REMOVE #ttl',
+    ConditionExpression: condition,
+    ExpressionAttributeNames: { '#ttl': 'ttl' },
+    ExpressionAttributeValues: { ':at': sentAt, ...(ttl !== undefined && { ':ttl': ttl }) },
+  });
+  if (f.counted) {
+    // Sent before (a redelivered record), gone (expired: its REMOVE gives the bytes back), or its user erased.
+    if ((await transactWrite([{ Update: update('attribute_exists(pk) AND attribute_not_exists(sent_at)') }, releaseItem(userId, f.size ?? 0)])) < 0) return;
+  }
+  try {
+    await dynamo.send(new UpdateCommand(update('attribute_exists(pk) AND (attribute_not_exists(sent_at) OR sent_at < :at)')));
+  } catch (err) {
+    if (!isConditionFailed(err)) throw err; // gone, or kept already for this message or a later one
+  }
+}
