@@ -7,7 +7,7 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { conditionFailedItem, dynamo, isConditionFailed, tableName } from '../aws/dynamo';
 import { transactWrite, type TransactItem } from '../aws/transact';
 import { config } from '../shared/config';
-import { RateLimitedError, TooLargeError } from '../shared/errors';
+import { RateLimitedError, TooLargeError, UnavailableError } from '../shared/errors';
 import { keys } from './keys';
 import { consumeRateAnd } from './rate';
 
@@ -78,7 +78,8 @@ export async function takeStorage(userId: string, bytes: number, nowMs = Date.no
       sameDay = stored === day;
     }
   }
-  throw new Error(`the upload quota of user ${userId} kept changing`);
+  // Uploads of one user racing each other for longer than that: a retry, not a server error.
+  throw new UnavailableError(`The upload quota of this user kept changing; please retry`);
 }
 
 /** Gives back what a refused request took: its bytes at a time, and today's when the day has not rolled. */

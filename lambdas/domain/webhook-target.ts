@@ -193,6 +193,8 @@ export function postWebhook(raw: string, headers: Record<string, string>, body: 
     });
     // A second look at the peer once connected: the lookup above decided it, this catches any path that skipped it.
     req.once('socket', (socket: Socket) => {
+      // A kept-alive socket was checked when it connected, and never connects again: no listener left behind.
+      if (!socket.connecting) return;
       socket.once('connect', () => {
         const bad = socket.remoteAddress && addressProblem(socket.remoteAddress, allowLoopback);
         if (bad) req?.destroy(new WebhookRefusedError(`connected to ${bad.replace(/ is /, ', ')}`));

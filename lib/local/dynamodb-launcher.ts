@@ -61,7 +61,7 @@ export async function launcherClassDir(releaseDir: string, env: NodeJS.ProcessEn
   const tmp = mkdtempSync(join(cache, 'tmp-'));
   try {
     const jar = join(releaseDir, 'DynamoDBLocal.jar');
-    const { code, output } = await run(['-m', 'jdk.compiler/com.sun.tools.javac.Main', '-nowarn', '-d', tmp, '-cp', jar, SOURCE], env);
+    const { code, output } = await run(['-m', 'jdk.compiler/com.sun.tools.javac.Main', '-nowarn', '--release', '17', '-d', tmp, '-cp', jar, SOURCE], env);
     if (code !== 0) {
       if (/Module jdk\.compiler not found/.test(output)) {
         throw new LauncherError(

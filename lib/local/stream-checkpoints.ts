@@ -30,7 +30,13 @@ export class StreamCheckpoints {
     this.resumed = old !== undefined;
     this.saved = old?.streamArn === streamArn ? old : { streamArn, consumers: {} };
     for (const id of consumerIds) this.saved.consumers[id] ??= {};
-    // Written at once: a crash before the first batch is done still finds the stack has started on this stream.
+    // A very first start is written once its positions are taken (saveStart): a crash before that is a first
+    // start again, not a restart that would read the whole stream.
+    if (this.resumed) this.write();
+  }
+
+  /** After start-up took its positions: a crash from now on finds the stack has started on this stream. */
+  saveStart(): void {
     this.write();
   }
 
@@ -72,8 +78,15 @@ export class StreamCheckpoints {
 
   /** Forgets shards the stream no longer has (trimmed after 24 h). */
   prune(liveShards: Set<string>): void {
-    for (const shards of Object.values(this.saved.consumers)) for (const id of Object.keys(shards)) if (!liveShards.has(id)) delete shards[id];
-    this.write();
+    let changed = false;
+    for (const shards of Object.values(this.saved.consumers)) {
+      for (const id of Object.keys(shards)) {
+        if (liveShards.has(id)) continue;
+        delete shards[id];
+        changed = true;
+      }
+    }
+    if (changed) this.write();
   }
 
   /** Atomically: a crash mid-write leaves the previous file, never half of one. */

@@ -240,6 +240,7 @@ export async function startStreamPoller(o: StreamPollerOptions): Promise<StreamP
 
   const begin = async () => {
     await discover(true);
+    checkpoints.saveStart();
     o.log(`stream poller: ${checkpoints.resumed ? 'resumed where the consumers stopped' : 'reading new records'} (${iterators.size} shard${iterators.size === 1 ? '' : 's'})`);
     pacer.wake(); // start-up: whatever the stack does first is read at once
   };
@@ -250,7 +251,19 @@ export async function startStreamPoller(o: StreamPollerOptions): Promise<StreamP
     if (hold) {
       await hold(() => stopped).catch((err) => o.log(`stream poller: ${(err as Error).message}; reading on`));
       if (stopped) return;
-      await begin();
+      // Nothing awaits this loop until the stop: a failed start-up read is retried here, never left unhandled.
+      for (;;) {
+        try {
+          await begin();
+          break;
+        } catch (err) {
+          if (stopped) return;
+          o.log(`stream poller: ${(err as Error).message}; starting again`);
+          known.clear();
+          iterators.clear();
+          await sleep(500);
+        }
+      }
     }
     let sinceDiscover = 0;
     while (!stopped) {

@@ -1,5 +1,5 @@
 // A webhook receiver run by a test: records every request (headers, raw body, parsed body, when) and answers
-// `status`; closed by the returned `close` (register it in afterAll).
+// `status` (after `delayMs`, a receiver that takes its time); closed by the returned `close` (register it in afterAll).
 import { createServer, type IncomingMessage } from 'node:http';
 import { freePort } from './ports';
 
@@ -10,13 +10,14 @@ export interface Hit {
   body: any;
 }
 
-export async function startReceiver(status = 200): Promise<{ url: string; hits: Hit[]; close(): void }> {
+export async function startReceiver(status = 200, delayMs = 0): Promise<{ url: string; hits: Hit[]; close(): void }> {
   const hits: Hit[] = [];
   const server = createServer(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const raw = Buffer.concat(chunks).toString();
     hits.push({ at: Date.now(), headers: req.headers, raw, body: JSON.parse(raw) });
+    if (delayMs > 0) await new Promise((r) => setTimeout(r, delayMs));
     res.writeHead(status);
     res.end();
   });

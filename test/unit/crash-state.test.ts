@@ -39,6 +39,9 @@ test('checkpoints: a first start skips what the stream holds; a restart resumes 
   const arn = 'arn:stream/1';
   const first = new StreamCheckpoints(file, arn, ['publisher', 'dispatcher']);
   expect(first.resumed).toBe(false);
+  // Nothing is written before the start-up took its positions: a crash meanwhile is a first start again.
+  first.prune(new Set(['s1']));
+  expect(new StreamCheckpoints(file, arn, ['publisher', 'dispatcher']).resumed).toBe(false);
   // The poller seeds every consumer at the shard's last record so far.
   first.seed('s1', '000000000000000000090');
   expect(first.startOf('s1')).toEqual({ type: 'AFTER_SEQUENCE_NUMBER', seq: '000000000000000000090' });
