@@ -165,7 +165,7 @@ export const ROUTES: RouteDef[] = [
     dynamodb: ['GetItem', 'BatchWriteItem'],
     s3: ['s3:PutObject'],
   },
-  // A visitor's data on request (docs/bot-api.md "Users"): find, erase (a background task), the task's state.
+  // A visitor's data on request (docs/user-data.md): find, erase (a background task), the task's state.
   {
     id: 'bot_find_user',
     method: 'GET',
@@ -224,20 +224,23 @@ export const WS_ROUTES: WsRouteDef[] = [
     id: 'ws_connect',
     routeKey: '$connect',
     entry: 'lambdas/realtime/connect.ts',
-    // GetItem: the user not erased; BatchWriteItem: the connection and the user's reference to it.
-    dynamodb: ['GetItem', 'BatchWriteItem'],
+    // GetItem: the user not erased; BatchWriteItem: the connection and the user's reference to it; Query: the
+    // user's sockets (MAX_SOCKETS_PER_USER); DeleteItem: the reference of a socket it closes.
+    dynamodb: ['GetItem', 'BatchWriteItem', 'Query', 'DeleteItem'],
     jwt: true,
+    // The Disconnect push and DeleteConnection: the user's oldest sockets past the cap.
+    closeConnections: true,
   },
   {
     id: 'ws_default',
     routeKey: '$default',
     entry: 'lambdas/realtime/default.ts',
-    // Query: the user's sockets on a connect (MAX_SOCKETS_PER_USER); UpdateItem: the bind, a refresh and the
-    // socket's command counter; DeleteItem: an unsubscribe, and the records of a socket it closes.
-    dynamodb: ['GetItem', 'Query', 'PutItem', 'UpdateItem', 'DeleteItem', 'ConditionCheckItem'],
+    // UpdateItem: the bind, a refresh and the socket's command counter; DeleteItem: an unsubscribe, and the
+    // records of a socket it closes.
+    dynamodb: ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'ConditionCheckItem'],
     jwt: true,
     returnResponse: true,
-    // The Disconnect push and DeleteConnection: a socket past its command budget, or the user's oldest past the cap.
+    // The Disconnect push and DeleteConnection: a socket past its command budget.
     closeConnections: true,
   },
   {

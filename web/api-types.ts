@@ -337,7 +337,7 @@ export interface paths {
          *     chats and messages, read marks, typing and idempotency items, every file sent in their chats by either
          *     side (records and S3 objects, attached or not, uploads still pending), connections and subscriptions, and
          *     pending webhook and reminder work. Poll `GET /api/bot/tasks/{task_id}` until `completed`. Repeating the
-         *     request returns the same task (and resumes a failed one). docs/bot-api.md says what is kept.
+         *     request returns the same task (and resumes a failed one). docs/user-data.md says what is kept.
          */
         delete: operations["botEraseUser"];
         options?: never;

@@ -7,7 +7,7 @@ import { verifyToken, type VerifiedClaims } from '../domain/tokens';
 import { assertNotRevoked } from '../domain/revocation';
 import { bindConnection, disconnectSocket, refreshConnection, subscribe, unsubscribe } from './hub';
 import { CODES, DisconnectError, protocolError } from './errors';
-import { enforceSocketCap, meterCommands, userSockets } from './limits';
+import { meterCommands } from './limits';
 
 export const SERVER_VERSION = 'nexus-1';
 /** Bounds the work one frame can cause. (API Gateway itself closes sockets sending frames over 128 KB with 1009.) */
@@ -52,9 +52,7 @@ const lease = (claims: VerifiedClaims) => ({ expires: true, ttl: Math.max(1, cla
 
 async function connect(state: FrameState, token: unknown): Promise<Reply> {
   const claims = await checkedToken(token);
-  // The user's sockets are read beside the bind: no added wait.
-  const [, sockets] = await Promise.all([bindConnection(state.connectionId, claims), userSockets(claims.userId)]);
-  await enforceSocketCap(claims.userId, state.connectionId, sockets);
+  await bindConnection(state.connectionId, claims);
   state.connected = { userId: claims.userId, exp: claims.exp };
   return { connect: { client: state.connectionId, version: SERVER_VERSION, ...lease(claims) } };
 }

@@ -1,7 +1,7 @@
 // Erasing a user (Bot API DELETE /api/bot/users/{user_id}): at once the user's tokens are refused and no new
 // session starts; then the task worker deletes everything that names the user, its chats or its files, in the
 // table and the bucket. Every step is a delete of what is still there, so a run cut short and run again ends
-// in the same state (docs/bot-api.md "A visitor's data: find and erase" lists what goes and what stays).
+// in the same state (docs/user-data.md "A visitor's data: find and erase" lists what goes and what stays).
 import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { batchWrite, dynamo, isConditionFailed, tableName, type WriteRequest } from '../aws/dynamo';
 import { deleteObject } from '../aws/s3';

@@ -2,7 +2,7 @@
 // the bot's webhook gets one `chat.unread_reminder` per burst. A burst is the replies since the user's last read
 // (or since the last reminder fired); its reminder is scheduled once, by its first reply, as a delayed job on the
 // webhook queue, and the chat's reminder item says which burst is due and whether it fired, so a redelivered
-// record or job never gives a second one. A read needs no write here: the firing checks it (docs/bot-api.md).
+// record or job never gives a second one. A read needs no write here: the firing checks it (docs/reminders.md).
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { conditionFailedItem, dynamo, isConditionFailed, tableName } from '../aws/dynamo';
 import { keys } from './keys';

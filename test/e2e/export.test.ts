@@ -83,7 +83,7 @@ test("an export holds the user, each chat with its messages in order, and each f
   await dynamo.send(new UpdateCommand({ TableName: tableName(), Key: keys.task(task.task_id), UpdateExpression: 'SET expires_at = :past', ExpressionAttributeValues: { ':past': new Date(Date.now() - 1000).toISOString() } }));
   await until(async () => !(await listBucket()).includes(key), 15_000, 'the expired export to be deleted');
   expect((await call('GET', `/api/bot/tasks/${task.task_id}`, bot(secretKey))).body.download_url).toBeUndefined();
-  // The task itself is kept as long as its file was to be (docs/bot-api.md), then it is gone for the API as its
+  // The task itself is kept as long as its file was to be (docs/user-data.md), then it is gone for the API as its
   // ttl passes, whether or not TTL has deleted the record yet (read as of a time past it, the record stored).
   const kept = (await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.task(task.task_id) }))).Item as { ttl: number; bot_id: string };
   expect(kept.ttl * 1000).toBe(Date.parse(record?.expires_at as string));

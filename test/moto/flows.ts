@@ -20,6 +20,16 @@ export class CoreFlows extends ApiFlows {
     if (!(await this.item(`CONN#${conn}`, 'CONN'))) throw new Error('$connect recorded nothing');
     const refused = await this.ws('ws_connect', wsEvent('$connect', randomUUID(), { query: {} }));
     if (refused.statusCode !== 401) throw new Error(`$connect without a token: ${refused.statusCode}`);
+    // Past MAX_SOCKETS_PER_USER (10): the user's oldest socket gets the Disconnect push 3504, then DeleteConnection.
+    const s = await this.session(`moto-cap-${randomUUID()}`);
+    const sockets: string[] = [];
+    for (let i = 0; i < 11; i++) {
+      sockets.push(randomUUID());
+      const r = await this.ws('ws_connect', wsEvent('$connect', sockets[i], { query: { token: s.realtimeToken } }));
+      if (r.statusCode !== 200) throw new Error(`$connect ${i + 1}: ${r.statusCode} ${r.body ?? ''}`);
+    }
+    const closed = sockets.filter((id) => (this.hx.rec.frames.get(id) ?? []).some((f) => f.includes('"code":3504')));
+    if (closed.length !== 1) throw new Error(`${closed.length} sockets got the Disconnect push 3504, not one`);
   }
 
   async ws_default(): Promise<void> {
