@@ -115,17 +115,18 @@ describe('least privilege: without any one action routes.ts grants, the function
         await hx.setPolicy(def.id, action);
         flows.override = hx.load(def.id);
         const from = hx.rec.calls.length;
+        let stopped = 'it ran to its end';
         try {
           await flows[def.id as (typeof FLOW_ORDER)[number]]();
-        } catch {
-          /* expected: the refusal below */
+        } catch (err) {
+          stopped = `it stopped at: ${(err as Error).message}`; // expected: the refusal below; shown when none came
         } finally {
           flows.override = undefined;
           await hx.setPolicy(def.id);
         }
         const refused = hx.refusals(from).filter((c) => c.caller === def.id && iamActionOf(c) === action.split('@')[0] && /AccessDenied/.test(c.errorType ?? ''));
         const others = hx.refusals(from).filter((c) => c.caller !== def.id).map(describeCall);
-        expect({ others, refused: refused.length > 0 ? 'refused' : `no call of ${def.id} needed ${action}` }).toEqual({ others: [], refused: 'refused' });
+        expect({ others, refused: refused.length > 0 ? 'refused' : `no call of ${def.id} needed ${action} (${stopped})` }).toEqual({ others: [], refused: 'refused' });
       });
     }
   }
