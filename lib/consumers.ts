@@ -45,7 +45,7 @@ export const PUBLISHER: StreamConsumerDef = {
   dynamodb: ['Query', 'GetItem', 'DeleteItem', 'UpdateItem'],
   s3: ['s3:GetObject'],
   manageConnections: true,
-  // Waits on DynamoDB and the @connections API; little CPU (docs/benchmarks.md "Cost").
+  // Waits on DynamoDB and the @connections API; little CPU (docs/cost.md).
   memorySize: 256,
   // Records of one user go out one after another, each at worst the chat's update in up to three writes (a read
   // or an older message raced it), the bot's read, a Query of the channel's sockets, then the posts (in

@@ -1,4 +1,4 @@
-// How the cost phase turns what an invocation did locally into what AWS would bill (docs/benchmarks.md "Cost"
+// How the cost phase turns what an invocation did locally into what AWS would bill (docs/cost.md
 // explains each rule). Pure functions and constants; cost.ts runs the exchanges.
 import type { Invocation } from '../../lib/local/handlers';
 import { FUNCTION_MEMORY_MB, LAMBDA_LOGGING, NOT_FOUND, ROUTES, WS_ROUTES, type FunctionDef } from '../../lib/routes';

@@ -110,8 +110,8 @@ describe('alarms', () => {
     expect(alarms.filter(([, a]) => a.Properties.MetricName === 'PublisherBatchItemFailures')).toHaveLength(1);
   });
 
-  test('docs/deploy.md "What it costs" states the alarm count and their monthly cost (CloudWatch bills each metric an alarm reads)', async () => {
-    const readme = readFileSync(join(__dirname, '../../docs/deploy.md'), 'utf8');
+  test('docs/cost.md states the alarm count and their monthly cost (CloudWatch bills each metric an alarm reads)', async () => {
+    const readme = readFileSync(join(__dirname, '../../docs/cost.md'), 'utf8');
     const count = (t: Template) => {
       const alarms = alarmsOf(t);
       const metrics = alarms.reduce((n, [, a]) => n + (a.Properties.Metrics ? a.Properties.Metrics.filter((m: any) => m.MetricStat).length : 1), 0);
