@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stackEnv, startLocalProcess, type LocalProcess } from '../support/local-process';
-import { call, userWithChat } from '../support/api';
+import { call, startOfRateWindow, userWithChat } from '../support/api';
 
 let stack: LocalProcess;
 let dir: string;
@@ -30,10 +30,7 @@ afterAll(async () => {
 });
 
 /** Fixed one-minute windows: start a burst early in a minute so it does not straddle two. */
-async function startOfWindow(): Promise<void> {
-  const intoMinute = (Date.now() / 1000) % 60;
-  if (intoMinute > 50) await new Promise((r) => setTimeout(r, (61 - intoMinute) * 1000));
-}
+const startOfWindow = () => startOfRateWindow(50);
 
 /** The shared test client, pointed at this file's own stack. */
 async function api(method: string, path: string, token?: string, json?: unknown, body?: FormData) {

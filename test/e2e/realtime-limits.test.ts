@@ -4,7 +4,7 @@
 // their Centrifuge codes.
 import WebSocket from 'ws';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { call, userWithChat } from '../support/api';
+import { call, startOfRateWindow, userWithChat } from '../support/api';
 import { liveClient, until, type LiveClient } from '../support/realtime';
 import { dynamo, queryAll, tableName } from '../../lambdas/aws/dynamo';
 import { keys } from '../../lambdas/domain/keys';
@@ -169,8 +169,7 @@ describe('per-user sockets and per-socket commands', () => {
     const perMinute = config().limits.socketCommandsPerMinute;
     expect(perMinute).toBe(30);
     // The budget is a fixed one-minute window: start well inside one, so the flood does not straddle two.
-    const intoMinute = (Date.now() / 1000) % 60;
-    if (intoMinute > 45) await new Promise((r) => setTimeout(r, (61 - intoMinute) * 1000));
+    await startOfRateWindow(45);
     const s = await rawSocket(rt.url);
     s.ws.send([JSON.stringify({ id: 1, connect: { token: rt.token } }), JSON.stringify({ id: 2, subscribe: { channel: rt.channel } })].join('\n'));
     await until(() => s.frames.length === 2, 15_000, 'connect and subscribe');

@@ -78,3 +78,11 @@ async function scanBotItems(botId: string): Promise<Record<string, unknown>[]> {
   return items.sort((a, b) => `${a.pk}|${a.sk}`.localeCompare(`${b.pk}|${b.sk}`));
 }
 
+/**
+ * Rate limits count in fixed one-minute windows: a burst that must land in one window starts early in a minute
+ * (waits for the next one when fewer than 60 - `latestSecond` seconds are left of this one).
+ */
+export async function startOfRateWindow(latestSecond: number): Promise<void> {
+  const intoMinute = (Date.now() / 1000) % 60;
+  if (intoMinute > latestSecond) await new Promise((r) => setTimeout(r, (61 - intoMinute) * 1000));
+}
