@@ -1,12 +1,19 @@
 // docs/openapi.yaml: generated (never stale), and the response check every call() runs catches what it must.
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { buildDocument, DOC_PATH } from '../../bin/openapi';
+import { buildDocument, DOC_PATH, PARTS, PARTS_DIR } from '../../bin/openapi';
 import { checkResponse, type Exchange } from '../support/openapi';
 
-test('docs/openapi.yaml is what `npm run openapi` generates (base + the valibot request schemas)', () => {
+test('docs/openapi.yaml is what `npm run openapi` generates (the parts in bin/openapi/ + the valibot request schemas)', () => {
   expect(readFileSync(DOC_PATH, 'utf8')).toBe(buildDocument());
+});
+
+test('every hand-written part in bin/openapi/ is merged (none left out of PARTS), and none passes 300 lines', () => {
+  const files = readdirSync(PARTS_DIR).filter((f) => f.endsWith('.yaml'));
+  expect([...PARTS].sort()).toEqual(files.sort());
+  const long = files.filter((f) => readFileSync(join(PARTS_DIR, f), 'utf8').split('\n').length > 300);
+  expect(long).toEqual([]);
 });
 
 test('web/api-types.ts is what openapi-typescript generates from it (the command of `npm run openapi`, with --check)', () => {
