@@ -4,7 +4,8 @@
 // storage quota); for each removed file record, its object deleted (and its bytes given back if never sent);
 // for a bot whose retention was set, the task that re-dates its messages and files (lib/consumers.ts
 // WEBHOOK_DISPATCHER).
-// It only queues (never calls a receiver), so a slow or failing webhook cannot hold back the stream.
+// It only queues (never calls a receiver), so a slow or failing webhook cannot hold back the stream. Records run
+// through Powertools' batch processor (lambdas/aws/stream-batch.ts).
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
@@ -19,6 +20,7 @@ import { startRetentionTask } from '../domain/retention-task';
 import type { MessageItem } from '../domain/messages';
 import type { WebhookJob } from '../domain/webhooks';
 import { log } from '../shared/log';
+import { processStreamBatch } from '../aws/stream-batch';
 
 const queueUrl = () => config().webhookQueueUrl ?? requireEnv('WEBHOOK_QUEUE_URL');
 const FAILURE_LOG = 'a stream record failed; the batch will be retried from it';
@@ -26,43 +28,47 @@ const image = (i: unknown) => unmarshall(i as Record<string, AttributeValue>);
 
 export async function handler(event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> {
   const jobs: WebhookJob[] = [];
-  let failed: DynamoDBRecord | undefined;
-  for (const record of event.Records) {
-    try {
-      if (record.eventName === 'REMOVE' && record.dynamodb?.OldImage) {
-        const old = image(record.dynamodb.OldImage);
-        if (old.entity === 'file' || old.entity === 'export') await forgetFileObject(old);
-        if (old.entity === 'file') await releaseRemovedFile(old);
-        continue;
-      }
-      const newImage = record.dynamodb?.NewImage;
-      if (record.eventName === 'MODIFY' && newImage && record.dynamodb?.OldImage) {
-        const [before, after] = [image(record.dynamodb.OldImage), image(newImage)];
-        if (after.entity === 'bot' && before.retention_set_at !== after.retention_set_at) await startRetentionTask(after.id, after.updated_at, after.retention_days);
-        continue;
-      }
-      if (record.eventName !== 'INSERT' || !newImage) continue;
-      const { pk: _pk, sk: _sk, entity, ...message } = image(newImage);
-      if (entity !== 'message') continue;
-      const bot = await getBot(message.bot_id);
-      // Its files and its webhook side by side: a record waits on the longer of the two, not on both.
-      const [, job] = await Promise.all([message.attaches && keepSentFiles(message as MessageItem, bot ?? {}), webhookStep(message as MessageItem, bot)]);
+  // One record after another; a failure holds back every later record (the retry starts at it).
+  const response = await processStreamBatch(event, {
+    prepare: async (record) => {
+      const job = await dispatch(record);
       if (job) jobs.push(job);
-    } catch (err) {
-      log('error', FAILURE_LOG, { sequence_number: record.dynamodb?.SequenceNumber }, err);
-      failed = record;
-      break;
-    }
-  }
+      return undefined;
+    },
+    logFailure: (record, err) => log('error', FAILURE_LOG, { sequence_number: record.dynamodb?.SequenceNumber }, err),
+  });
   try {
     // The jobs of the records before a failed one: the retry starts at the failed record.
     if (jobs.length) await sendBatchToQueue(queueUrl(), jobs);
   } catch (err) {
     log('error', FAILURE_LOG, {}, err);
     // Queueing is all or nothing here: retry from the first record (receivers dedupe by X-Webhook-Id).
-    failed = event.Records[0];
+    return { batchItemFailures: event.Records.slice(0, 1).map((r) => ({ itemIdentifier: r.dynamodb?.SequenceNumber ?? '' })) };
   }
-  return { batchItemFailures: failed ? [{ itemIdentifier: failed.dynamodb?.SequenceNumber ?? '' }] : [] };
+  return response;
+}
+
+/** What one record asks for: done here, except a user message's webhook job, returned to be queued with the batch's. */
+async function dispatch(record: DynamoDBRecord): Promise<WebhookJob | undefined> {
+  if (record.eventName === 'REMOVE' && record.dynamodb?.OldImage) {
+    const old = image(record.dynamodb.OldImage);
+    if (old.entity === 'file' || old.entity === 'export') await forgetFileObject(old);
+    if (old.entity === 'file') await releaseRemovedFile(old);
+    return undefined;
+  }
+  const newImage = record.dynamodb?.NewImage;
+  if (record.eventName === 'MODIFY' && newImage && record.dynamodb?.OldImage) {
+    const [before, after] = [image(record.dynamodb.OldImage), image(newImage)];
+    if (after.entity === 'bot' && before.retention_set_at !== after.retention_set_at) await startRetentionTask(after.id, after.updated_at, after.retention_days);
+    return undefined;
+  }
+  if (record.eventName !== 'INSERT' || !newImage) return undefined;
+  const { pk: _pk, sk: _sk, entity, ...message } = image(newImage);
+  if (entity !== 'message') return undefined;
+  const bot = await getBot(message.bot_id);
+  // Its files and its webhook side by side: a record waits on the longer of the two, not on both.
+  const [, job] = await Promise.all([message.attaches && keepSentFiles(message as MessageItem, bot ?? {}), webhookStep(message as MessageItem, bot)]);
+  return job;
 }
 
 /** A new message's webhook part: a user message's job (queued with the batch's), or a reply's reminder. */

@@ -1,7 +1,8 @@
 // DynamoDB stream → every new or edited message, every read action, every typing indicator and every settled
 // direct upload, published to the owner's channel; a new message first moves its chat's activity and unread
 // counter.
-// Records of one channel go out in order; a failure is reported per record so only the rest is retried.
+// Records of one channel go out in order; a failure is reported per record so only the rest is retried
+// (Powertools' batch processor, lambdas/aws/stream-batch.ts).
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
@@ -13,6 +14,7 @@ import { userChannel } from '../centrifuge/channels';
 import { clientInterfaceOpen } from '../domain/bots';
 import { log } from '../shared/log';
 import { config } from '../shared/config';
+import { processStreamBatch } from '../aws/stream-batch';
 
 interface Publication {
   channel: string;
@@ -53,41 +55,22 @@ export async function publicationOf(record: DynamoDBRecord): Promise<Publication
 export async function handler(event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> {
   // Realtime off (no @connections endpoint): the chats are moved, nothing is published (lib/consumers.ts publisherFor).
   const realtime = config().wsManagementEndpoint !== undefined;
-  // Group by channel, keeping stream order within each; channels go out in parallel.
-  const byChannel = new Map<string, { record: DynamoDBRecord; pub: Publication }[]>();
-  const failures: string[] = [];
-  for (const record of event.Records) {
-    let pub: Publication | undefined;
-    try {
-      pub = await publicationOf(record);
-    } catch (err) {
-      logFailure(record, err);
-      failures.push(record.dynamodb?.SequenceNumber ?? '');
-      break;
-    }
-    if (!pub) continue;
-    const list = byChannel.get(pub.channel) ?? [];
-    list.push({ record, pub });
-    byChannel.set(pub.channel, list);
-  }
-  await Promise.all(
-    [...byChannel.values()].map(async (items) => {
-      for (const { record, pub } of items) {
-        try {
-          // The chat first: a client that refreshes on the publication sees the message's effect.
-          if (pub.counts) await countMessage(pub.counts, record.dynamodb?.SequenceNumber ?? '');
-          // A bot turned off, or its client interface disabled, since a socket connected: the socket is the
-          // client interface too, so nothing more goes to it (its next connect is refused with 103).
-          if (realtime && (await clientInterfaceOpen(pub.botId))) await publish(pub.channel, pub.data);
-        } catch (err) {
-          logFailure(record, err);
-          failures.push(record.dynamodb?.SequenceNumber ?? '');
-          return; // later records of this channel wait for the retry, keeping order
-        }
-      }
-    }),
-  );
-  return { batchItemFailures: failures.map((itemIdentifier) => ({ itemIdentifier })) };
+  // Each record's publication in stream order, then each channel's in stream order; channels go out in parallel.
+  // A failure holds back the later records of its channel (a failure to read a record: every later one).
+  return processStreamBatch(event, {
+    prepare: publicationOf,
+    run: {
+      lane: (pub) => pub.channel,
+      step: async (pub, record) => {
+        // The chat first: a client that refreshes on the publication sees the message's effect.
+        if (pub.counts) await countMessage(pub.counts, record.dynamodb?.SequenceNumber ?? '');
+        // A bot turned off, or its client interface disabled, since a socket connected: the socket is the
+        // client interface too, so nothing more goes to it (its next connect is refused with 103).
+        if (realtime && (await clientInterfaceOpen(pub.botId))) await publish(pub.channel, pub.data);
+      },
+    },
+    logFailure,
+  });
 }
 
 function logFailure(record: DynamoDBRecord, err: unknown): void {
