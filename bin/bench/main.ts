@@ -1,15 +1,17 @@
 // `npm run bench`: starts a fresh local stack in this process, runs each phase on it in turn, prints the figures.
-// Options (options.ts): --quick, --json, --before <git-ref>, --cold-runs <n>. The phases, one file each: DynamoDB
+// Options (options.ts): --quick, --json, --before <git-ref>, --cold-runs <n>, --out <file> (a full run's results,
+// benchmarks/results.json by default). The phases, one file each: DynamoDB
 // round trips and consumed capacity per endpoint (round-trips.ts), what an exchange of messages costs on AWS
 // unit by unit (cost.ts, with meters.ts, cost-model.ts and prices.ts), realtime delivery through the real `centrifuge`
 // client (realtime.ts), throughput under load from a second process and resident memory (throughput.ts, load.ts),
 // per function its bundle and cold init, with --before those of another commit too (cold-init.ts); then every
 // figure against its target (targets.ts). Tables: report.ts. See docs/benchmarks.md.
-import { readFileSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { startToolStack } from '../../lib/local/tool-stack';
-import { options } from './options';
+import { options, ROOT } from './options';
 import { startWebhookReceiver } from './http';
 import { roundTrips } from './round-trips';
 import { cost } from './cost';
@@ -63,11 +65,25 @@ async function main(): Promise<void> {
     reportTargets(targets);
     reportSteal(results.cpu_steal_pct);
     if (options.json) console.log(JSON.stringify({ ...results, targets }));
+    if (options.out) saveResults(options.out, { ...results, targets });
   } finally {
     webhookReceiver.server.close();
     await stack.stop();
     if (before) rmSync(before.dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * The run's results as JSON, with when and on what code it ran (the commit, and whether the tree had changes
+ * beside it). Machine facts only, no path: the file is committed.
+ */
+function saveResults(file: string, results: object): void {
+  const git = (...args: string[]) => spawnSync('git', args, { cwd: ROOT, encoding: 'utf8' }).stdout.trim();
+  const run = { date: new Date().toISOString(), commit: git('rev-parse', '--short', 'HEAD'), uncommitted_changes: git('status', '--porcelain', '--untracked-files=no') !== '' };
+  const path = resolve(ROOT, file);
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, JSON.stringify({ run, ...results }, null, 2) + '\n');
+  console.error(`results written to ${file}`);
 }
 
 main().catch((err) => {

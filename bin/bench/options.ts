@@ -14,6 +14,8 @@ const { values } = parseArgs({
     before: { type: 'string' },
     // Cold starts per function and variant (default 5, 3 with --quick): 1 when only checking that the phase runs.
     'cold-runs': { type: 'string' },
+    // Where the results go as JSON (a full run: benchmarks/results.json; a quick run writes none unless told).
+    out: { type: 'string' },
   },
 });
 if (values.before !== undefined && (values.before === '' || values.before.startsWith('--'))) {
@@ -22,8 +24,18 @@ if (values.before !== undefined && (values.before === '' || values.before.starts
 const coldRuns = values['cold-runs'] === undefined ? (values.quick ? 3 : 5) : Number(values['cold-runs']);
 if (!Number.isInteger(coldRuns) || coldRuns < 1) throw new Error(`--cold-runs needs a whole number of at least 1, not ${values['cold-runs']}`);
 
-export const options = { quick: values.quick!, json: values.json!, before: values.before, coldRuns };
+if (values.out !== undefined && (values.out === '' || values.out.startsWith('--'))) throw new Error('--out needs a file name');
+
 export const ROOT = join(__dirname, '..', '..');
+/** The results of full runs, kept with the code they measured (docs/benchmarks.md "Results"). */
+export const RESULTS_FILE = join('benchmarks', 'results.json');
+export const options = {
+  quick: values.quick!,
+  json: values.json!,
+  before: values.before,
+  coldRuns,
+  out: values.out ?? (values.quick ? undefined : RESULTS_FILE),
+};
 
 /** Every function CDK deploys, in the order of the tables. */
 export const FUNCTIONS: FunctionDef[] = ALL_FUNCTIONS;

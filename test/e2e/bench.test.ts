@@ -3,16 +3,24 @@
 // per function and variant (`--cold-runs 1`, 3 in a quick run): the cold starts were two thirds of the run, and
 // the test needs each figure there, not a median of it.
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT } from '../support/local-process';
 
 const bench = (...args: string[]) =>
   spawnSync(process.execPath, [join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'), join(ROOT, 'bin', 'bench', 'main.ts'), ...args], { cwd: ROOT, encoding: 'utf8', timeout: 240_000 });
 
-test('the quick benchmark prints one JSON object with every figure; round trips meet their targets', () => {
-  const run = bench('--quick', '--json', '--cold-runs', '1');
+test('the quick benchmark prints one JSON object with every figure, and writes it where --out says; round trips meet their targets', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-out-'));
+  const run = bench('--quick', '--json', '--cold-runs', '1', '--out', join(dir, 'results.json'));
+  const saved = readFileSync(join(dir, 'results.json'), 'utf8');
+  rmSync(dir, { recursive: true, force: true });
   expect(run.status).toBe(0);
   const result = JSON.parse(run.stdout.trim().split('\n').pop() as string);
+  // The results file (committed after a full run): the same figures, when and on what commit, no machine path.
+  expect(JSON.parse(saved)).toEqual({ run: { date: expect.any(String), commit: expect.stringMatching(/^[0-9a-f]{7,}$/), uncommitted_changes: expect.any(Boolean) }, ...result });
+  expect([ROOT, tmpdir(), dir].filter((path) => saved.includes(path))).toEqual([]);
   for (const key of ['round_trips', 'capacity_units', 'realtime_ms', 'bundle_kb', 'cold_init_ms', 'cold_load_ms', 'cold_load_no_source_maps_ms', 'first_request_touches', 'rps', 'rss_mb', 'targets']) {
     expect(result).toHaveProperty(key);
   }
