@@ -4,7 +4,7 @@
 // - integration: test/stack, public surfaces only, its own stack (jest.integration.config.js; alone it can
 //   target a deployed stack).
 // - moto: the IAM tier against moto_server (jest.moto.config.js).
-const transform = { '^.+\\.[tj]s$': ['@swc/jest', { jsc: { target: 'es2022' } }] };
+const { transform, transformIgnorePatterns } = require('./test/support/jest-transform.js');
 // maxWorkers, verbose and testTimeout are options of the whole run, not of a project.
 const project = ({ maxWorkers, verbose, testTimeout, ...config }) => ({ ...config, rootDir: __dirname });
 
@@ -22,6 +22,7 @@ module.exports = {
       testMatch: ['**/*.test.ts'],
       testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/stack/', '<rootDir>/test/moto/'],
       transform,
+      transformIgnorePatterns,
       globalSetup: '<rootDir>/test/support/global-setup.ts',
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',
       rootDir: __dirname,

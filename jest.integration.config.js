@@ -5,7 +5,7 @@ module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/test/stack'],
   testMatch: ['**/*.test.ts'],
-  transform: { '^.+\\.[tj]s$': ['@swc/jest', { jsc: { target: 'es2022' } }] },
+  ...require('./test/support/jest-transform.js'),
   globalSetup: '<rootDir>/test/stack/global-setup.ts',
   globalTeardown: '<rootDir>/test/stack/global-teardown.ts',
   testTimeout: 90000,

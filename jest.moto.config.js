@@ -5,7 +5,7 @@ module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/test/moto'],
   testMatch: ['**/*.test.ts'],
-  transform: { '^.+\\.[tj]s$': ['@swc/jest', { jsc: { target: 'es2022' } }] },
+  ...require('./test/support/jest-transform.js'),
   testTimeout: 120000,
   maxWorkers: 2,
   verbose: true,

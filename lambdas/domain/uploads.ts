@@ -101,7 +101,7 @@ export async function completeUpload(uploadKey: string): Promise<FileRecord | un
     ? { ok: false as const, reason: 'the file could not be read' }
     : object.size !== record.size
       ? { ok: false as const, reason: `the file has ${object.size} bytes, not the ${record.size} declared` }
-      : checkSignature(object.head, record.mime_type);
+      : await checkSignature(object.head, record.mime_type);
   const settled = await settle(record, verdict.ok ? { status: 'uploaded', s3Key: sealed } : { status: 'rejected', reason: verdict.reason });
   // This check's copy is kept only if the file now serves it (a completion beside this one may have won).
   if (settled.s3_key !== sealed) await deleteObject(sealed);

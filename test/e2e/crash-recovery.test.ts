@@ -11,6 +11,7 @@ import { ROOT, stackEnv, startLocalProcess, type LocalProcess } from '../support
 import { call } from '../support/api';
 import { startReceiver } from '../support/receiver';
 import { liveClient, until, type LiveClient } from '../support/realtime';
+import { png } from '../support/files';
 
 jest.setTimeout(240_000);
 
@@ -146,15 +147,15 @@ test('a direct upload whose checks the crash cut short is checked after the rest
   const demo = JSON.parse(readFileSync(join(dir, 'demo-bot.json'), 'utf8')) as { client_key: string };
   const session = await call('POST', '/api/client/session', { base, json: { client_key: demo.client_key } });
   const token = session.body.session_token as string;
-  const png = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(1000, 7)]);
-  const ticket = await call('POST', '/api/client/files/uploads', { base, token, json: { name: 'a.png', size: png.length, mime_type: 'image/png' } });
+  const image = png(1008);
+  const ticket = await call('POST', '/api/client/files/uploads', { base, token, json: { name: 'a.png', size: image.length, mime_type: 'image/png' } });
   expect(ticket.status).toBe(201);
   // DynamoDB Local frozen: the upload's checks cannot finish. The browser's POST is answered all the same.
   const { dynamodb } = JSON.parse(readFileSync(join(dir, 'local-stack.json'), 'utf8')) as { dynamodb: number };
   process.kill(dynamodb, 'SIGSTOP');
   const form = new FormData();
   for (const [k, v] of Object.entries(ticket.body.upload.fields as Record<string, string>)) form.append(k, v);
-  form.append('file', new Blob([png], { type: 'image/png' }), 'a.png');
+  form.append('file', new Blob([image], { type: 'image/png' }), 'a.png');
   expect((await fetch(ticket.body.upload.url, { method: 'POST', body: form })).status).toBe(204);
   await crash(stack as LocalProcess); // SIGKILL ends the frozen JVM too
 

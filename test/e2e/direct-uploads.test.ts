@@ -4,8 +4,9 @@
 import { botItems, call, userWithChat, UUID } from '../support/api';
 import { liveClient, until } from '../support/realtime';
 import { listKeys } from '../../lambdas/aws/s3';
+import { png } from '../support/files';
 
-const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(6 * 1024 * 1024, 7)]);
+const PNG = png(8 + 6 * 1024 * 1024);
 // An executable (a Windows PE starts "MZ") under a photo's name and type.
 const EXE = Buffer.concat([Buffer.from('MZ\x90\x00\x03\x00\x00\x00', 'latin1'), Buffer.alloc(5000, 1)]);
 
@@ -60,7 +61,7 @@ test('a 6 MB photo: 201 pending with a presigned POST; the bytes go to S3; the f
 
 test('the same presigned POST sent again after the photo was sent, with other bytes of its size and type, changes nothing the message serves', async () => {
   const u = await userWithChat();
-  const photo = Buffer.concat([PNG.subarray(0, 8), Buffer.alloc(3000, 1)]);
+  const photo = png(3008, 1);
   const res = await call('POST', '/api/client/files/uploads', { token: u.token, json: { name: 'cat.png', size: photo.length, mime_type: 'image/png' } });
   expect((await postToS3(res.body, photo, 'image/png')).status).toBe(204);
   expect(await settledFile(u.token, res.body.file.id)).toMatchObject({ status: 'uploaded' });
@@ -69,7 +70,7 @@ test('the same presigned POST sent again after the photo was sent, with other by
   const uploadKey = res.body.upload.fields.key as string;
   const page = Buffer.concat([Buffer.from('<!doctype html><script>alert(1)</script>'), Buffer.alloc(photo.length - 40, 0x20)]);
   // Another valid photo, then a page, each exactly as long, with the ticket's fields as given (within its 10 minutes).
-  for (const other of [Buffer.concat([PNG.subarray(0, 8), Buffer.alloc(3000, 2)]), page]) {
+  for (const other of [png(3008, 2), page]) {
     expect(other.length).toBe(photo.length);
     expect((await postToS3(res.body, other, 'image/png')).status).toBe(204);
     // S3 accepted the bytes; the completion deletes them, as the file was settled already.

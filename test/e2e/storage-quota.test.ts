@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { stackEnv, startLocalProcess, type LocalProcess } from '../support/local-process';
 import { call } from '../support/api';
 import { until } from '../support/realtime';
+import { png } from '../support/files';
 
 let stack: LocalProcess;
 let dir: string;
@@ -40,7 +41,6 @@ async function api(method: string, path: string, o: { token?: string; json?: unk
 }
 
 /** A PNG of exactly `size` bytes. */
-const png = (size: number, fill = 7) => Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(size - 8, fill)]);
 const form = (bytes: Buffer) => {
   const fd = new FormData();
   fd.append('file', new Blob([bytes], { type: 'image/png' }), 'p.png');

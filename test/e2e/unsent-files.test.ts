@@ -12,8 +12,9 @@ import { fileKeyPrefix, type FileRecord } from '../../lambdas/domain/files';
 import { keepSentFiles } from '../../lambdas/domain/files-sent';
 import { releaseRemovedFile } from '../../lambdas/domain/storage-quota';
 import type { MessageItem } from '../../lambdas/domain/messages';
+import { png } from '../support/files';
 
-const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(3000, 7)]);
+const PNG = png(3008);
 
 const fileRecord = async (id: string) => (await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.file(id), ConsistentRead: true }))).Item as FileRecord | undefined;
 const openBytes = async (userId: string) =>

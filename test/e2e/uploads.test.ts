@@ -10,8 +10,9 @@ import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, tableName } from '../../lambdas/aws/dynamo';
 import { keys } from '../../lambdas/domain/keys';
 import { until } from '../support/realtime';
+import { png } from '../support/files';
 
-const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(2000, 7)]);
+const PNG = png(2008);
 const HTML = Buffer.from('<!DOCTYPE html><html><body><script>alert(document.cookie)</script></body></html>');
 
 async function owner() {
@@ -210,7 +211,7 @@ test('a file uploaded before sealed copies existed (its record on the upload key
   // As the completer once left it: uploaded, serving the upload key, kept for ever (a sent file, retention off).
   await putObject(uploadKey, PNG, 'image/png', 'inline');
   await dynamo.send(new UpdateCommand({ TableName: tableName(), Key: keys.file(ticket.record.id), UpdateExpression: 'SET #s = :u REMOVE #ttl', ExpressionAttributeNames: { '#s': 'status', '#ttl': 'ttl' }, ExpressionAttributeValues: { ':u': 'uploaded' } }));
-  const other = Buffer.concat([PNG.subarray(0, 8), Buffer.alloc(PNG.length - 8, 9)]);
+  const other = png(PNG.length, 9);
   await putObject(uploadKey, other, 'image/png', 'inline');
   const settled = await completeUpload(uploadKey);
   expect(settled).toMatchObject({ status: 'uploaded', s3_key: expect.stringMatching(/\.[0-9a-f]{12}$/) });

@@ -1,12 +1,18 @@
-// The checks of a direct upload's first bytes: each allowed type accepted with its real header; executables,
-// scripts, pages and SVG refused whatever was declared; a mismatch named.
+// The checks of a direct upload's first bytes: each allowed type accepted with its real header (as much of it
+// as the file-type library reads to tell the format); executables, scripts, pages and SVG refused whatever was
+// declared; a mismatch named.
 import { checkSignature, mimeAllowed, ALLOWED_MIME } from '../../lambdas/domain/file-signatures';
+import { PNG_HEAD } from '../support/files';
 
-const b = (...parts: (number[] | string)[]) => Buffer.concat(parts.map((p) => (typeof p === 'string' ? Buffer.from(p, 'latin1') : Buffer.from(p))));
+const b = (...parts: (number[] | string | Buffer)[]) => Buffer.concat(parts.map((p) => (typeof p === 'string' ? Buffer.from(p, 'latin1') : Buffer.from(p))));
 const ftyp = (brand: string) => b([0, 0, 0, 0x18], 'ftyp', brand, [0, 0, 0, 0]);
+/** An EBML header naming its document type, as a WebM file starts. */
+const EBML = (docType: string) => b([0x1a, 0x45, 0xdf, 0xa3, 0x80 | (7 + docType.length)], [0x42, 0x86, 0x81, 0x01], [0x42, 0x82, 0x80 | docType.length], docType);
+/** The first page of an Ogg stream: its header, one segment, the codec's identification packet. */
+const oggPage = (packet: string) => b('OggS', [0, 2], Buffer.alloc(20), [1, packet.length], packet);
 
 const GOOD: [string, Buffer][] = [
-  ['image/png', b([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], [0, 0, 0, 13])],
+  ['image/png', PNG_HEAD],
   ['image/jpeg', b([0xff, 0xd8, 0xff, 0xe0])],
   ['image/gif', b('GIF89a', [1, 0])],
   ['image/webp', b('RIFF', [0, 0, 0, 0], 'WEBPVP8 ')],
@@ -14,9 +20,14 @@ const GOOD: [string, Buffer][] = [
   ['image/avif', ftyp('avif')],
   ['video/mp4', ftyp('isom')],
   ['video/quicktime', ftyp('qt  ')],
-  ['video/webm', b([0x1a, 0x45, 0xdf, 0xa3])],
-  ['audio/mpeg', b('ID3', [4, 0])],
-  ['audio/ogg', b('OggS', [0])],
+  ['video/webm', EBML('webm')],
+  ['audio/webm', EBML('webm')],
+  ['audio/mpeg', b('ID3', [4, 0, 0], [0, 0, 0, 0], [0xff, 0xfb, 0x90, 0x64], Buffer.alloc(100))],
+  ['audio/ogg', oggPage('OpusHead\x01\x02')],
+  ['audio/ogg', oggPage('\x01vorbis\x00\x00\x00\x00')],
+  ['audio/mp4', ftyp('M4A ')],
+  ['audio/aac', b([0xff, 0xf1, 0x50, 0x80, 0x02, 0x1f, 0xfc])],
+  ['application/rtf', b('{\\rtf1\\ansi ')],
   ['audio/wav', b('RIFF', [0, 0, 0, 0], 'WAVEfmt ')],
   ['audio/flac', b('fLaC')],
   ['application/pdf', b('%PDF-1.7\n')],
@@ -26,36 +37,40 @@ const GOOD: [string, Buffer][] = [
   ['text/csv', Buffer.from('a,b\n1,2\n')],
 ];
 
-test.each(GOOD)('%s with its real header is accepted', (mime, head) => {
-  expect(checkSignature(head, mime)).toEqual({ ok: true });
+test.each(GOOD)('%s with its real header is accepted', async (mime, head) => {
+  expect(await checkSignature(head, mime)).toEqual({ ok: true });
 });
 
-test('executables, scripts, pages and SVG are refused whatever was declared', () => {
-  expect(checkSignature(b('MZ', [0x90, 0]), 'image/jpeg')).toEqual({ ok: false, reason: 'the file is an executable (Windows PE)' });
-  expect(checkSignature(b([0x7f], 'ELF', [2, 1, 1]), 'application/pdf')).toEqual({ ok: false, reason: 'the file is an executable (ELF)' });
-  expect(checkSignature(b([0xcf, 0xfa, 0xed, 0xfe]), 'video/mp4')).toEqual({ ok: false, reason: 'the file is an executable (Mach-O)' });
-  expect(checkSignature(b('#!/bin/sh\nrm -rf /\n'), 'text/plain')).toEqual({ ok: false, reason: 'the file is a script (#!)' });
+test('executables, scripts, pages and SVG are refused whatever was declared', async () => {
+  expect(await checkSignature(b('MZ', [0x90, 0]), 'image/jpeg')).toEqual({ ok: false, reason: 'the file is an executable (Windows PE)' });
+  expect(await checkSignature(b([0x7f], 'ELF', [2, 1, 1]), 'application/pdf')).toEqual({ ok: false, reason: 'the file is an executable (ELF)' });
+  expect(await checkSignature(b([0xcf, 0xfa, 0xed, 0xfe]), 'video/mp4')).toEqual({ ok: false, reason: 'the file is an executable (Mach-O)' });
+  expect(await checkSignature(b('#!/bin/sh\nrm -rf /\n'), 'text/plain')).toEqual({ ok: false, reason: 'the file is a script (#!)' });
   const page = b('<!DOCTYPE html><html><script>alert(1)</script>');
-  expect(checkSignature(page, 'image/png')).toEqual({ ok: false, reason: 'the file is an HTML page' });
-  expect(checkSignature(page, 'text/plain')).toEqual({ ok: false, reason: 'the file is an HTML page' });
-  expect(checkSignature(b([0xef, 0xbb, 0xbf], '  <HTML><body>hi'), 'text/plain')).toEqual({ ok: false, reason: 'the file is an HTML page' });
-  expect(checkSignature(b('notes\n<script>x</script>'), 'text/plain')).toEqual({ ok: false, reason: 'the file is an HTML page' });
+  expect(await checkSignature(page, 'image/png')).toEqual({ ok: false, reason: 'the file is an HTML page' });
+  expect(await checkSignature(page, 'text/plain')).toEqual({ ok: false, reason: 'the file is an HTML page' });
+  expect(await checkSignature(b([0xef, 0xbb, 0xbf], '  <HTML><body>hi'), 'text/plain')).toEqual({ ok: false, reason: 'the file is an HTML page' });
+  expect(await checkSignature(b('notes\n<script>x</script>'), 'text/plain')).toEqual({ ok: false, reason: 'the file is an HTML page' });
   const svg = b('<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg"><circle r="1"/></svg>');
-  expect(checkSignature(svg, 'image/png')).toEqual({ ok: false, reason: 'the file is an SVG image (it can run scripts)' });
-  expect(checkSignature(svg, 'text/plain')).toEqual({ ok: false, reason: 'the file is an SVG image (it can run scripts)' });
+  expect(await checkSignature(svg, 'image/png')).toEqual({ ok: false, reason: 'the file is an SVG image (it can run scripts)' });
+  expect(await checkSignature(svg, 'text/plain')).toEqual({ ok: false, reason: 'the file is an SVG image (it can run scripts)' });
 });
 
-test('a mismatch names what the bytes are not; empty, NUL and broken UTF-8 refused; junk before %PDF accepted', () => {
-  expect(checkSignature(b([0xff, 0xd8, 0xff, 0xe0]), 'image/png')).toEqual({ ok: false, reason: 'the bytes are not a PNG image (declared image/png)' });
-  expect(checkSignature(ftyp('isom'), 'image/heic')).toEqual({ ok: false, reason: 'the bytes are not a HEIC image (declared image/heic)' });
-  expect(checkSignature(Buffer.alloc(0), 'image/png')).toEqual({ ok: false, reason: 'the file is empty' });
-  expect(checkSignature(b('abc', [0], 'def'), 'text/plain')).toEqual({ ok: false, reason: 'the bytes are not text (declared text/plain)' });
-  expect(checkSignature(b('ok ', [0xc3, 0x28]), 'text/plain')).toEqual({ ok: false, reason: 'the bytes are not text (declared text/plain)' });
-  expect(checkSignature(b('x'.repeat(20), '%PDF-1.4'), 'application/pdf')).toEqual({ ok: true });
-  expect(checkSignature(b('%PDF'), 'application/x-unknown')).toEqual({ ok: false, reason: 'unsupported type application/x-unknown' });
+test('a mismatch names what the bytes are not; empty, NUL and broken UTF-8 refused; junk before %PDF accepted', async () => {
+  expect(await checkSignature(b([0xff, 0xd8, 0xff, 0xe0]), 'image/png')).toEqual({ ok: false, reason: 'the bytes are not a PNG image (declared image/png)' });
+  // A PNG's signature with no image header after it is no PNG.
+  expect(await checkSignature(b(PNG_HEAD.subarray(0, 8), Buffer.alloc(100, 7)), 'image/png')).toEqual({ ok: false, reason: 'the bytes are not a PNG image (declared image/png)' });
+  // The containers file-type tells apart: a video's ISO media is no HEIC, a Matroska file no Ogg.
+  expect(await checkSignature(EBML('webm'), 'audio/ogg')).toEqual({ ok: false, reason: 'the bytes are not an Ogg file (declared audio/ogg)' });
+  expect(await checkSignature(ftyp('isom'), 'image/heic')).toEqual({ ok: false, reason: 'the bytes are not a HEIC image (declared image/heic)' });
+  expect(await checkSignature(Buffer.alloc(0), 'image/png')).toEqual({ ok: false, reason: 'the file is empty' });
+  expect(await checkSignature(b('abc', [0], 'def'), 'text/plain')).toEqual({ ok: false, reason: 'the bytes are not text (declared text/plain)' });
+  expect(await checkSignature(b('ok ', [0xc3, 0x28]), 'text/plain')).toEqual({ ok: false, reason: 'the bytes are not text (declared text/plain)' });
+  expect(await checkSignature(b('x'.repeat(20), '%PDF-1.4'), 'application/pdf')).toEqual({ ok: true });
+  expect(await checkSignature(b('%PDF'), 'application/x-unknown')).toEqual({ ok: false, reason: 'unsupported type application/x-unknown' });
   // A head cut in the middle of a character (4096 bytes of 'é' but the last byte) is still text.
   const cut = Buffer.from('é'.repeat(2048), 'utf8').subarray(0, 4095);
-  expect(checkSignature(cut, 'text/plain')).toEqual({ ok: true });
+  expect(await checkSignature(cut, 'text/plain')).toEqual({ ok: true });
 });
 
 test('MIME types allowed per type: parameters and case ignored; SVG and HTML never', () => {
