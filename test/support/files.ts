@@ -1,4 +1,4 @@
-// File bytes for upload tests, with heads as real as the upload checks read them (lambdas/domain/file-signatures.ts:
+// File bytes for upload tests, with heads as real as the upload checks read them (lambdas/policies/file-signatures.ts:
 // the file-type library wants a PNG's image header after its signature).
 
 /** The signature and the IHDR chunk every PNG starts with (a 1×1 image). */

@@ -1,7 +1,8 @@
 // The checks of a direct upload's first bytes: each allowed type accepted with its real header (as much of it
 // as the file-type library reads to tell the format); executables, scripts, pages and SVG refused whatever was
 // declared; a mismatch named.
-import { checkSignature, mimeAllowed, ALLOWED_MIME } from '../../lambdas/domain/file-signatures';
+import { checkSignature, mimeAllowed } from '../../lambdas/policies/file-signatures';
+import { ALLOWED_MIME } from '../../lambdas/entities/file-types';
 import { PNG_HEAD } from '../support/files';
 
 const b = (...parts: (number[] | string | Buffer)[]) => Buffer.concat(parts.map((p) => (typeof p === 'string' ? Buffer.from(p, 'latin1') : Buffer.from(p))));
