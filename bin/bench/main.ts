@@ -1,7 +1,7 @@
 // `npm run bench`: starts a fresh local stack in this process, runs each phase on it in turn, prints the figures.
-// Options (options.ts): --quick, --json, --before <git-ref>, --cold-runs <n>, --out <file> (a full run's results,
-// benchmarks/results.json by default). The phases, one file each: DynamoDB
-// round trips and consumed capacity per endpoint (round-trips.ts), what an exchange of messages costs on AWS
+// Options (options.ts): --quick, --json, --before <git-ref>, --cold-runs <n>, --out <file> (where the results go;
+// a full run's: benchmarks/results.json). The phases, one file each: DynamoDB round trips and consumed capacity
+// per endpoint (round-trips.ts), what an exchange of messages costs on AWS
 // unit by unit (cost.ts, with meters.ts, cost-model.ts and prices.ts), realtime delivery through the real `centrifuge`
 // client (realtime.ts), throughput under load from a second process and resident memory (throughput.ts, load.ts),
 // per function its bundle and cold init, with --before those of another commit too (cold-init.ts); then every
