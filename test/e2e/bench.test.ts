@@ -14,9 +14,9 @@ const bench = (...args: string[]) =>
 test('the quick benchmark prints one JSON object with every figure, and writes it where --out says; round trips meet their targets', () => {
   const dir = mkdtempSync(join(tmpdir(), 'bench-out-'));
   const run = bench('--quick', '--json', '--cold-runs', '1', '--out', join(dir, 'results.json'));
+  expect(run.status).toBe(0);
   const saved = readFileSync(join(dir, 'results.json'), 'utf8');
   rmSync(dir, { recursive: true, force: true });
-  expect(run.status).toBe(0);
   const result = JSON.parse(run.stdout.trim().split('\n').pop() as string);
   // The results file (committed after a full run): the same figures, when and on what commit, no machine path.
   expect(JSON.parse(saved)).toEqual({ run: { date: expect.any(String), commit: expect.stringMatching(/^[0-9a-f]{7,}$/), uncommitted_changes: expect.any(Boolean) }, ...result });
