@@ -1,6 +1,6 @@
 // Chats and messages: ownership (403/404/400), history paging, read and unread counters.
 import { until } from '../support/realtime';
-import { botItems, call, newSession, userWithChat } from '../support/api';
+import { botItems, call, newSession, streamPassed, userWithChat } from '../support/api';
 import { createMessage } from '../../lambdas/domain/messages';
 
 const UNKNOWN_CHAT = '00000000-0000-4000-8000-000000000000';
@@ -121,8 +121,6 @@ describe('read and unread', () => {
     // The stream counts them (a moment after the writes); never more than once.
     const unread = async () => (await call('GET', '/api/client/chats', { token })).body[0].unread_msg_by_user;
     await until(async () => (await unread()) === 3, 5000, 'three replies counted');
-    await new Promise((r) => setTimeout(r, 300));
-    expect(await unread()).toBe(3);
     const history = await call('GET', `/api/client/chats/${chatId}/messages`, { token });
     expect(history.body.map((m: any) => [m.sender_type, m.sender])).toEqual([
       ['incoming', 'user'],
@@ -130,6 +128,8 @@ describe('read and unread', () => {
       ['outcoming', 'operator'],
       ['outcoming', 'operator'],
     ]);
+    await streamPassed(token, chatId);
+    expect(await unread()).toBe(3);
 
     const read = await call('POST', `/api/client/chats/${chatId}/read`, { token });
     expect(read).toMatchObject({ status: 200, body: { status: 'ok' } });

@@ -43,12 +43,11 @@ test(`${USERS} users × ${EACH} messages, each answered by the bot, all at once`
       expect(got.every((p) => p.data.chat_id === u.chatId)).toBe(true);
     }
     // The bot side agrees: every chat has EACH unread user messages.
-    for (let i = 0; i < 50; i++) {
+    const settled = async () => {
       const list = await call('GET', '/api/bot/chats?limit=50', { headers: auth });
-      if (list.body.chats.length === USERS && list.body.chats.every((c: any) => c.unread_count === EACH)) return;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    throw new Error('the bot chat list never showed every unread count');
+      return list.body.chats.length === USERS && list.body.chats.every((c: any) => c.unread_count === EACH);
+    };
+    await until(settled, 15_000, 'the bot chat list to show every unread count');
   } finally {
     for (const u of users) u.live.close();
   }

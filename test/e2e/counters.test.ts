@@ -1,7 +1,7 @@
 // Unread counters and activity, moved by the stream after a send (no transaction): exact under concurrency, once
 // per stream record, right when a read races a reply, and already visible when the socket has the publication.
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { call, userWithChat } from '../support/api';
+import { call, streamPassed, userWithChat } from '../support/api';
 import { liveClient, until } from '../support/realtime';
 import { countMessage, resetUnread } from '../../lambdas/domain/chat-activity';
 import { dynamo, tableName } from '../../lambdas/aws/dynamo';
@@ -26,8 +26,8 @@ test('20 replies sent at once: once the socket has them all, unread_msg_by_user 
     await call('POST', `/api/client/chats/${chatId}/read`, { token });
     await live.waitFor((p) => p.type === 'action' && p.data.action === 'read' && p.data.chat_id === chatId);
     expect((await call('GET', '/api/client/chats', { token })).body[0].unread_msg_by_user).toBe(0);
-    // Nothing counted late: a moment later it is still 0.
-    await new Promise((r) => setTimeout(r, 300));
+    // Nothing counted late: once the stream is past a later message, it is still 0.
+    await streamPassed(token, chatId);
     expect((await call('GET', '/api/client/chats', { token })).body[0].unread_msg_by_user).toBe(0);
   } finally {
     live.close();

@@ -6,6 +6,7 @@ import WebSocket from 'ws';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { call, startOfRateWindow, userWithChat } from '../support/api';
 import { liveClient, until, type LiveClient } from '../support/realtime';
+import { sleep } from '../support/wait';
 import { dynamo, queryAll, tableName } from '../../lambdas/aws/dynamo';
 import { keys } from '../../lambdas/domain/keys';
 import { channelSubscribers } from '../../lambdas/centrifuge/hub';
@@ -94,7 +95,7 @@ describe('per-user sockets and per-socket commands', () => {
     const sent = await call('POST', `/api/client/chats/${chatId}/messages`, { token, json: { content: 'to the ten open tabs' } });
     for (const c of clients.slice(1)) await c.waitFor((d) => d.data?.id === sent.body.id);
     // A reconnect would come within the client's maxReconnectDelay (200 ms): it stays disconnected (3504 is terminal).
-    await new Promise((r) => setTimeout(r, 400));
+    await sleep(400); // none may come, and nothing marks when one would have
     expect({ state: oldest.client.state, reconnects, got: oldest.publications.some((d) => d.data?.id === sent.body.id) }).toEqual({ state: 'disconnected', reconnects: 0, got: false });
     expect(clients.slice(1).map((c) => c.publications.filter((d) => d.data?.id === sent.body.id).length)).toEqual(Array(cap()).fill(1));
     expect(await socketRefs(userId)).not.toContain(oldestId);

@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { SignJWT } from 'jose';
 import { call, newSession, userWithChat } from '../support/api';
 import { liveClient, until, type LiveClient } from '../support/realtime';
+import { sleep, untilExpired } from '../support/wait';
 import { createMessage } from '../../lambdas/domain/messages';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, tableName } from '../../lambdas/aws/dynamo';
@@ -71,7 +72,9 @@ test('the session carries a realtime block; the client receives its own message 
   const sent = await send(token, chatId, 'hello realtime');
   const pub = await a.waitFor((d) => d.type === 'message' && d.data.id === sent.body.id);
   expect(pub).toEqual({ type: 'message', data: sent.body });
-  await new Promise((r) => setTimeout(r, 200));
+  // A later message marks the end: the stream hands records on in order, and a socket's frames arrive in order.
+  const next = await send(token, chatId, 'the next one');
+  await a.waitFor((d) => d.data?.id === next.body.id);
   expect(a.publications.filter((d) => d.data.id === sent.body.id)).toHaveLength(1);
 });
 
@@ -88,8 +91,11 @@ test('every connection of the user gets it (tabs, devices); another user does no
   const { item: reply } = await createMessage({ userId: session.user.id, botId: bot.id, chatId, content: 'bot says hi', content_type: 'text', files: [], sender: 'bot' });
   const pub = await tab1.waitFor((d) => d.data?.id === reply.id);
   expect(pub.data).toMatchObject({ sender_type: 'outcoming', sender: 'bot', content: 'bot says hi' });
-  await new Promise((r) => setTimeout(r, 200));
-  expect(stranger.publications).toEqual([]);
+  // The stranger's own message, written after, marks the end: the stream hands records on in order.
+  const own = await call('POST', '/api/client/chats', { token: other.session_token, json: { name: 'own' } });
+  const mine = await send(other.session_token, own.body.id, 'my own');
+  await stranger.waitFor((d) => d.data?.id === mine.body.id);
+  expect(stranger.publications.filter((d) => d.data?.chat_id !== own.body.id)).toEqual([]);
 });
 
 test('POST /read publishes a read action', async () => {
@@ -185,7 +191,7 @@ test('bad token in connect → 101 and the client stops (no retry loop)', async 
   client.connect();
   const ctx = await disconnected;
   expect(ctx.code).toBe(101);
-  await new Promise((r) => setTimeout(r, 500));
+  await sleep(500); // nothing to await: a retry would come within maxReconnectDelay (50 ms), and none may
   expect(client.state).toBe('disconnected');
   expect(connecting).toBe(1);
 });
@@ -251,7 +257,8 @@ test('a connection lasts as long as its token: connect says when (expires, ttl);
   const r = await raw(rt.url);
   const frames: any[] = [];
   r.ws.on('message', (d) => frames.push(...d.toString().split('\n').map((l) => JSON.parse(l))));
-  const soon = await realtimeToken(userId, bot.id, Math.floor(Date.now() / 1000) + 3);
+  const exp = Math.floor(Date.now() / 1000) + 3;
+  const soon = await realtimeToken(userId, bot.id, exp);
   const [connected, subscribed] = await r.request([JSON.stringify({ id: 1, connect: { token: soon } }), JSON.stringify({ id: 2, subscribe: { channel: rt.channel } })].join('\n'));
   // The refresh is asked for 30 s before the token expires (here, at once: 1 s).
   expect([connected.connect.expires, connected.connect.ttl, subscribed]).toEqual([true, 1, { id: 2, subscribe: {} }]);
@@ -263,7 +270,7 @@ test('a connection lasts as long as its token: connect says when (expires, ttl);
   expect(refreshed.refresh.ttl).toBeGreaterThan(3600);
   expect(refreshed.refresh.ttl).toBeLessThanOrEqual(86400 - 30);
   // Past the first token's expiry the socket still gets the user's messages.
-  await new Promise((resolve) => setTimeout(resolve, 3500));
+  await untilExpired(exp, 'the first token to expire');
   const sent = await send(token, chatId, 'after the refresh');
   await until(() => frames.some((f) => f.push?.pub?.data?.data?.id === sent.body.id), 15_000, 'the publication');
   r.ws.close();
@@ -275,9 +282,10 @@ test('a token that expires without a refresh: the socket is told (disconnect 300
   const r = await raw(rt.url);
   const frames: any[] = [];
   r.ws.on('message', (d) => frames.push(...d.toString().split('\n').map((l) => JSON.parse(l))));
-  const soon = await realtimeToken(session.user.id, bot.id, Math.floor(Date.now() / 1000) + 2);
+  const exp = Math.floor(Date.now() / 1000) + 2;
+  const soon = await realtimeToken(session.user.id, bot.id, exp);
   await r.request([JSON.stringify({ id: 1, connect: { token: soon } }), JSON.stringify({ id: 2, subscribe: { channel: rt.channel } })].join('\n'));
-  await new Promise((resolve) => setTimeout(resolve, 2500));
+  await untilExpired(exp);
   // A later subscribe on that connection is taken (never a refusal the client would give up on); the next
   // publication still finds the token expired.
   const [again] = await r.request(JSON.stringify({ id: 3, subscribe: { channel: rt.channel } }));
@@ -294,11 +302,12 @@ test('a token that expires without a refresh: the socket is told (disconnect 300
 test('the centrifuge client refreshes its token before it expires (getToken) and keeps receiving', async () => {
   const { session, token, chatId, bot } = await userWithChat();
   const rt = (session as any).realtime;
-  const soon = await realtimeToken(session.user.id, bot.id, Math.floor(Date.now() / 1000) + 2);
+  const exp = Math.floor(Date.now() / 1000) + 2;
+  const soon = await realtimeToken(session.user.id, bot.id, exp);
   let asked = 0;
   const c = await live({ ...rt, token: soon }, { getToken: async () => (asked++, rt.token) });
   await until(() => asked > 0, 15_000, 'the client to ask for a new token');
-  await new Promise((resolve) => setTimeout(resolve, 2500));
+  await untilExpired(exp, 'the first token to expire');
   const sent = await send(token, chatId, 'still live');
   await c.waitFor((d) => d.data?.id === sent.body.id);
   expect(c.client.state).toBe('connected');

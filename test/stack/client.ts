@@ -96,4 +96,4 @@ export async function live(session: Session): Promise<LiveClient> {
   return liveClient({ ...session.realtime, url: url?.href ?? session.realtime.url });
 }
 
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+export { sleep } from '../support/wait';

@@ -2,6 +2,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { call } from './http';
+import { until } from './wait';
 import { createBot, updateBot, type BotSettings } from '../../lambdas/domain/bots';
 import { tableName } from '../../lambdas/aws/dynamo';
 
@@ -85,4 +86,18 @@ async function scanBotItems(botId: string): Promise<Record<string, unknown>[]> {
 export async function startOfRateWindow(latestSecond: number): Promise<void> {
   const intoMinute = (Date.now() / 1000) % 60;
   if (intoMinute > latestSecond) await new Promise((r) => setTimeout(r, (61 - intoMinute) * 1000));
+}
+
+/**
+ * Marks the end of the stream's work on a chat so far: sends a user message and waits until the stream has moved
+ * the chat's activity to it. Records of one chat come in order, so by then every earlier record of the chat
+ * was handed on (counted, published, sent to a webhook): a test that shows something did NOT happen waits for
+ * this instead of for a while. Returns the marker message (it is in the history).
+ */
+export async function streamPassed(token: string, chatId: string): Promise<{ id: string; created_at: string }> {
+  const sent = await call('POST', `/api/client/chats/${chatId}/messages`, { token, json: { content: 'marker' } });
+  if (sent.status !== 201) throw new Error(`marker failed: ${sent.status} ${JSON.stringify(sent.body)}`);
+  const activity = async () => (await call('GET', '/api/client/chats', { token })).body.find((c: { id: string }) => c.id === chatId)?.updated_at;
+  await until(async () => (await activity()) === sent.body.created_at, 15_000, 'the stream to count the marker message');
+  return sent.body;
 }
