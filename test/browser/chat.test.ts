@@ -1,4 +1,5 @@
 // The chat page in real headless Chromium against the running local stack (with its echo bot).
+// `globalThis as any` inside page.evaluate: that code runs in the page, and this project's tsconfig has no DOM lib.
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -3,6 +3,7 @@
 import { botItems, call, newBot, newSession, streamPassed, userWithChat, UUID } from '../support/api';
 import { liveClient, until } from '../support/realtime';
 import { updateBot } from '../../lambdas/domain/bots';
+import { realtimeOf } from '../support/contract';
 
 const bot = (method: string, path: string, secret: string, opts: Parameters<typeof call>[2] = {}) =>
   call(method, `/api/bot${path}`, { ...opts, headers: { ...opts.headers, authorization: `Bearer ${secret}` } });
@@ -87,7 +88,7 @@ test('list chats: newest activity first, with user and operator unread count, pa
 
 test('a reply: 201 outcoming Message, unread_msg_by_user +1, in the history, and over realtime to the user', async () => {
   const { session, token, chatId, secretKey } = await userWithChat();
-  const live = await liveClient((session as any).realtime);
+  const live = await liveClient(realtimeOf(session));
   try {
     await call('POST', `/api/client/chats/${chatId}/messages`, { token, json: { content: 'hello bot' } });
     const reply = await bot('POST', `/chats/${chatId}/messages`, secretKey, { json: { content: 'hello human' } });
@@ -114,7 +115,7 @@ test('a reply: 201 outcoming Message, unread_msg_by_user +1, in the history, and
 test('operator read resets the bot side count only; the user sees no read action', async () => {
   const { session, token, chatId, secretKey } = await userWithChat();
   await call('POST', `/api/client/chats/${chatId}/messages`, { token, json: { content: 'unread by operator' } });
-  const live = await liveClient((session as any).realtime);
+  const live = await liveClient(realtimeOf(session));
   try {
     const read = await bot('POST', `/chats/${chatId}/read`, secretKey);
     expect(read).toMatchObject({ status: 200, body: { status: 'ok' } });

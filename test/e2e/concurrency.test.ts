@@ -2,6 +2,7 @@
 // realtime subscriber gets every message of its own channel and nothing else.
 import { call, newBot, newSession } from '../support/api';
 import { liveClient, until, type LiveClient } from '../support/realtime';
+import { realtimeOf } from '../support/contract';
 
 const USERS = 10;
 const EACH = 10;
@@ -13,7 +14,7 @@ test(`${USERS} users × ${EACH} messages, each answered by the bot, all at once`
     Array.from({ length: USERS }, async (_, u) => {
       const s = await newSession(bot.client_key, { external_id: `load-${u}` });
       const chat = await call('POST', '/api/client/chats', { token: s.session_token, json: { name: `load ${u}` } });
-      const live: LiveClient = await liveClient((s as any).realtime);
+      const live: LiveClient = await liveClient(realtimeOf(s));
       return { token: s.session_token, chatId: chat.body.id as string, live, ids: [] as string[] };
     }),
   );

@@ -3,13 +3,14 @@
 import { botItems, call, newBot, streamPassed, userWithChat } from '../support/api';
 import { liveClient, until } from '../support/realtime';
 import { sleep } from '../support/wait';
+import { realtimeOf } from '../support/contract';
 
 const botApi = (secretKey: string, method: string, path: string, json?: unknown, body?: string) =>
   call(method, `/api/bot${path}`, { headers: { authorization: `Bearer ${secretKey}`, ...(body !== undefined && { 'content-type': 'application/json' }) }, json, body });
 
 async function liveChat() {
   const setup = await userWithChat();
-  const live = await liveClient((setup.session as any).realtime);
+  const live = await liveClient(realtimeOf(setup.session));
   return { ...setup, live };
 }
 

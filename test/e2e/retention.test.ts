@@ -19,6 +19,7 @@ import { retainedUnread, retentionWindow } from '../../lambdas/domain/retention'
 import { retentionTaskId } from '../../lambdas/domain/retention-task';
 import { getUserFile } from '../../lambdas/domain/uploads';
 import { InvalidInputError } from '../../lambdas/shared/errors';
+import { realtimeOf } from '../support/contract';
 
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
 const asBot = (secretKey: string) => ({ headers: { authorization: `Bearer ${secretKey}` } });
@@ -41,7 +42,7 @@ async function conversation(clientKey: string, secretKey: string, externalId: st
   messageIds.push((await call('POST', `/api/client/chats/${chatId}/messages`, { token, json: { content: 'hello' } })).body.id);
   messageIds.push((await call('POST', `/api/client/chats/${chatId}/messages`, { token, json: { content: '', content_type: 'photo', files: [fileId] } })).body.id);
   for (const content of ['one', 'two']) messageIds.push((await call('POST', `/api/bot/chats/${chatId}/messages`, { ...asBot(secretKey), json: { content } })).body.id);
-  return { token, userId: s.user.id, chatId, fileId, messageIds, realtime: (s as any).realtime };
+  return { token, userId: s.user.id, chatId, fileId, messageIds, realtime: realtimeOf(s) };
 }
 
 const unread = async (token: string) => ((await call('GET', '/api/client/chats', { token })).body as { unread_msg_by_user: number }[])[0].unread_msg_by_user;

@@ -11,11 +11,13 @@ import { liveClient, until } from '../support/realtime';
 import { sleep } from '../support/wait';
 import { updateBot } from '../../lambdas/domain/bots';
 import { buildWebhookEvent, mayStillSend } from '../../lambdas/domain/webhooks';
+import type { MessageItem } from '../../lambdas/domain/messages';
 import { keys } from '../../lambdas/domain/keys';
 import { dynamo, tableName } from '../../lambdas/aws/dynamo';
 import { DeleteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { verifyWebhook } from '../../examples/echo-bot';
 import { checkWebhook } from '../support/openapi';
+import { realtimeOf } from '../support/contract';
 
 interface Hit {
   headers: IncomingMessage['headers'];
@@ -107,7 +109,7 @@ test('a job that comes back after its user was erased and the revocation record 
   const { token, chatId, session, bot } = await userWithChat();
   const sent = await say(token, chatId, 'erase me later');
   const userId = session.user.id as string;
-  const message = (await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.message(userId, chatId, sent.body.id), ConsistentRead: true }))).Item as any;
+  const message = (await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.message(userId, chatId, sent.body.id), ConsistentRead: true }))).Item as MessageItem; // a test's read of the table: the item as the service wrote it
   const job = { bot_id: bot.id, message, attempt: 5 };
   expect(await buildWebhookEvent(job)).toMatchObject({ event: 'message.created', chat: { id: chatId } });
   expect(await mayStillSend({ user_id: userId, chat_id: chatId, bot_id: bot.id })).toBe(true);
@@ -178,7 +180,7 @@ test('the echo bot of the local stack answers text and photos through the Bot AP
   const session = await newSession(demo.client_key);
   const token = session.session_token;
   const chat = await call('POST', '/api/client/chats', { token, json: { name: 'echo' } });
-  const live = await liveClient((session as any).realtime);
+  const live = await liveClient(realtimeOf(session));
   try {
     await say(token, chat.body.id, 'ping');
     const reply = await live.waitFor((d) => d.data?.sender_type === 'outcoming' && d.data.content === 'You said: ping', 10_000);

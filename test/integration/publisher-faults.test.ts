@@ -14,6 +14,7 @@ import { ROOT } from '../support/local-process';
 import { freePort } from '../support/ports';
 import { jsonLines } from '../support/jsonl';
 import { until } from '../support/realtime';
+import { textMessage } from '../support/fixtures';
 
 // This file's own table and a fake @connections API; set before any lambdas/ module reads its config.
 const table = `faults-${Date.now()}`;
@@ -93,7 +94,7 @@ async function setup(connectionId: string, failFirst: number, others: { id: stri
   }
   const { createMessage } = await import('../../lambdas/domain/messages');
   const say = async (content: string) =>
-    (await createMessage({ userId: user.id, botId: bot.id, chatId: chat.id, content, content_type: 'text', files: [], sender: 'bot' }, true)).item;
+    (await createMessage(textMessage({ userId: user.id, botId: bot.id, chatId: chat.id }, content), true)).item;
   const { listChats } = await import('../../lambdas/domain/chats');
   const unread = async () => (await listChats(user.id))[0].unread_msg_by_user;
   return { say, unread };

@@ -3,6 +3,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { call } from './http';
 import { until } from './wait';
+import type { Chat, Message, Session } from './contract';
 import { createBot, updateBot, type BotSettings } from '../../lambdas/domain/bots';
 import { tableName } from '../../lambdas/aws/dynamo';
 
@@ -16,10 +17,10 @@ export async function newBot(settings: Omit<BotSettings, 'name'> & { name?: stri
   return { bot, secretKey };
 }
 
-export async function newSession(clientKey: string, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
-  const res = await call('POST', '/api/client/session', { json: { client_key: clientKey, ...extra }, headers });
+export async function newSession(clientKey: string, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}): Promise<Session> {
+  const res = await call<Session>('POST', '/api/client/session', { json: { client_key: clientKey, ...extra }, headers });
   if (res.status !== 200) throw new Error(`session failed: ${res.status} ${JSON.stringify(res.body)}`);
-  return res.body as { session_token: string; expires_at: string; user: { id: string; external_id: string; bot_id: string; first_name: string; last_name: string }; widget: unknown };
+  return res.body;
 }
 
 /** A fresh bot, a user session and one chat: the starting point of most tests. */
@@ -94,10 +95,10 @@ export async function startOfRateWindow(latestSecond: number): Promise<void> {
  * was handed on (counted, published, sent to a webhook): a test that shows something did NOT happen waits for
  * this instead of for a while. Returns the marker message (it is in the history).
  */
-export async function streamPassed(token: string, chatId: string): Promise<{ id: string; created_at: string }> {
-  const sent = await call('POST', `/api/client/chats/${chatId}/messages`, { token, json: { content: 'marker' } });
+export async function streamPassed(token: string, chatId: string): Promise<Message> {
+  const sent = await call<Message>('POST', `/api/client/chats/${chatId}/messages`, { token, json: { content: 'marker' } });
   if (sent.status !== 201) throw new Error(`marker failed: ${sent.status} ${JSON.stringify(sent.body)}`);
-  const activity = async () => (await call('GET', '/api/client/chats', { token })).body.find((c: { id: string }) => c.id === chatId)?.updated_at;
+  const activity = async () => (await call<Chat[]>('GET', '/api/client/chats', { token })).body.find((c) => c.id === chatId)?.updated_at;
   await until(async () => (await activity()) === sent.body.created_at, 15_000, 'the stream to count the marker message');
   return sent.body;
 }

@@ -3,15 +3,10 @@ import { Centrifuge, type PublicationContext, type Subscription } from 'centrifu
 import WebSocket from 'ws';
 import { checkSchema } from './openapi';
 import { until } from './wait';
+import type { RealtimeBlock } from './contract';
 
 export { until } from './wait';
-
-export interface RealtimeBlock {
-  provider: string;
-  url: string;
-  token: string;
-  channel: string;
-}
+export type { RealtimeBlock } from './contract';
 
 export interface LiveClient {
   client: Centrifuge;
