@@ -2,7 +2,7 @@
 // reach the user (counter + realtime), operator read, bot uploads, cross-bot isolation, bad input.
 import { botItems, call, newBot, newSession, streamPassed, userWithChat, UUID } from '../support/api';
 import { liveClient, until } from '../support/realtime';
-import { updateBot } from '../../lambdas/domain/bots';
+import { updateBot } from '../../lambdas/flows/bot-admin';
 import { realtimeOf } from '../support/contract';
 
 const bot = (method: string, path: string, secret: string, opts: Parameters<typeof call>[2] = {}) =>

@@ -2,7 +2,7 @@
 import { until } from '../support/realtime';
 import { botItems, call, newSession, streamPassed, userWithChat } from '../support/api';
 import { textMessage } from '../support/fixtures';
-import { createMessage } from '../../lambdas/domain/messages';
+import { createMessage } from '../../lambdas/flows/send';
 
 const UNKNOWN_CHAT = '00000000-0000-4000-8000-000000000000';
 

@@ -3,9 +3,9 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { call, streamPassed, userWithChat } from '../support/api';
 import { liveClient, until } from '../support/realtime';
-import { countMessage, resetUnread, type CountedMessage } from '../../lambdas/domain/chat-activity';
+import { countMessage, resetUnread, type CountedMessage } from '../../lambdas/entities/chat-activity';
 import { dynamo, tableName } from '../../lambdas/aws/dynamo';
-import { keys } from '../../lambdas/domain/keys';
+import { keys } from '../../lambdas/entities/keys';
 import { realtimeOf } from '../support/contract';
 
 const bot = (method: string, path: string, secretKey: string, json?: unknown) =>

@@ -4,7 +4,7 @@ import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { call } from './http';
 import { until } from './wait';
 import type { Chat, Message, Session } from './contract';
-import { createBot, updateBot, type BotSettings } from '../../lambdas/domain/bots';
+import { createBot, updateBot, type BotSettings } from '../../lambdas/flows/bot-admin';
 import { tableName } from '../../lambdas/aws/dynamo';
 
 export { apiUrl, call, ISO_UTC, UUID, type CallOptions, type Reply } from './http';
