@@ -1,6 +1,5 @@
 // One local SQS queue and the event source that feeds its consumer, as Lambda's SQS event source does: batches of
-// up to batchSize visible messages (after the batching window, if declared), a few batches at once, run by the
-// event-source runner (event-source.ts); a failed message (reported in batchItemFailures, or all of a batch whose
+// up to batchSize visible messages, a few at once, run by the event-source runner (event-source.ts); a failed message (reported in batchItemFailures, or all of a batch whose
 // function threw) becomes visible again after the visibility timeout, and one received maxReceiveCount times is
 // moved to the queue's dead-letter queue at its next receive (SQS's redrive policy). Every message is journaled
 // (journal.ts) before it is acknowledged: a restart delivers again what was not handled.
@@ -15,7 +14,7 @@ import { Journal } from './journal';
 /** A queue's consumer and its event source's settings (WEBHOOK_QUEUE's shape). */
 export interface QueueConsumer {
   def: FunctionDef;
-  queue: { batchSize: number; visibilityTimeoutSeconds: number; maxReceiveCount: number; batchingWindowSeconds?: number };
+  queue: { batchSize: number; visibilityTimeoutSeconds: number; maxReceiveCount: number };
 }
 
 interface Message {
@@ -90,18 +89,15 @@ export class LocalQueue {
     while (!this.stopped) {
       const now = Date.now();
       const visible = this.messages.filter((m) => m.visibleAt <= now);
-      const { batchSize, batchingWindowSeconds = 0 } = this.consumer.queue;
-      // The batching window: fewer than a batch visible waits for more, up to the window since the first.
-      const windowEnd = visible.length && visible.length < batchSize ? Math.min(...visible.map((m) => m.visibleAt)) + batchingWindowSeconds * 1000 : 0;
-      if (visible.length && this.inFlight < MAX_CONCURRENCY && windowEnd <= now) {
-        const received = visible.slice(0, batchSize);
+      if (visible.length && this.inFlight < MAX_CONCURRENCY) {
+        const received = visible.slice(0, this.consumer.queue.batchSize);
         this.messages = this.messages.filter((m) => !received.includes(m));
         const batch = received.filter((m) => !this.redriven(m));
         for (const m of batch) m.receiveCount++;
         if (batch.length) void this.run(batch);
         continue;
       }
-      const next = this.inFlight < MAX_CONCURRENCY && this.messages.length ? Math.max(windowEnd, Math.min(...this.messages.map((m) => m.visibleAt))) - now : 60_000;
+      const next = this.inFlight < MAX_CONCURRENCY && this.messages.length ? Math.min(...this.messages.map((m) => m.visibleAt)) - now : 60_000;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, Math.max(1, Math.min(next, 60_000)));
         this.waker = () => {

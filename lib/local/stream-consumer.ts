@@ -4,7 +4,7 @@
 // checkpoint moved after each batch.
 import type { DynamoDBRecord } from 'aws-lambda';
 import { STREAM_DELIVERY, type StreamConsumerDef } from '../consumers';
-import { EventSource, sleep, type StreamPolicy } from './event-source';
+import { EventSource, type StreamPolicy } from './event-source';
 import type { DeadLetters } from './dead-letters';
 import { matchesFilter } from './stream-records';
 import { seqAfter, type StreamCheckpoints } from './stream-checkpoints';
@@ -122,5 +122,3 @@ export class ConsumerQueue {
     return this.pending.splice(0, n);
   }
 }
-
-export { sleep };
