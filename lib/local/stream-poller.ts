@@ -1,7 +1,7 @@
 // Reads DynamoDB Local's stream (DescribeStream / GetShardIterator / GetRecords, following new shards) and
 // hands every record to each consumer's queue (stream-consumer.ts: its filters and batches, run by the
-// event-source runner as Lambda's mapping would, with its retries and dead letters). Each consumer's position is kept in the data folder
-// (stream-checkpoints.ts): a restart resumes where it stopped.
+// event-source runner as Lambda's mapping would, with its retries and dead letters). Each consumer's position is
+// kept in the data folder (stream-checkpoints.ts): a restart resumes where it stopped.
 import { invocationEndListeners } from './handlers';
 import { ConsumerQueue } from './stream-consumer';
 import { sleep } from './event-source';
