@@ -5,6 +5,7 @@ import { botItems, call, userWithChat, UUID } from '../support/api';
 import { liveClient, until } from '../support/realtime';
 import { listKeys } from '../../lambdas/aws/s3';
 import { png } from '../support/files';
+import { realtimeOf } from '../support/contract';
 
 const PNG = png(8 + 6 * 1024 * 1024);
 // An executable (a Windows PE starts "MZ") under a photo's name and type.
@@ -30,7 +31,7 @@ async function settledFile(token: string, id: string) {
 
 test('a 6 MB photo: 201 pending with a presigned POST; the bytes go to S3; the file settles uploaded, is published and can be sent', async () => {
   const u = await userWithChat();
-  const live = await liveClient((u.session as any).realtime);
+  const live = await liveClient(realtimeOf(u.session));
   try {
     const res = await call('POST', '/api/client/files/uploads', { token: u.token, json: { name: 'IMG_0001.PNG', size: PNG.length, mime_type: 'image/PNG' } });
     expect(res.status).toBe(201);
