@@ -22,7 +22,7 @@ if (values.before !== undefined && (values.before === '' || values.before.starts
 const coldRuns = values['cold-runs'] === undefined ? (values.quick ? 3 : 5) : Number(values['cold-runs']);
 if (!Number.isInteger(coldRuns) || coldRuns < 1) throw new Error(`--cold-runs needs a whole number of at least 1, not ${values['cold-runs']}`);
 
-export const options = { quick: values.quick!, json: values.json!, before: values.before, coldRuns };
+export const options = { quick: values.quick, json: values.json, before: values.before, coldRuns };
 export const ROOT = join(__dirname, '..', '..');
 
 /** Every function CDK deploys, in the order of the tables. */
