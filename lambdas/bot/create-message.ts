@@ -1,7 +1,7 @@
 // POST /api/bot/chats/{chat_id}/messages: a bot or operator reply → 201; the user gets it over realtime.
 import { httpHandler } from '../http/http';
 import { authenticateBot, botChatOwner } from '../http/auth';
-import { sendMessage } from '../domain/messages';
+import { sendMessage } from '../flows/send';
 import { botSender, chatIdParam, messageBody } from '../http/params';
 
 export const handler = httpHandler(async (req) => {

@@ -2,7 +2,7 @@
 import { httpHandler } from '../http/http';
 import { authenticateBot, botChatOwner } from '../http/auth';
 import { botUploadBody } from '../http/params';
-import { checkUpload, createUpload, toTicketJson } from '../domain/uploads';
+import { checkUpload, createUpload, toTicketJson } from '../flows/uploads';
 
 export const handler = httpHandler(async (req) => {
   const bot = await authenticateBot(req);

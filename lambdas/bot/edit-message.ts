@@ -2,8 +2,8 @@
 // → 200 with the Message (same id and created_at, new content, is_edited); the user gets the new version.
 import { httpHandler } from '../http/http';
 import { authenticateBot, botChatOwner } from '../http/auth';
-import { editMessage } from '../domain/edits';
-import { retentionWindow } from '../domain/retention';
+import { editMessage } from '../flows/edit';
+import { retentionWindow } from '../policies/retention';
 import { chatIdParam, editBody, messageIdParam } from '../http/params';
 
 export const handler = httpHandler(async (req) => {

@@ -2,7 +2,7 @@
 import { httpHandler } from '../http/http';
 import { authenticateBot } from '../http/auth';
 import { externalIdQuery } from '../http/params';
-import { findUser } from '../domain/users';
+import { findUser } from '../entities/users';
 
 export const handler = httpHandler(async (req) => {
   const bot = await authenticateBot(req);

@@ -3,8 +3,8 @@
 import { httpHandler } from '../http/http';
 import { authenticateBot } from '../http/auth';
 import { uuidParam } from '../http/params';
-import { botTask, toTaskJson } from '../domain/tasks';
-import { downloadUrl } from '../domain/export';
+import { botTask, toTaskJson } from '../entities/tasks';
+import { downloadUrl } from '../flows/export';
 
 export const handler = httpHandler(async (req) => {
   const bot = await authenticateBot(req);

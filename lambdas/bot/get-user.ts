@@ -2,7 +2,7 @@
 import { httpHandler } from '../http/http';
 import { authenticateBot } from '../http/auth';
 import { uuidParam } from '../http/params';
-import { getUser } from '../domain/users';
+import { getUser } from '../entities/users';
 
 export const handler = httpHandler(async (req) => {
   const bot = await authenticateBot(req);

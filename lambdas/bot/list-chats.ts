@@ -1,8 +1,8 @@
 // GET /api/bot/chats: the bot's chats, newest activity first, paged with limit and cursor.
 import { httpHandler } from '../http/http';
 import { authenticateBot } from '../http/auth';
-import { listBotChats } from '../domain/chats';
-import { retentionWindow } from '../domain/retention';
+import { listBotChats } from '../flows/chats';
+import { retentionWindow } from '../policies/retention';
 import { botChatsPage } from '../http/params';
 
 export const handler = httpHandler(async (req) => {

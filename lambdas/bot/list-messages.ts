@@ -1,9 +1,9 @@
 // GET /api/bot/chats/{chat_id}/messages: a chat's history, same shape and paging as the client's.
 import { httpHandler } from '../http/http';
 import { authenticateBot, botChatOwner } from '../http/auth';
-import { listMessages } from '../domain/history';
-import { retentionWindow } from '../domain/retention';
-import { toMessage } from '../domain/messages';
+import { listMessages } from '../flows/history';
+import { retentionWindow } from '../policies/retention';
+import { toMessage } from '../entities/messages';
 import { chatIdParam, historyPage } from '../http/params';
 
 export const handler = httpHandler(async (req) => {

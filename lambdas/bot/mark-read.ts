@@ -1,7 +1,7 @@
 // POST /api/bot/chats/{chat_id}/read: the operator has read the chat (resets the bot side's unread count).
 import { httpHandler } from '../http/http';
 import { authenticateBot, botChatOwner } from '../http/auth';
-import { markChatReadByOperator } from '../domain/chats';
+import { markChatReadByOperator } from '../flows/chats';
 import { chatIdParam } from '../http/params';
 
 export const handler = httpHandler(async (req) => {

@@ -3,7 +3,7 @@
 import { httpHandler } from '../http/http';
 import { authenticateBot, botChatOwner } from '../http/auth';
 import { chatIdParam, typingSender } from '../http/params';
-import { startTyping } from '../domain/typing';
+import { startTyping } from '../flows/typing';
 
 export const handler = httpHandler(async (req) => {
   const bot = await authenticateBot(req);

@@ -4,7 +4,7 @@ import { authenticateBot, botChatOwner } from '../http/auth';
 import { InvalidInputError } from '../shared/errors';
 import { isUuid } from '../shared/ids';
 import { parseUpload } from '../http/multipart';
-import { saveUpload, toUploadJson } from '../domain/files';
+import { saveUpload, toUploadJson } from '../entities/files';
 
 export const handler = httpHandler(async (req) => {
   const bot = await authenticateBot(req);

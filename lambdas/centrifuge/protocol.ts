@@ -1,10 +1,10 @@
 // The subset of the Centrifuge client protocol (JSON) that the `centrifuge` client needs: connect,
 // subscribe, unsubscribe, refresh (a new token before the connection's expires), pongs. One frame holds commands joined by "\n"; replies are joined the same way.
 // A command that fails throws; protocolError (./errors.ts) turns what happened into the client's code.
-import { openBotOfToken } from '../domain/bots';
+import { openBotOfToken } from '../policies/bot-access';
 import { UnauthenticatedError } from '../shared/errors';
-import { verifyToken, type VerifiedClaims } from '../domain/tokens';
-import { assertNotRevoked } from '../domain/revocation';
+import { verifyToken, type VerifiedClaims } from '../adapters/tokens';
+import { assertNotRevoked } from '../policies/revocation';
 import { bindConnection, disconnectSocket, refreshConnection, subscribe, unsubscribe } from './hub';
 import { CODES, DisconnectError, protocolError } from './errors';
 import { meterCommands } from './limits';

@@ -1,7 +1,7 @@
 // POST /api/client/chats: creates a chat for the caller → 201 with the chat.
 import { httpHandler } from '../http/http';
 import { authenticate } from '../http/auth';
-import { createChat } from '../domain/chats';
+import { createChat } from '../flows/chats';
 import { parse } from '../http/validate';
 import { ChatBody } from '../http/params';
 

@@ -1,7 +1,7 @@
 // POST /api/client/chats/{chat_id}/messages: a user message → 201 with the Message (replies come by realtime).
 import { httpHandler } from '../http/http';
 import { authenticateSender } from '../http/auth';
-import { sendMessage } from '../domain/messages';
+import { sendMessage } from '../flows/send';
 import { chatIdParam, messageBody } from '../http/params';
 
 export const handler = httpHandler(async (req) => {

@@ -2,14 +2,15 @@
 import { httpHandler } from '../http/http';
 import { parse } from '../http/validate';
 import { SessionBody } from '../http/params';
-import { assertClientApiOpen, assertIdentity, getBotByClientKey } from '../domain/bots';
+import { assertClientApiOpen, assertIdentity } from '../policies/bot-access';
+import { getBotByClientKey } from '../entities/bots';
 import { ForbiddenError } from '../shared/errors';
-import { findOrCreateUser } from '../domain/users';
-import { signToken } from '../domain/tokens';
+import { findOrCreateUser } from '../entities/users';
+import { signToken } from '../adapters/tokens';
 import { realtimeBlock } from '../centrifuge/channels';
 import { config } from '../shared/config';
 import { newUuid } from '../shared/ids';
-import { consumeRate } from '../domain/rate';
+import { consumeRate } from '../policies/rate';
 
 export const handler = httpHandler(async (req) => {
   const body = parse(SessionBody, req.json());

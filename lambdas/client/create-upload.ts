@@ -3,8 +3,8 @@
 import { httpHandler } from '../http/http';
 import { authenticate } from '../http/auth';
 import { uploadBody } from '../http/params';
-import { checkUpload, createUpload, toTicketJson } from '../domain/uploads';
-import { withUploadAllowance } from '../domain/storage-quota';
+import { checkUpload, createUpload, toTicketJson } from '../flows/uploads';
+import { withUploadAllowance } from '../policies/storage-quota';
 
 export const handler = httpHandler(async (req) => {
   const { userId, botId } = await authenticate(req);

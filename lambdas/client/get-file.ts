@@ -2,10 +2,10 @@
 import { httpHandler } from '../http/http';
 import { authenticateReader } from '../http/auth';
 import { fileIdParam } from '../http/params';
-import { getUserFile } from '../domain/uploads';
-import { toUploadJson } from '../domain/files';
+import { getUserFile } from '../flows/uploads';
+import { toUploadJson } from '../entities/files';
 import { NotFoundError } from '../shared/errors';
-import { retentionWindow } from '../domain/retention';
+import { retentionWindow } from '../policies/retention';
 
 export const handler = httpHandler(async (req) => {
   const { userId, bot } = await authenticateReader(req);

@@ -1,8 +1,8 @@
 // GET /api/client/chats: the caller's chats, newest activity first.
 import { httpHandler } from '../http/http';
 import { authenticateReader } from '../http/auth';
-import { listChats } from '../domain/chats';
-import { retentionWindow } from '../domain/retention';
+import { listChats } from '../flows/chats';
+import { retentionWindow } from '../policies/retention';
 
 export const handler = httpHandler(async (req) => {
   const { userId, bot } = await authenticateReader(req);

@@ -1,9 +1,9 @@
 // GET /api/client/chats/{chat_id}/messages: a page of history (limit, before, after), oldest first.
 import { httpHandler } from '../http/http';
 import { authenticateReader } from '../http/auth';
-import { listMessages } from '../domain/history';
-import { retentionWindow } from '../domain/retention';
-import { toMessage } from '../domain/messages';
+import { listMessages } from '../flows/history';
+import { retentionWindow } from '../policies/retention';
+import { toMessage } from '../entities/messages';
 import { chatIdParam, historyPage } from '../http/params';
 
 export const handler = httpHandler(async (req) => {

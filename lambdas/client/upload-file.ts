@@ -2,8 +2,8 @@
 import { httpHandler } from '../http/http';
 import { authenticate } from '../http/auth';
 import { parseUpload } from '../http/multipart';
-import { saveUpload, toUploadJson } from '../domain/files';
-import { withUploadAllowance } from '../domain/storage-quota';
+import { saveUpload, toUploadJson } from '../entities/files';
+import { withUploadAllowance } from '../policies/storage-quota';
 
 export const handler = httpHandler(async (req) => {
   const { userId, botId } = await authenticate(req);

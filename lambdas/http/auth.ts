@@ -1,12 +1,13 @@
 // Authenticates requests: a client's Bearer session token (→ user and bot, the bot's switches checked), or
 // a bot's Bearer secret key (Bot API).
-import { botForSecretKey, openBotOfToken, type Bot } from '../domain/bots';
-import { resolveBotChat, type ChatOwner } from '../domain/chats';
+import { botForSecretKey, openBotOfToken } from '../policies/bot-access';
+import { type Bot } from '../entities/bots';
+import { resolveBotChat, type ChatOwner } from '../entities/chats';
 import { NotFoundError, UnauthenticatedError } from '../shared/errors';
 import type { HttpRequest } from './http';
-import { verifyToken } from '../domain/tokens';
-import { assertNotRevoked, isRevoked } from '../domain/revocation';
-import { consumeRate } from '../domain/rate';
+import { verifyToken } from '../adapters/tokens';
+import { assertNotRevoked, isRevoked } from '../policies/revocation';
+import { consumeRate } from '../policies/rate';
 import { config } from '../shared/config';
 
 export interface Caller {
@@ -57,7 +58,7 @@ export async function authenticate(req: HttpRequest): Promise<Caller> {
   return caller;
 }
 
-/** A client send or read: its erasure check rides in its own chat read (domain/chats.ts ownChat). */
+/** A client send or read: its erasure check rides in its own chat read (policies/revocation.ts ownChat). */
 export const authenticateSender = verifySession;
 
 /**

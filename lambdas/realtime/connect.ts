@@ -4,8 +4,8 @@
 // protocol's connect command must then carry a token of the same user. Every socket is born here, so the
 // user's socket cap is kept here too: past it, the oldest sockets are closed (centrifuge/limits.ts).
 import { AppError } from '../shared/errors';
-import { verifyToken, type TokenClaims } from '../domain/tokens';
-import { assertNotRevoked } from '../domain/revocation';
+import { verifyToken, type TokenClaims } from '../adapters/tokens';
+import { assertNotRevoked } from '../policies/revocation';
 import { recordConnection } from '../centrifuge/hub';
 import { enforceSocketCap, userSockets } from '../centrifuge/limits';
 import { DisconnectError } from '../centrifuge/errors';
