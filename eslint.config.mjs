@@ -14,6 +14,10 @@ export default defineConfig(
       '.data/**',
       'test-output/**',
       'node_modules/**',
+      // Not lint-clean yet (about 3,200 findings, nearly all `any` from untyped JSON replies: no-unsafe-*):
+      // the typed test client of issue 37 (item 5) removes most of them; lint test/ once it lands
+      // (`npx eslint test`) and drop this line.
+      'test/**',
     ],
   },
   js.configs.recommended,

@@ -38,12 +38,14 @@ export async function handler(event: DynamoDBStreamEvent): Promise<DynamoDBBatch
       const newImage = record.dynamodb?.NewImage;
       if (record.eventName === 'MODIFY' && newImage && record.dynamodb?.OldImage) {
         const [before, after] = [image(record.dynamodb.OldImage), image(newImage)];
+        // eslint-disable-next-line @typescript-eslint/no-unsafe-argument -- a stream image is unmarshalled untyped (any): no codec reads stream records yet
         if (after.entity === 'bot' && before.retention_set_at !== after.retention_set_at) await startRetentionTask(after.id, after.updated_at, after.retention_days);
         continue;
       }
       if (record.eventName !== 'INSERT' || !newImage) continue;
       const { pk: _pk, sk: _sk, entity, ...message } = image(newImage);
       if (entity !== 'message') continue;
+      // eslint-disable-next-line @typescript-eslint/no-unsafe-argument -- a stream image is unmarshalled untyped (any): no codec reads stream records yet
       const bot = await getBot(message.bot_id);
       // Its files and its webhook side by side: a record waits on the longer of the two, not on both.
       const [, job] = await Promise.all([message.attaches && keepSentFiles(message as MessageItem, bot ?? {}), webhookStep(message as MessageItem, bot)]);

@@ -15,6 +15,9 @@ import { type FunctionDef } from '../routes';
 
 type SqsHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | void>;
 
+/** A request's body, as the SDK sends SendMessage and SendMessageBatch. */
+type SqsInput = { QueueUrl?: string; MessageBody: string; DelaySeconds?: number; Entries: { Id: string; MessageBody: string; DelaySeconds?: number }[] };
+
 /** A queue's consumer and its event source's settings (WEBHOOK_QUEUE's shape). */
 export interface QueueConsumer {
   def: FunctionDef;
@@ -74,7 +77,7 @@ export async function startLocalQueues(o: LocalQueuesOptions): Promise<LocalQueu
   const deadLetter = (queue: string, body: string, why: string) => {
     mkdirSync(o.deadLetterDir, { recursive: true });
     const file = join(o.deadLetterDir, `${queue}.jsonl`);
-    appendFileSync(file, JSON.stringify({ at: new Date().toISOString(), queue, why, body: JSON.parse(body) }) + '\n');
+    appendFileSync(file, JSON.stringify({ at: new Date().toISOString(), queue, why, body: JSON.parse(body) as unknown }) + '\n');
     o.log(`${queue}: dead-lettered (${why}) → ${file}`);
   };
 
@@ -93,7 +96,8 @@ export async function startLocalQueues(o: LocalQueuesOptions): Promise<LocalQueu
     return sent.map((m) => m.id);
   };
 
-  const server: Server = createServer(async (req, res) => {
+  // node:http ignores what a listener returns (an error the body does not answer stays unhandled).
+  const server: Server = createServer((req, res) => void (async () => {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const reply = (status: number, body: unknown, type?: string) => {
@@ -102,7 +106,8 @@ export async function startLocalQueues(o: LocalQueuesOptions): Promise<LocalQueu
     };
     try {
       const target = String(req.headers['x-amz-target'] ?? '');
-      const input = JSON.parse(Buffer.concat(chunks).toString() || '{}');
+      // The SDK's JSON protocol: the fields of SendMessage and SendMessageBatch read here.
+      const input = JSON.parse(Buffer.concat(chunks).toString() || '{}') as SqsInput;
       const name = String(input.QueueUrl ?? '').split('/').pop() as string;
       if (!queues.has(name)) return reply(400, { __type: 'com.amazonaws.sqs#QueueDoesNotExist', message: 'The specified queue does not exist.' }, 'AWS.SimpleQueueService.NonExistentQueue');
       if (target === 'AmazonSQS.SendMessage') {
@@ -110,7 +115,7 @@ export async function startLocalQueues(o: LocalQueuesOptions): Promise<LocalQueu
         return reply(200, { MessageId: id, MD5OfMessageBody: md5(input.MessageBody) });
       }
       if (target === 'AmazonSQS.SendMessageBatch') {
-        const entries = input.Entries as { Id: string; MessageBody: string; DelaySeconds?: number }[];
+        const entries = input.Entries;
         const ids = enqueue(name, entries.map((e) => ({ body: e.MessageBody, delaySeconds: e.DelaySeconds ?? 0 })));
         const Successful = entries.map((e, i) => ({ Id: e.Id, MessageId: ids[i], MD5OfMessageBody: md5(e.MessageBody) }));
         return reply(200, { Successful, Failed: [] });
@@ -119,7 +124,7 @@ export async function startLocalQueues(o: LocalQueuesOptions): Promise<LocalQueu
     } catch (err) {
       reply(500, { __type: 'InternalError', message: String(err) });
     }
-  });
+  })());
   await new Promise<void>((r, reject) => {
     server.once('error', reject);
     server.listen(o.port, o.host, () => r());
