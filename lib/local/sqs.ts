@@ -85,7 +85,7 @@ export async function startLocalQueues(o: LocalQueuesOptions): Promise<LocalQueu
   return {
     endpoint,
     stop: async () => {
-      await Promise.all([...queues.values()].map((q) => q?.stop()));
+      await Promise.all([...queues.values()].map((q) => q?.stop() ?? Promise.resolve()));
       await new Promise<void>((r) => server.close(() => r()));
     },
   };
