@@ -9,7 +9,7 @@ const app = new App();
 
 function readConfigs(): StackConfig[] {
   try {
-    return configsFromContext(app.node.getAllContext());
+    return configsFromContext(app.node.getAllContext() as Record<string, unknown>);
   } catch (err) {
     // One readable line instead of a stack trace: these are the user's own --context values.
     console.error(`Error: ${(err as Error).message}`);

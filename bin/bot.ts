@@ -126,9 +126,10 @@ function settingsFromFlags() {
   };
 }
 
-type BotView = Record<string, unknown>;
+/** What the commands print; `update` adds the id of the retention task a new window starts. */
+type BotView = ReturnType<typeof view> & { retention_task_id?: string };
 
-function view(bot: import('../lambdas/entities/bots').Bot, secretKey?: string, showWebhookSecret = false, showIdentitySecret = false): BotView {
+function view(bot: import('../lambdas/entities/bots').Bot, secretKey?: string, showWebhookSecret = false, showIdentitySecret = false) {
   return {
     bot_id: bot.id,
     client_key: bot.client_key,
@@ -192,7 +193,7 @@ async function main(): Promise<void> {
       if (!botId) throw new UsageError('update needs <bot_id>');
       const settings = settingsFromFlags();
       const { bot } = await bots.updateBot(botId, settings);
-      const v = view(bot, undefined, typeof settings.webhook_url === 'string', settings.identity_verification === true);
+      const v: BotView = view(bot, undefined, typeof settings.webhook_url === 'string', settings.identity_verification === true);
       // The stream's record of this change starts the task under this id (lambdas/flows/retention-task.ts).
       if (settings.retention_days !== undefined) {
         v.retention_task_id = (await import('../lambdas/flows/retention-task')).retentionTaskId(bot.id, bot.updated_at);

@@ -41,7 +41,7 @@ async function main(): Promise<number> {
     // Bots made or switched off in this process are seen at once by the handlers.
     const stack = await startToolStack('fuzz', { BOT_CACHE_TTL_MS: '0' });
     baseUrl = stack.apiUrl;
-    stop = stack.stop;
+    stop = () => stack.stop();
   } else if (!process.env.DYNAMODB_ENDPOINT) {
     // A stack run elsewhere (`npm start` with the same DATA_DIR and ports): bots are made in its DynamoDB Local.
     const { applyLocalEnv, localSettings } = await import('../lib/local/settings');

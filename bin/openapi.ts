@@ -88,16 +88,27 @@ const CONFIG: ConversionConfig = {
   },
 };
 
-function schema(valibot: v.GenericSchema, description: string, extra: (s: Record<string, any>) => void = () => {}): Record<string, unknown> {
-  const { $schema: _ignored, ...json } = toJsonSchema(valibot, CONFIG) as Record<string, any>;
-  extra(json);
+/** The parts of a generated JSON Schema that are edited here. */
+type JsonSchema = { properties: Record<string, { anyOf?: { type?: string; maxItems?: number }[]; description?: string }> };
+
+/** The parts of bin/openapi.base.yaml that are filled in here. */
+type BaseDocument = {
+  components: { schemas: Record<string, unknown> };
+  paths: Record<string, Record<string, { responses?: Record<string, unknown> }>>;
+  'x-gateway-responses': { responses: Record<string, unknown> };
+};
+
+function schema(valibot: v.GenericSchema, description: string, extra: (s: JsonSchema) => void = () => {}): Record<string, unknown> {
+  const { $schema: _ignored, ...json } = toJsonSchema(valibot, CONFIG);
+  extra(json as JsonSchema);
   return { description, ...json };
 }
 
 /** A message carries at most LIMITS.filesPerMessage files, `files` and `complete_files` together. */
-function filesCount(s: Record<string, any>): void {
+function filesCount(s: JsonSchema): void {
   for (const key of ['files', 'complete_files']) {
-    const array = s.properties[key].anyOf.find((a: { type?: string }) => a.type === 'array');
+    const array = s.properties[key].anyOf?.find((a) => a.type === 'array');
+    if (!array) throw new Error(`the schema's ${key} is no longer an array or null`);
     array.maxItems = LIMITS.filesPerMessage;
   }
   s.properties.content.description = 'May be empty only when files or complete_files are attached';

@@ -7,7 +7,7 @@ import { buildWeb } from '../lib/local/web';
 const root = join(__dirname, '..');
 const out = join(root, 'web', 'dist');
 mkdirSync(out, { recursive: true });
-buildWeb(root, out).then(() => {
+void buildWeb(root, out).then(() => {
   for (const f of ['index.html', 'style.css']) copyFileSync(join(root, 'web', f), join(out, f));
   console.log(`chat page written to ${out}`);
 });

@@ -6,7 +6,7 @@
 // `npm start` runs it for the demo bot; run it alone against any stack with
 //   API_URL=https://... BOT_SECRET_KEY=sk_... WEBHOOK_SECRET=whsec_... PORT=3002 npx tsx examples/echo-bot.ts
 // and set the bot's webhook to http(s)://<where this runs>/webhook.
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
 export interface EchoBotOptions {
@@ -113,7 +113,7 @@ export async function botApiCall(
       if ((res.status !== 429 && res.status !== 503) || attempt >= policy.attempts) {
         let parsed: { id?: string; error?: string };
         try {
-          parsed = JSON.parse(text);
+          parsed = JSON.parse(text) as { id?: string; error?: string };
         } catch {
           parsed = { error: text };
         }
@@ -155,7 +155,8 @@ export async function startEchoBot(o: EchoBotOptions): Promise<Server> {
       if (edited.error) return; // 409: a newer edit is applied already (this reply was streamed before)
     }
   };
-  const server = createServer(async (req, res) => {
+  const server = createServer((req, res) => void onRequest(req, res));
+  async function onRequest(req: IncomingMessage, res: ServerResponse) {
     if (req.method !== 'POST' || req.url !== '/webhook') {
       res.writeHead(404);
       return res.end();
@@ -178,8 +179,8 @@ export async function startEchoBot(o: EchoBotOptions): Promise<Server> {
     if (seen.size > 10_000) seen.delete(seen.values().next().value as string);
     if (event.event === 'chat.unread_reminder') return log(reminderLine(event as ReminderEvent));
     if (event.event !== 'message.created') return;
-    answer(event as WebhookEvent).catch((err) => log(`reply failed: ${(err as Error).message}`));
-  });
+    answer(event).catch((err) => log(`reply failed: ${(err as Error).message}`));
+  }
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(o.port, o.host ?? '127.0.0.1', () => resolve());
@@ -193,7 +194,7 @@ if (require.main === module) {
     if (!v) throw new Error(`set ${name}`);
     return v;
   };
-  startEchoBot({
+  void startEchoBot({
     port: Number(process.env.PORT ?? 3002),
     host: process.env.HOST ?? '0.0.0.0',
     apiUrl: need('API_URL'),

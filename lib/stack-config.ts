@@ -105,7 +105,8 @@ export function configsFromContext(context: Record<string, unknown>): StackConfi
     const v = context[key];
     if (v === undefined || v === null) return undefined;
     if (typeof v === 'object') return Array.isArray(v) ? v.join(',') : JSON.stringify(v);
-    return String(v).trim();
+    // Context values are JSON: what is left is a string, a number or a boolean (written as JSON writes it).
+    return typeof v === 'string' ? v.trim() : JSON.stringify(v);
   };
   const bool = (key: ContextKey) => {
     const v = get(key);
@@ -178,11 +179,11 @@ export function resolveConfig(given: Partial<StackConfig>): StackConfig {
   if (!RETENTION_DAYS.includes(c.logRetentionDays)) {
     fail(`logRetentionDays must be one of CloudWatch's values ${RETENTION_DAYS.join(', ')} (9999 = forever): ${c.logRetentionDays}`);
   }
-  if (c.removalPolicy !== 'retain' && c.removalPolicy !== 'destroy') fail(`removalPolicy must be retain or destroy: "${c.removalPolicy}"`);
+  if (c.removalPolicy !== 'retain' && c.removalPolicy !== 'destroy') fail(`removalPolicy must be retain or destroy: "${c.removalPolicy as string}"`);
   if (c.memorySize !== undefined && !(Number.isInteger(c.memorySize) && c.memorySize >= 128 && c.memorySize <= 10240)) {
     fail(`memorySize must be a whole number of MB from 128 to 10240: ${c.memorySize}`);
   }
-  if (c.architecture !== 'arm64' && c.architecture !== 'x86_64') fail(`architecture must be arm64 or x86_64: "${c.architecture}"`);
+  if (c.architecture !== 'arm64' && c.architecture !== 'x86_64') fail(`architecture must be arm64 or x86_64: "${c.architecture as string}"`);
   if (c.alarmEmail !== undefined && !/^[^\s@,]+@[^\s@,]+\.[^\s@,]+$/.test(c.alarmEmail)) fail(`alarmEmail is not an email address: "${c.alarmEmail}"`);
   if (c.alarmTopicArn !== undefined && !/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[\w-]{1,256}$/.test(c.alarmTopicArn)) {
     fail(`alarmTopicArn is not an SNS topic ARN (arn:aws:sns:<region>:<account>:<name>): "${c.alarmTopicArn}"`);
@@ -191,7 +192,7 @@ export function resolveConfig(given: Partial<StackConfig>): StackConfig {
   if (!(Number.isInteger(c.botCacheTtlMs) && c.botCacheTtlMs >= 0)) fail(`botCacheTtlMs must be a whole number of ms, 0 or more: ${c.botCacheTtlMs}`);
   for (const [name, value] of Object.entries(c.limits)) {
     if (!(LIMIT_VARIABLES as readonly string[]).includes(name)) fail(`limits: unknown limit ${name}; known: ${LIMIT_VARIABLES.join(', ')}`);
-    if (!(Number.isInteger(value) && (value as number) >= 0)) fail(`limits: ${name} must be a whole number, 0 (off) or more: ${value}`);
+    if (!(Number.isInteger(value) && value >= 0)) fail(`limits: ${name} must be a whole number, 0 (off) or more: ${value}`);
   }
   // The largest direct upload cannot be off, nor more than S3's largest single POST.
   const maxUpload = c.limits.MAX_UPLOAD_BYTES;

@@ -104,7 +104,7 @@ export class ChatStack extends Stack implements StackParts {
     };
     this.accessLogsBucket = new s3.Bucket(this, 'AccessLogs', {
       ...privateBucket,
-      lifecycleRules: config.logRetentionDays === logs.RetentionDays.INFINITE ? [] : [{ expiration: Duration.days(config.logRetentionDays) }],
+      lifecycleRules: config.logRetentionDays === (logs.RetentionDays.INFINITE as number) ? [] : [{ expiration: Duration.days(config.logRetentionDays) }],
     });
     this.bucket = new s3.Bucket(this, 'Files', {
       ...privateBucket,

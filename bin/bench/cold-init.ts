@@ -2,7 +2,7 @@
 // The process replays the event the function got earlier in the run; with --before, the code of another commit
 // is bundled and cold-started too, interleaved.
 import { mkdtempSync, rmSync, statSync, symlinkSync, existsSync, mkdirSync } from 'node:fs';
-import { createServer, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { createServer, request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawn, spawnSync } from 'node:child_process';
@@ -110,7 +110,7 @@ async function coldStartServices(jwtSecret: string) {
         JSON.stringify(
           ok
             ? { ARN: secretArn, Name: 'bench-jwt', SecretString: jwtSecret, VersionId: '00000000-0000-0000-0000-000000000001', VersionStages: ['AWSCURRENT'], CreatedDate: 1.7e9 }
-            : { __type: 'UnknownOperationException', message: `not served here: ${req.headers['x-amz-target']}` },
+            : { __type: 'UnknownOperationException', message: `not served here: ${String(req.headers['x-amz-target'])}` },
         ),
       );
     });
@@ -119,7 +119,7 @@ async function coldStartServices(jwtSecret: string) {
   const s3 = createServer((req, res) => {
     hits.s3++;
     // Headers as they came (the Host header is signed).
-    const upstream = httpRequest({ host: s3Target.hostname, port: s3Target.port, method: req.method, path: req.url, headers: req.headers as IncomingHttpHeaders }, (reply) => {
+    const upstream = httpRequest({ host: s3Target.hostname, port: s3Target.port, method: req.method, path: req.url, headers: req.headers }, (reply) => {
       res.writeHead(reply.statusCode ?? 502, reply.headers);
       reply.pipe(res);
     });
@@ -185,7 +185,7 @@ export async function bundlesAndColdInit(
   firstEvents: Map<string, unknown>,
 ): Promise<ColdInitFigures> {
   const outdir = mkdtempSync(join(tmpdir(), 'chat-bundles-'));
-  const beforeBundling: BundlingOptions | undefined = before ? (await import(join(before.dir, 'lib', 'bundling.ts'))).BUNDLING : undefined;
+  const beforeBundling: BundlingOptions | undefined = before ? ((await import(join(before.dir, 'lib', 'bundling.ts'))) as { BUNDLING: BundlingOptions }).BUNDLING : undefined;
   // All at once (esbuild builds in parallel; sizes do not depend on it), before any cold start is timed.
   const built = await Promise.all(
     FUNCTIONS.map(async (def) => ({

@@ -9,7 +9,7 @@ import { functionLogs } from '../../lib/local/tool-stack';
 import { NOT_FOUND, ROUTES, WS_ROUTES } from '../../lib/routes';
 import { WEBHOOK_DELIVERER } from '../../lib/consumers';
 import { installMeters } from './meters';
-import { pollUntil, request, type WebhookReceiver } from './http';
+import { pollUntil, request, type Api, type LiveSession, type WebhookReceiver } from './http';
 import { PRICES } from './prices';
 import { UNIT_KEYS, accessLogBytes, billedMs, cpuShareGbSeconds, defOf, memoryGb, platformLogBytes, usdOf, zeroUnits, LOG_EVENT_OVERHEAD_BYTES, type UnitKey, type Units } from './cost-model';
 import { options } from './options';
@@ -138,7 +138,7 @@ export async function cost(apiUrl: string, receiver: WebhookReceiver): Promise<C
         addUnits(into, tally(meters.seen.slice(mark), functionLogs.bytes - logs.bytes, functionLogs.lines - logs.lines, perFunction));
       };
       for (let c = 0; c < conversations; c++) {
-        const http = (method: string, path: string, token: string, json?: unknown) => request(apiUrl, method, path, { token, json });
+        const http = <T = unknown,>(method: string, path: string, token: string, json?: unknown) => request<T>(apiUrl, method, path, { token, json });
         let token = '';
         let chatId = '';
         let ws!: WebSocket;
@@ -146,23 +146,24 @@ export async function cost(apiUrl: string, receiver: WebhookReceiver): Promise<C
         let reads = 0;
         /** Distinct (method, URL) pairs: a browser preflights each once per max-age, longer than a visit. */
         const preflighted = new Set<string>();
-        const call = (method: string, path: string, json?: unknown, bearer = token) => {
+        const call = <T = unknown,>(method: string, path: string, json?: unknown, bearer = token) => {
           if (bearer === token) preflighted.add(`${method} ${path}`);
-          return http(method, path, bearer, json);
+          return http<T>(method, path, bearer, json);
         };
         await window(overhead, async () => {
-          const s = await http('POST', '/api/client/session', '', { client_key: bot.client_key, external_id: `cost-${c}` });
+          const s = await http<LiveSession>('POST', '/api/client/session', '', { client_key: bot.client_key, external_id: `cost-${c}` });
           preflighted.add('POST /api/client/session');
           token = s.session_token;
           await call('GET', '/api/client/chats');
-          chatId = (await call('POST', '/api/client/chats', { name: 'Support' })).id;
+          chatId = (await call<Api['Chat']>('POST', '/api/client/chats', { name: 'Support' })).id;
           await call('GET', `/api/client/chats/${chatId}/messages`);
           ws = new WebSocket(s.realtime.url);
           await new Promise((r) => ws.once('open', r));
           const subscribed = new Promise((r) => ws.once('message', r));
           ws.on('message', (data) => {
-            for (const line of data.toString().split('\n')) {
-              const pub = JSON.parse(line).push?.pub?.data;
+            // ws hands a text frame over as one Buffer (its default binaryType).
+            for (const line of (data as Buffer).toString().split('\n')) {
+              const pub = (JSON.parse(line) as { push?: { pub?: { data?: { type: string; data: { id: string; action?: string } } } } }).push?.pub?.data;
               if (pub?.type === 'message') pubs.add(pub.data.id);
               if (pub?.type === 'action' && pub.data.action === 'read') reads++;
             }
@@ -174,10 +175,10 @@ export async function cost(apiUrl: string, receiver: WebhookReceiver): Promise<C
           await window(exchange, async () => {
             const hooks = receiver.received.count;
             const mark = meters.seen.length;
-            const sent = await call('POST', `/api/client/chats/${chatId}/messages`, { content: 'u'.repeat(100) });
+            const sent = await call<Api['Message']>('POST', `/api/client/chats/${chatId}/messages`, { content: 'u'.repeat(100) });
             await until(() => pubs.has(sent.id) && receiver.received.count > hooks, 'the message and its webhook');
             await until(() => meters.seen.slice(mark).some((i) => i.entry === WEBHOOK_DELIVERER.entry), 'the deliverer to end');
-            const reply = await http('POST', `/api/bot/chats/${chatId}/messages`, secretKey, { content: 'b'.repeat(400) });
+            const reply = await http<Api['Message']>('POST', `/api/bot/chats/${chatId}/messages`, secretKey, { content: 'b'.repeat(400) });
             await until(() => pubs.has(reply.id), 'the reply');
             const readsBefore = reads;
             await call('POST', `/api/client/chats/${chatId}/read`);

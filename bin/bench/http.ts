@@ -1,5 +1,11 @@
 // HTTP for the phases: sequential requests on one keep-alive socket (as a browser tab), a webhook receiver.
 import { Agent, createServer, request as httpRequest } from 'node:http';
+import type { components } from '../../web/api-types';
+
+/** The API's bodies as docs/openapi.yaml describes them (the types `npm run openapi` generates). */
+export type Api = components['schemas'];
+/** A session of a stack with realtime on, as the bench's is. */
+export type LiveSession = Api['Session'] & { realtime: Api['RealtimeBlock'] };
 
 /** Waits in 10 ms steps, `tries` of them at most, until `done()` holds (the caller checks what came of it). */
 export async function pollUntil(done: () => boolean, tries = 300): Promise<void> {
@@ -9,8 +15,8 @@ export async function pollUntil(done: () => boolean, tries = 300): Promise<void>
 /** Sequential requests on one keep-alive socket, as a browser tab makes them. */
 const agent = new Agent({ keepAlive: true, maxSockets: 1 });
 
-/** One request to the stack's HTTP API (a session token or a bot secret key as Bearer); a 4xx/5xx fails the run. */
-export async function request(apiUrl: string, method: string, path: string, opts: { token?: string; json?: unknown; form?: FormData } = {}): Promise<any> {
+/** One request to the stack's HTTP API (a session token or a bot secret key as Bearer); a 4xx/5xx fails the run. `T` is the reply's body. */
+export async function request<T = unknown>(apiUrl: string, method: string, path: string, opts: { token?: string; json?: unknown; form?: FormData } = {}): Promise<T> {
   const headers: Record<string, string> = {};
   if (opts.token) headers.authorization = `Bearer ${opts.token}`;
   let body: Buffer | undefined;
@@ -35,7 +41,7 @@ export async function request(apiUrl: string, method: string, path: string, opts
     req.end(body);
   });
   if (status >= 400) throw new Error(`${method} ${path}: ${status} ${text}`);
-  return JSON.parse(text);
+  return JSON.parse(text) as T;
 }
 
 export interface WebhookReceiver {

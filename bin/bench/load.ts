@@ -25,9 +25,11 @@ autocannon(
         method: cfg.method,
         body: cfg.body,
         headers: { 'content-type': 'application/json' },
-        setupRequest: (req: any, context: any) => {
-          context.user ??= cfg.users[next++ % cfg.users.length];
-          return { ...req, path: context.user.path, headers: { ...req.headers, authorization: `Bearer ${context.user.token}` } };
+        setupRequest: (req, context) => {
+          // autocannon keeps one context object per connection: its user.
+          const c = context as { user?: LoadConfig['users'][number] };
+          const user = (c.user ??= cfg.users[next++ % cfg.users.length]);
+          return { ...req, path: user.path, headers: { ...req.headers, authorization: `Bearer ${user.token}` } };
         },
       },
     ],

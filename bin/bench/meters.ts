@@ -51,7 +51,7 @@ function servicesByPort(): Map<string, Counter> {
 export interface Meters {
   /** Every invocation that ended since `seen.length = 0`. */
   seen: Invocation[];
-  uninstall(): void;
+  uninstall: () => void;
 }
 
 /** Installs the counters; `firstEvents` keeps the first event of each function (cold init replays it). */
@@ -60,7 +60,7 @@ export async function installMeters(firstEvents: Map<string, unknown>): Promise<
   const { dynamo } = await import('../../lambdas/aws/dynamo');
   const askCapacity: InitializeMiddleware<object, object> = (next) => async (args) => {
     if (!invocations.getStore()) return next(args);
-    return next({ ...args, input: { ...(args.input as object), ReturnConsumedCapacity: 'INDEXES' } });
+    return next({ ...args, input: { ...(args.input), ReturnConsumedCapacity: 'INDEXES' } });
   };
   dynamo.middlewareStack.add(askCapacity as never, { step: 'initialize', name: 'benchConsumedCapacity' });
   const perRequest: FinalizeRequestMiddleware<object, object> = (next, context) => async (args) => {
@@ -89,13 +89,13 @@ export async function installMeters(firstEvents: Map<string, unknown>): Promise<
         // DynamoDB Local bills a transaction as 2 units per KB of all its items together, and its index
         // writes at that rate too. AWS bills 2 units per KB of each item, and updates an index after the
         // commit at the standard rate.
-        add(inv, 'write_units', transactionTableUnits(args.input as TransactInput) + index / 2);
+        add(inv, 'write_units', transactionTableUnits(args.input) + index / 2);
         add(inv, 'tx_index_units', index / 2);
       } else {
         add(inv, reads ? 'read_units' : 'write_units', units);
       }
     }
-    if (/^BatchGet/.test(command)) add(inv, 'read_units', missingKeyUnits(args.input as BatchGetInput, result.output as BatchGetOutput));
+    if (/^BatchGet/.test(command)) add(inv, 'read_units', missingKeyUnits(args.input, result.output));
     return result;
   };
   dynamo.middlewareStack.addRelativeTo(perRequest as never, { relation: 'after', toMiddleware: 'retryMiddleware', name: 'benchRoundTrips' });
@@ -164,7 +164,7 @@ type TransactInput = { TransactItems?: { Put?: { Item: Record<string, AttributeV
 /** DynamoDB's size of an item (attribute names and values, as its capacity rules count them). */
 function itemBytes(item: Record<string, AttributeValue>): number {
   const value = (v: AttributeValue): number => {
-    const [type, x] = Object.entries(v)[0] as [string, unknown];
+    const [type, x] = Object.entries(v)[0];
     if (type === 'S') return Buffer.byteLength(x as string);
     if (type === 'N') return Math.ceil(String(x).replace(/^-|\.|e.*$/gi, '').length / 2) + 1;
     if (type === 'B') return (x as Uint8Array).length;

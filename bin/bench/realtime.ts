@@ -3,7 +3,7 @@ import WebSocket from 'ws';
 import { Centrifuge } from 'centrifuge';
 import { options } from './options';
 import { median, p99, round, shuffled } from './stats';
-import { request } from './http';
+import { request, type Api, type LiveSession } from './http';
 import { stealSampler } from './throughput';
 
 /** POST returned → publication, ms; `messages` to each of the two channels; the CPU stolen by the host meanwhile. */
@@ -18,11 +18,11 @@ export interface RealtimeFigures {
 }
 
 export async function realtime(apiUrl: string, clientKey: string): Promise<RealtimeFigures> {
-  const post = (path: string, json: unknown, token?: string) => request(apiUrl, 'POST', path, { json, token });
+  const post = <T,>(path: string, json: unknown, token?: string) => request<T>(apiUrl, 'POST', path, { json, token });
   /** One user's channel with `subscribers` centrifuge clients on it, and a chat to post to. */
   const channel = async (externalId: string, subscribers: number) => {
-    const session = await post('/api/client/session', { client_key: clientKey, external_id: externalId });
-    const chat = await post('/api/client/chats', { name: 'latency' }, session.session_token);
+    const session = await post<LiveSession>('/api/client/session', { client_key: clientKey, external_id: externalId });
+    const chat = await post<Api['Chat']>('/api/client/chats', { name: 'latency' }, session.session_token);
     /** Per message id: how many subscribers have it, and the wait of the deliver() that posted it. */
     const received = new Map<string, number>();
     const waiting = new Map<string, () => void>();
@@ -31,7 +31,7 @@ export async function realtime(apiUrl: string, clientKey: string): Promise<Realt
       const sub = client.newSubscription(session.realtime.channel);
       const arrivals = new Map<string, number>();
       sub.on('publication', (ctx) => {
-        const id = (ctx.data as any).data?.id;
+        const id = (ctx.data as { data?: { id: string } }).data?.id ?? '';
         arrivals.set(id, performance.now());
         const n = (received.get(id) ?? 0) + 1;
         received.set(id, n);
@@ -48,7 +48,7 @@ export async function realtime(apiUrl: string, clientKey: string): Promise<Realt
     const deliver = async (i: number) => {
       // At a random point of the local stream poller's cycle (a read every 10 ms when idle), as real messages come.
       await new Promise((r) => setTimeout(r, Math.random() * 15));
-      const sent = await post(`/api/client/chats/${chat.id}/messages`, { content: `m${i}` }, session.session_token);
+      const sent = await post<Api['Message']>(`/api/client/chats/${chat.id}/messages`, { content: `m${i}` }, session.session_token);
       const returned = performance.now();
       // Woken by the last subscriber's publication; a second at most, after which a missing one counts as NaN.
       if ((received.get(sent.id) ?? 0) < subscribers) {
@@ -79,7 +79,7 @@ export async function realtime(apiUrl: string, clientKey: string): Promise<Realt
   // kind follows either kind alike (where a message lands in the poller's cycle depends on when the previous
   // delivery ended).
   const perKind = options.quick ? 50 : 300;
-  const order = shuffled([...Array(perKind).fill(1), ...Array(perKind).fill(50)] as (1 | 50)[]);
+  const order = shuffled([...Array<1>(perKind).fill(1), ...Array<50>(perKind).fill(50)] as (1 | 50)[]);
   for (const [i, kind] of order.entries()) {
     if (kind === 1) {
       single.push(...(await one.deliver(i)));

@@ -6,7 +6,7 @@ import { NOT_FOUND, ROUTES, WS_ROUTES } from '../../lib/routes';
 import { PUBLISHER, UPLOAD_COMPLETER, WEBHOOK_DELIVERER, WEBHOOK_DISPATCHER } from '../../lib/consumers';
 import { options } from './options';
 import { median, round } from './stats';
-import { pollUntil, request } from './http';
+import { pollUntil, request, type Api, type LiveSession } from './http';
 import { userCosts } from './users';
 
 /** Per endpoint (or per message / job for the stream consumers): median round trips and capacity units. */
@@ -39,8 +39,8 @@ export async function roundTrips(
   const firstEvents = new Map<string, unknown>();
   const { seen, uninstall } = await installMeters(firstEvents);
   const runs = options.quick ? 3 : 7;
-  const http = (method: string, path: string, opts: { token?: string; json?: unknown; form?: FormData; bot?: boolean } = {}) =>
-    request(apiUrl, method, path, { ...opts, token: opts.bot ? demo.secret_key : opts.token });
+  const http = <T = unknown,>(method: string, path: string, opts: { token?: string; json?: unknown; form?: FormData; bot?: boolean } = {}) =>
+    request<T>(apiUrl, method, path, { ...opts, token: opts.bot ? demo.secret_key : opts.token });
   /** Runs `act` (once to warm up, then `runs` times) and returns the median calls and capacity of `entry`. */
   const measure = async (entry: string, act: (i: number) => Promise<unknown>) => {
     await act(-1);
@@ -68,9 +68,9 @@ export async function roundTrips(
   let n = 0;
   record('create_session_new', await measure(entry('create_session'), () => http('POST', '/api/client/session', { json: { client_key: demo.client_key, external_id: `bench-${n++}` } })));
   record('create_session_returning', await measure(entry('create_session'), () => http('POST', '/api/client/session', { json: { client_key: demo.client_key, external_id: 'bench-returning' } })));
-  const s = await http('POST', '/api/client/session', { json: { client_key: demo.client_key, external_id: 'bench-user' } });
-  const token = s.session_token as string;
-  const chat = await http('POST', '/api/client/chats', { token, json: { name: 'bench' } });
+  const s = await http<LiveSession>('POST', '/api/client/session', { json: { client_key: demo.client_key, external_id: 'bench-user' } });
+  const token = s.session_token;
+  const chat = await http<Api['Chat']>('POST', '/api/client/chats', { token, json: { name: 'bench' } });
   record('list_chats', await measure(entry('list_chats'), () => http('GET', '/api/client/chats', { token })));
   record('create_chat', await measure(entry('create_chat'), () => http('POST', '/api/client/chats', { token, json: { name: 'more' } })));
   record('create_message', await measure(entry('create_message'), () => http('POST', `/api/client/chats/${chat.id}/messages`, { token, json: { content: 'hello' } })));
@@ -89,7 +89,7 @@ export async function roundTrips(
   // A streamed answer: the typing indicator (calls within 2 s of the last publication are refused writes),
   // then edits of one message.
   record('bot_typing', await measure(entry('bot_typing'), () => http('POST', `/api/bot/chats/${chat.id}/typing`, { bot: true, json: {} })));
-  const streamed = await http('POST', `/api/bot/chats/${chat.id}/messages`, { bot: true, json: { content: 'Once' } });
+  const streamed = await http<Api['Message']>('POST', `/api/bot/chats/${chat.id}/messages`, { bot: true, json: { content: 'Once' } });
   let edits = 0;
   record('bot_edit_message', await measure(entry('bot_edit_message'), () =>
     http('PATCH', `/api/bot/chats/${chat.id}/messages/${streamed.id}`, { bot: true, json: { content: `Once upon a time ${edits++}` } }),
@@ -108,9 +108,9 @@ export async function roundTrips(
   record('bot_create_upload', await measure(entry('bot_create_upload'), () => http('POST', '/api/bot/files/uploads', { bot: true, json: { ...declared, chat_id: chat.id } })));
   let uploaded = '';
   record('upload_completer_per_upload', await measure(UPLOAD_COMPLETER.entry, async () => {
-    const ticket = await http('POST', '/api/client/files/uploads', { token, json: declared });
+    const ticket = await http<Api['UploadTicket']>('POST', '/api/client/files/uploads', { token, json: declared });
     const fd = new FormData();
-    for (const [k, v] of Object.entries(ticket.upload.fields as Record<string, string>)) fd.append(k, v);
+    for (const [k, v] of Object.entries(ticket.upload.fields)) fd.append(k, v);
     fd.append('file', new Blob([png], { type: 'image/png' }), 'b.png');
     seen.length = 0;
     const res = await fetch(ticket.upload.url, { method: 'POST', body: fd });
@@ -121,7 +121,7 @@ export async function roundTrips(
   record('get_file', await measure(entry('get_file'), () => http('GET', `/api/client/files/${uploaded}`, { token })));
 
   // Realtime: $connect (no token in the URL), then $default with connect + subscribe in one frame.
-  const rt = s.realtime as { url: string; token: string; channel: string };
+  const rt = s.realtime;
   const sockets: WebSocket[] = [];
   record('ws_connect', await measure(entry('ws_connect'), async () => {
     const ws = new WebSocket(rt.url);
@@ -150,8 +150,8 @@ export async function roundTrips(
   const { createBot, updateBot } = await import('../../lambdas/flows/bot-admin');
   const hooked = await createBot({ name: 'bench webhooks' });
   await updateBot(hooked.bot.id, { webhook_url: webhookUrl });
-  const hs = await http('POST', '/api/client/session', { json: { client_key: hooked.bot.client_key, external_id: 'bench-webhooks' } });
-  const hchat = await http('POST', '/api/client/chats', { token: hs.session_token, json: { name: 'hooks' } });
+  const hs = await http<LiveSession>('POST', '/api/client/session', { json: { client_key: hooked.bot.client_key, external_id: 'bench-webhooks' } });
+  const hchat = await http<Api['Chat']>('POST', '/api/client/chats', { token: hs.session_token, json: { name: 'hooks' } });
   const sendHooked = async (e: string) => {
     seen.length = 0;
     await http('POST', `/api/client/chats/${hchat.id}/messages`, { token: hs.session_token, json: { content: 'hook' } });
@@ -178,8 +178,8 @@ async function reminderCosts(apiUrl: string, webhookUrl: string, seen: Seen, wai
   const chatOf = async (reminderSeconds: number | null) => {
     const b = await createBot({ name: 'bench reminders' });
     await updateBot(b.bot.id, { webhook_url: webhookUrl, unread_reminder_seconds: reminderSeconds });
-    const s = await request(apiUrl, 'POST', '/api/client/session', { json: { client_key: b.bot.client_key, external_id: `bench-reminders-${reminderSeconds}` } });
-    const c = await request(apiUrl, 'POST', '/api/client/chats', { token: s.session_token, json: { name: 'reminders' } });
+    const s = await request<LiveSession>(apiUrl, 'POST', '/api/client/session', { json: { client_key: b.bot.client_key, external_id: `bench-reminders-${reminderSeconds}` } });
+    const c = await request<Api['Chat']>(apiUrl, 'POST', '/api/client/chats', { token: s.session_token, json: { name: 'reminders' } });
     return {
       read: () => request(apiUrl, 'POST', `/api/client/chats/${c.id}/read`, { token: s.session_token }),
       reply: () => request(apiUrl, 'POST', `/api/bot/chats/${c.id}/messages`, { token: b.secretKey, json: { content: 'are you still there?' } }),

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { spawn } from 'node:child_process';
 import { options, ROOT } from './options';
 import { round } from './stats';
-import { request } from './http';
+import { request, type Api, type LiveSession } from './http';
 
 /**
  * The share of this machine's CPU time the hypervisor gave to others (steal, /proc/stat) from now until the
@@ -50,13 +50,16 @@ export class MemorySampler {
   }
 }
 
+/** What bin/bench/load.ts prints: autocannon's result, the parts read here. */
+type LoadResult = { requests: { average: number }; latency: { p50: number; p99: number }; non2xx: number; errors: number };
+
 /** autocannon in a second process (bin/bench/load.ts): one connection per user, for `seconds`. */
 function autocannon(cfg: { url: string; method: 'GET' | 'POST'; body?: string; seconds: number; users: { token: string; path: string }[] }) {
   const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bin', 'bench', 'load.ts'), JSON.stringify(cfg)], { stdio: ['ignore', 'pipe', 'inherit'] });
   let stdout = '';
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-  return new Promise<{ requests: { average: number }; latency: { p50: number; p99: number }; non2xx: number; errors: number }>((resolve, reject) =>
-    child.once('exit', (code) => (code === 0 ? resolve(JSON.parse(stdout)) : reject(new Error(`autocannon exited ${code}`)))),
+  return new Promise<LoadResult>((resolve, reject) =>
+    child.once('exit', (code) => (code === 0 ? resolve(JSON.parse(stdout) as LoadResult) : reject(new Error(`autocannon exited ${code}`)))),
   );
 }
 
@@ -71,12 +74,12 @@ export interface ThroughputFigures {
 }
 
 export async function throughput(apiUrl: string, clientKey: string, memory: MemorySampler, atRest: Record<string, number>): Promise<ThroughputFigures> {
-  const post = (path: string, json: unknown, token?: string) => request(apiUrl, 'POST', path, { json, token });
+  const post = <T,>(path: string, json: unknown, token?: string) => request<T>(apiUrl, 'POST', path, { json, token });
   // Ten users, each with a chat: ten connections, each one user's client.
   const users: { token: string; chatId: string }[] = [];
   for (let i = 0; i < 10; i++) {
-    const session = await post('/api/client/session', { client_key: clientKey, external_id: `bench-load-${i}` });
-    const chat = await post('/api/client/chats', { name: 'load' }, session.session_token);
+    const session = await post<LiveSession>('/api/client/session', { client_key: clientKey, external_id: `bench-load-${i}` });
+    const chat = await post<Api['Chat']>('/api/client/chats', { name: 'load' }, session.session_token);
     users.push({ token: session.session_token, chatId: chat.id });
   }
   const seconds = LOAD_SECONDS;

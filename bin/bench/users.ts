@@ -4,7 +4,7 @@
 import { ROUTES } from '../../lib/routes';
 import { TASK_WORKER } from '../../lib/consumers';
 import type { installMeters } from './meters';
-import { pollUntil, request } from './http';
+import { pollUntil, request, type Api, type LiveSession } from './http';
 
 type Seen = Awaited<ReturnType<typeof installMeters>>['seen'];
 type Measure = (entry: string, act: (i: number) => Promise<unknown>) => Promise<{ calls: number; capacity: number }>;
@@ -22,15 +22,15 @@ export async function userCosts(
   let n = 0;
   /** A user with one chat, three messages each way and one file. */
   const user = async () => {
-    const s = await request(apiUrl, 'POST', '/api/client/session', { json: { client_key: demo.client_key, external_id: `bench-erase-${n++}` } });
-    const c = await request(apiUrl, 'POST', '/api/client/chats', { token: s.session_token, json: { name: 'erase' } });
+    const s = await request<LiveSession>(apiUrl, 'POST', '/api/client/session', { json: { client_key: demo.client_key, external_id: `bench-erase-${n++}` } });
+    const c = await request<Api['Chat']>(apiUrl, 'POST', '/api/client/chats', { token: s.session_token, json: { name: 'erase' } });
     const fd = new FormData();
     fd.append('file', new Blob([Buffer.alloc(512, 1)], { type: 'image/png' }), 'e.png');
-    const file = await request(apiUrl, 'POST', '/api/client/files', { token: s.session_token, form: fd });
+    const file = await request<Api['UploadedFile']>(apiUrl, 'POST', '/api/client/files', { token: s.session_token, form: fd });
     await request(apiUrl, 'POST', `/api/client/chats/${c.id}/messages`, { token: s.session_token, json: { content: '', content_type: 'photo', files: [file.id] } });
     for (let i = 0; i < 2; i++) await request(apiUrl, 'POST', `/api/client/chats/${c.id}/messages`, { token: s.session_token, json: { content: `m${i}` } });
     for (let i = 0; i < 3; i++) await request(apiUrl, 'POST', `/api/bot/chats/${c.id}/messages`, { ...bot, json: { content: `r${i}` } });
-    return s.user as { id: string; external_id: string };
+    return s.user;
   };
   const found = await user();
   record('bot_find_user', await measure(entry('bot_find_user'), () => request(apiUrl, 'GET', `/api/bot/users?external_id=${found.external_id}`, bot)));
@@ -39,7 +39,7 @@ export async function userCosts(
   record('bot_delete_user', await measure(entry('bot_delete_user'), async () => {
     const u = await user();
     seen.length = 0;
-    task = (await request(apiUrl, 'DELETE', `/api/bot/users/${u.id}`, bot)).task_id;
+    task = (await request<Api['Task']>(apiUrl, 'DELETE', `/api/bot/users/${u.id}`, bot)).task_id;
   }));
   record('bot_get_task', await measure(entry('bot_get_task'), () => request(apiUrl, 'GET', `/api/bot/tasks/${task}`, bot)));
   record('bot_export_user', await measure(entry('bot_export_user'), () => request(apiUrl, 'POST', `/api/bot/users/${found.id}/export`, bot)));

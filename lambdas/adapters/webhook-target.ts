@@ -58,7 +58,7 @@ function ipv6Groups(address: string): number[] {
   const parse = (s: string | undefined) => (s ? s.split(':').map((g) => parseInt(g, 16)) : []);
   const h = parse(head);
   const t = parse(tail);
-  return tail === undefined ? h : [...h, ...Array(8 - h.length - t.length).fill(0), ...t];
+  return tail === undefined ? h : [...h, ...Array<number>(8 - h.length - t.length).fill(0), ...t];
 }
 
 /** The IPv4 address an IPv6 one carries when it is IPv4-mapped (::ffff:a.b.c.d) or NAT64 (64:ff9b::a.b.c.d). */
@@ -152,7 +152,7 @@ function guardedLookup(allowLoopback: boolean) {
     dnsLookup(host, { ...options, all: true }, (err, addresses) => {
       if (err) return callback(err, []);
       const bad = addresses.map((a) => addressProblem(a.address, allowLoopback)).find(Boolean);
-      if (bad) return callback(new WebhookRefusedError(`${host} resolves to ${bad.replace(/ is /, ', ')}`) as NodeJS.ErrnoException, []);
+      if (bad) return callback(new WebhookRefusedError(`${host} resolves to ${bad.replace(/ is /, ', ')}`), []);
       if (options.all) return callback(null, addresses);
       callback(null, addresses[0].address, addresses[0].family);
     });
@@ -189,7 +189,7 @@ export function postWebhook(raw: string, headers: Record<string, string>, body: 
       method: 'POST',
       headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
       agent: secure ? agents.https : agents.http,
-      lookup: guardedLookup(allowLoopback) as never,
+      lookup: guardedLookup(allowLoopback),
     });
     // A second look at the peer once connected: the lookup above decided it, this catches any path that skipped it.
     req.once('socket', (socket: Socket) => {

@@ -3,7 +3,7 @@
 import { httpHandler } from '../http/http';
 import { NotFoundError } from '../shared/errors';
 
-export const handler = httpHandler(async (req) => {
+export const handler = httpHandler((req) => {
   const { method, path } = req.event.requestContext.http;
-  throw new NotFoundError(`No route for ${method} ${path.slice(0, 200)}`);
+  return Promise.reject(new NotFoundError(`No route for ${method} ${path.slice(0, 200)}`));
 });

@@ -69,7 +69,7 @@ export async function countMessage(m: CountedMessage, sequence: string): Promise
       count &&= !(typeof read === 'string' && read >= m.created_at);
       move &&= !(typeof chat.updated_at === 'string' && chat.updated_at > m.created_at);
       // Each refusal turns a part off, so a third one cannot happen; if it did, the stream retries the record.
-      if (tries === 3) throw new Error(`countMessage: chat ${m.chat_id} refused three writes of record ${sequence}`);
+      if (tries === 3) throw new Error(`countMessage: chat ${m.chat_id} refused three writes of record ${sequence}`, { cause: err });
     }
   }
 }

@@ -91,7 +91,7 @@ export async function scheduleReminder(m: MessageItem, seconds: number): Promise
     const old = conditionFailedItem(err);
     // Fired a moment ago, what it carried not yet written: the stream tries this record again shortly.
     if (old?.fired_at && !old.included && (old.burst_at as string) < m.created_at && Date.now() - Date.parse(old.fired_at as string) < 60_000) {
-      throw new Error(`reminder of chat ${m.chat_id} is firing; reply ${m.id} is looked at again`);
+      throw new Error(`reminder of chat ${m.chat_id} is firing; reply ${m.id} is looked at again`, { cause: err });
     }
     return undefined;
   }

@@ -57,8 +57,7 @@ export function parseUpload(contentType: string | undefined, body: Buffer): Prom
     bb.on('partsLimit', () => fail(new InvalidInputError('Too many parts in the multipart body')));
     bb.on('fieldsLimit', () => fail(new InvalidInputError('Too many fields in the multipart body')));
     bb.on('error', (err: Error) => {
-      fail(new InvalidInputError(`Invalid multipart/form-data: ${err.message}`));
-      reject(failure);
+      reject(fail(new InvalidInputError(`Invalid multipart/form-data: ${err.message}`)));
     });
     bb.on('close', () => {
       if (failure) return reject(failure);

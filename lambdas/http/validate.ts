@@ -100,8 +100,8 @@ export const MIME_RE = /^[A-Za-z0-9][\w.+-]*\/[\w.+-]+$/;
 /** A file's name as stored: its last path segment, without control characters, at most the limit ('file' if none). */
 export function cleanFileName(raw: string | undefined): string {
   const base = (raw ?? '').split(/[\\/]/).pop() ?? '';
-  // eslint-disable-next-line no-control-regex
   // A lone surrogate (a UTF-16 name cut in half) becomes U+FFFD: the name must stay encodable (a URL, a header).
+  // eslint-disable-next-line no-control-regex -- control characters are what this removes
   const name = base.replace(/[\u0000-\u001f\u007f]/g, '').replace(/\p{Cs}/gu, '\uFFFD').trim();
   return truncateChars(name, LIMITS.fileNameLength) || 'file';
 }

@@ -83,7 +83,7 @@ const MAX_RECOUNTS = 10_000;
 export async function retainedUnread(chat: Record<string, unknown>, side: keyof typeof SIDES, w: RetentionWindow): Promise<number> {
   const { count, read, counts } = SIDES[side];
   const stored = Number(chat[count] ?? 0);
-  const from = typeof chat[read] === 'string' ? (chat[read] as string) : (chat.created_at as string);
+  const from = typeof chat[read] === 'string' ? (chat[read]) : (chat.created_at as string);
   if (!w.since || stored === 0 || from >= w.since) return stored;
   const chatId = chat.id as string;
   const key = `${chatId} ${side} ${from}`;

@@ -33,6 +33,7 @@ export async function publicationOf(record: DynamoDBRecord): Promise<Publication
   // What a MODIFY changed: a retention task re-dating an item (its ttl only) publishes nothing.
   const old = record.eventName === 'MODIFY' && record.dynamodb?.OldImage ? unmarshall(record.dynamodb.OldImage as Record<string, AttributeValue>) : {};
   // Every publication goes to the item's user's channel, on behalf of its bot.
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-argument, @typescript-eslint/no-unsafe-assignment -- a stream image is unmarshalled untyped (any): no codec reads stream records yet
   const to = (data: unknown, counts?: CountedMessage): Publication => ({ channel: userChannel(item.user_id), botId: item.bot_id, data, counts });
   // A new message, or a new version of an edited one (a client replaces its copy: same id, later edited_at).
   if (item.entity === 'message' && (record.eventName === 'INSERT' || (record.eventName === 'MODIFY' && item.is_edited && item.edited_at !== old.edited_at))) {
@@ -40,6 +41,7 @@ export async function publicationOf(record: DynamoDBRecord): Promise<Publication
     return to({ type: 'message', data: await toMessage(item) }, counts);
   }
   if (item.entity === 'typing' && (record.eventName === 'INSERT' || record.eventName === 'MODIFY')) {
+    // eslint-disable-next-line @typescript-eslint/no-unsafe-assignment -- a stream image is unmarshalled untyped (any): no codec reads stream records yet
     return to({ type: 'action', data: { action: 'typing', chat_id: item.chat_id, sender: item.sender } });
   }
   // A direct upload's record settled by its checks (its status changed).
@@ -47,6 +49,7 @@ export async function publicationOf(record: DynamoDBRecord): Promise<Publication
     return to({ type: 'file', data: await toUploadJson(item as FileRecord) });
   }
   if (record.eventName === 'MODIFY' && item.entity === 'chat' && item.last_event === 'read') {
+    // eslint-disable-next-line @typescript-eslint/no-unsafe-assignment -- a stream image is unmarshalled untyped (any): no codec reads stream records yet
     return to({ type: 'action', data: { action: 'read', chat_id: item.id } });
   }
   return undefined;

@@ -11,5 +11,6 @@ type Level = 'info' | 'warn' | 'error';
 
 /** One log line; an error (with its cause) goes under `error`. */
 export function log(level: Level, message: string, fields: Record<string, unknown> = {}, err?: unknown): void {
+  // eslint-disable-next-line @typescript-eslint/no-base-to-string -- a thrown non-Error (a string, in practice) is logged as its String() form
   logger[level](message, err === undefined ? fields : { ...fields, error: err instanceof Error ? err : new Error(String(err)) });
 }

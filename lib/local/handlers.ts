@@ -31,7 +31,7 @@ export function handlerLoader<H extends (event: never, context: never) => Promis
   return (entry) => {
     let h = loaded.get(entry);
     if (!h) {
-      h = import(resolve(root, entry)).then((m) => {
+      h = import(resolve(root, entry)).then((m: { handler?: H; default?: { handler?: H } }) => {
         const handler = (m.handler ?? m.default?.handler) as H;
         const observed = async (event: never, context: never) => {
           // An async context makes every promise of the process cost more (Node 20's promise hooks), so

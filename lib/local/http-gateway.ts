@@ -173,7 +173,8 @@ export async function startHttpGateway(options: HttpGatewayOptions): Promise<Ser
   const routes = options.routes ?? ROUTES;
   const load = handlerLoader<LambdaHandler>(options.root);
 
-  const server = createServer({ maxHeaderSize: MAX_HEAD_BYTES }, async (req, res) => {
+  // node:http ignores what a listener returns: the body answers its own errors.
+  const server = createServer({ maxHeaderSize: MAX_HEAD_BYTES }, (req, res) => void (async () => {
     try {
       const url = new URL(req.url ?? '/', 'http://local');
       const rawPath = url.pathname;
@@ -209,7 +210,7 @@ export async function startHttpGateway(options: HttpGatewayOptions): Promise<Ser
       if (!res.headersSent) send(res, 500, { 'content-type': 'application/json' }, '{"message":"Internal Server Error"}');
       else res.destroy();
     }
-  });
+  })());
   // Idle keep-alive connections outlive the clients' own idle limits (fetch's is 4 s): with Node's default
   // of 5 s, a request sent on a connection the server was just closing failed with "other side closed".
   server.keepAliveTimeout = 65_000;

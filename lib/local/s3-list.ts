@@ -25,7 +25,7 @@ export const isBucketListing = (req: IncomingMessage, bucket: string): boolean =
 /** The parts of a SigV4 Authorization header (`<algorithm> Credential=…, SignedHeaders=…, Signature=…`). */
 function authorizationParts(header: string): Record<string, string> | undefined {
   if (!header.startsWith(`${ALGORITHM_IDENTIFIER} `)) return undefined;
-  return Object.fromEntries(header.slice(ALGORITHM_IDENTIFIER.length + 1).split(',').map((p) => p.trim().split('=', 2)));
+  return Object.fromEntries(header.slice(ALGORITHM_IDENTIFIER.length + 1).split(',').map((p) => p.trim().split('=', 2) as [string, string]));
 }
 
 /** Whether the request's Authorization header is a valid SigV4 signature of it with these credentials. */

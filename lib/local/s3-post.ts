@@ -56,7 +56,7 @@ export async function verifyPostPolicy(c: PostCheck): Promise<PostVerdict> {
   }
   let policy: { expiration?: string; conditions?: unknown[] };
   try {
-    policy = JSON.parse(Buffer.from(f.policy, 'base64').toString('utf8'));
+    policy = JSON.parse(Buffer.from(f.policy, 'base64').toString('utf8')) as typeof policy;
   } catch {
     return { ok: false, status: 400, code: 'InvalidPolicyDocument', message: 'Invalid Policy: Invalid JSON.' };
   }

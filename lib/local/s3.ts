@@ -73,7 +73,7 @@ export async function startS3(
       reject(new LocalStackError(`the S3 emulator did not start:\n${output}`));
     }, 20_000);
     let partial = '';
-    child.stdout!.on('data', (d: Buffer) => {
+    child.stdout.on('data', (d: Buffer) => {
       if (!started) {
         output += d.toString();
         started = output.includes('s3 ready');
@@ -91,7 +91,7 @@ export async function startS3(
         onEvent(id, event);
       }
     });
-    child.stderr!.on('data', (d: Buffer) => {
+    child.stderr.on('data', (d: Buffer) => {
       if (!started) output += d.toString();
     });
     child.once('exit', (code) => {

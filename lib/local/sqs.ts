@@ -9,6 +9,9 @@ import { LocalQueue, md5, type QueueConsumer } from './local-queue';
 
 export type { QueueConsumer } from './local-queue';
 
+/** A request's body, as the SDK sends SendMessage and SendMessageBatch. */
+type SqsInput = { QueueUrl?: string; MessageBody: string; DelaySeconds?: number; Entries: { Id: string; MessageBody: string; DelaySeconds?: number }[] };
+
 export interface LocalQueues {
   endpoint: string;
   stop(): Promise<void>;
@@ -44,7 +47,8 @@ export async function startLocalQueues(o: LocalQueuesOptions): Promise<LocalQueu
     return entries.map(() => randomUUID());
   };
 
-  const server: Server = createServer(async (req, res) => {
+  // node:http ignores what a listener returns (an error the body does not answer stays unhandled).
+  const server: Server = createServer((req, res) => void (async () => {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const reply = (status: number, body: unknown, type?: string) => {
@@ -53,7 +57,8 @@ export async function startLocalQueues(o: LocalQueuesOptions): Promise<LocalQueu
     };
     try {
       const target = String(req.headers['x-amz-target'] ?? '');
-      const input = JSON.parse(Buffer.concat(chunks).toString() || '{}');
+      // The SDK's JSON protocol: the fields of SendMessage and SendMessageBatch read here.
+      const input = JSON.parse(Buffer.concat(chunks).toString() || '{}') as SqsInput;
       const name = String(input.QueueUrl ?? '').split('/').pop() as string;
       if (!queues.has(name)) return reply(400, { __type: 'com.amazonaws.sqs#QueueDoesNotExist', message: 'The specified queue does not exist.' }, 'AWS.SimpleQueueService.NonExistentQueue');
       if (target === 'AmazonSQS.SendMessage') {
@@ -61,7 +66,7 @@ export async function startLocalQueues(o: LocalQueuesOptions): Promise<LocalQueu
         return reply(200, { MessageId: id, MD5OfMessageBody: md5(input.MessageBody) });
       }
       if (target === 'AmazonSQS.SendMessageBatch') {
-        const entries = input.Entries as { Id: string; MessageBody: string; DelaySeconds?: number }[];
+        const entries = input.Entries;
         const ids = enqueue(name, entries.map((e) => ({ body: e.MessageBody, delaySeconds: e.DelaySeconds ?? 0 })));
         const Successful = entries.map((e, i) => ({ Id: e.Id, MessageId: ids[i], MD5OfMessageBody: md5(e.MessageBody) }));
         return reply(200, { Successful, Failed: [] });
@@ -70,7 +75,7 @@ export async function startLocalQueues(o: LocalQueuesOptions): Promise<LocalQueu
     } catch (err) {
       reply(500, { __type: 'InternalError', message: String(err) });
     }
-  });
+  })());
   await new Promise<void>((r, reject) => {
     server.once('error', reject);
     server.listen(o.port, o.host, () => r());
@@ -80,7 +85,7 @@ export async function startLocalQueues(o: LocalQueuesOptions): Promise<LocalQueu
   return {
     endpoint,
     stop: async () => {
-      await Promise.all([...queues.values()].map((q) => q?.stop()));
+      await Promise.all([...queues.values()].map((q) => q?.stop() ?? Promise.resolve()));
       await new Promise<void>((r) => server.close(() => r()));
     },
   };

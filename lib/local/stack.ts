@@ -131,7 +131,7 @@ export async function startLocalStack(s: LocalSettings, log: (line: string) => v
   };
   try {
     const dynamo: LocalDynamo = await startDynamoLocal(s.host, s.dynamodbPort, s.dynamodbInMemory ? null : resolve(s.dataDir, 'dynamodb'));
-    stops.push(dynamo.stop);
+    stops.push(() => dynamo.stop());
     // However this process ends (a crash, a closed pipe), do not leave the emulators running.
     process.once('exit', () => {
       for (const child of [dynamo.process, s3?.process]) if (child && child.exitCode === null) child.kill('SIGKILL');
@@ -149,9 +149,10 @@ export async function startLocalStack(s: LocalSettings, log: (line: string) => v
     if (s.dynamodbInMemory) for (const path of [journalDir, checkpointFile]) rmSync(path, { recursive: true, force: true });
     // The bucket's notification: a browser's POST under bots/ invokes the upload completer.
     const notifications = s3Notifications({ root: s.root, def: UPLOAD_COMPLETER, deadLetterDir, journalDir, log });
-    s3 = await startS3(s.root, s.host, s.s3Port, resolve(s.dataDir, 's3'), s.bucketName, notifications.journalFile, notifications.deliver);
+    s3 = await startS3(s.root, s.host, s.s3Port, resolve(s.dataDir, 's3'), s.bucketName, notifications.journalFile, (id, event) => notifications.deliver(id, event));
     writePids(s.dataDir, { stack: process.pid, dynamodb: dynamo.process.pid, s3: s3.process.pid });
-    stops.push(s3.stop, notifications.idle);
+    const started = s3;
+    stops.push(() => started.stop(), () => notifications.idle());
     log(`S3 emulator on ${s3.endpoint} (bucket ${s.bucketName})`);
 
     const apiUrl = `http://localhost:${s.port}`;
@@ -174,14 +175,15 @@ export async function startLocalStack(s: LocalSettings, log: (line: string) => v
       log,
       visibilityTimeoutMs: process.env.LOCAL_SQS_VISIBILITY_MS ? Number(process.env.LOCAL_SQS_VISIBILITY_MS) : undefined,
     });
-    stops.push(queues.stop);
+    stops.push(() => queues.stop());
     log(`SQS API on ${queues.endpoint} (webhook and task queues; dead letters in ${deadLetterDir})`);
 
     let realtimeUrl: string | undefined;
     let ws: WsGateway | undefined;
     if (s.realtime) {
-      ws = await startWsGateway({ host: s.host, port: s.wsPort, root: s.root });
-      stops.push(ws.close);
+      const gateway = await startWsGateway({ host: s.host, port: s.wsPort, root: s.root });
+      ws = gateway;
+      stops.push(() => gateway.close());
       realtimeUrl = process.env.REALTIME_URL;
       log(`WebSocket gateway on ${realtimeUrl} (@connections API at ${process.env.WS_MANAGEMENT_ENDPOINT})`);
     } else {
@@ -199,10 +201,10 @@ export async function startLocalStack(s: LocalSettings, log: (line: string) => v
       // Realtime on: a restart publishes the backlog once the sockets the crash cut are back (or a while passed).
       holdBacklog: ws ? (stopped) => socketsBack({ liveConnections: ws.connections, maxMs: s.streamResumeWaitMs, log, stopped }) : undefined,
     });
-    stops.push(poller.stop);
+    stops.push(() => poller.stop());
     // Expired items deleted as AWS's TTL does (DynamoDB Local keeps them), their REMOVEs on the stream.
     const sweeper = startTtlSweeper({ endpoint: dynamo.endpoint, region: process.env.AWS_REGION as string, tableName: s.tableName, intervalMs: s.ttlSweepMs, log });
-    stops.push(sweeper.stop);
+    stops.push(() => sweeper.stop());
 
     const fallback = await webFallback(s.root, { api_url: apiUrl, client_key: demoBot.client_key });
     const http = await startHttpGateway({ host: s.host, port: s.port, root: s.root, fallback });

@@ -75,7 +75,10 @@ export async function startStreamPoller(o: StreamPollerOptions): Promise<StreamP
     if (start.type === 'AFTER_SEQUENCE_NUMBER') lastSeq.set(id, start.seq);
     const it = await streams
       .send(new GetShardIteratorCommand({ StreamArn: streamArn, ShardId: id, ...iteratorOf(start) }))
-      .catch((err) => (start.type === 'AFTER_SEQUENCE_NUMBER' && refusalStatus(err) === 400 ? undefined : Promise.reject(err)));
+      .catch((err: unknown) => {
+        if (start.type === 'AFTER_SEQUENCE_NUMBER' && refusalStatus(err) === 400) return undefined;
+        throw err;
+      });
     const fallback = it ?? (await streams.send(new GetShardIteratorCommand({ StreamArn: streamArn, ShardId: id, ShardIteratorType: 'TRIM_HORIZON' })));
     if (fallback.ShardIterator) iterators.set(id, fallback.ShardIterator);
   };

@@ -35,7 +35,7 @@ export function toLambdaRecord(r: StreamRecord, streamArn: string, region: strin
   const created = d.ApproximateCreationDateTime?.getTime();
   return {
     eventID: r.eventID,
-    eventName: r.eventName as DynamoDBRecord['eventName'],
+    eventName: r.eventName,
     eventVersion: r.eventVersion ?? '1.1',
     eventSource: 'aws:dynamodb',
     awsRegion: region,

@@ -54,7 +54,7 @@ export async function startToolStack(name: string, env: { BOT_CACHE_TTL_MS: stri
       functionLogs.lines += text.split('\n').filter(Boolean).length;
       functionLogs.bytes += Buffer.byteLength(text);
       return true;
-    }) as typeof stream.write;
+    });
   }
   return {
     apiUrl: stack.apiUrl,

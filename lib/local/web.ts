@@ -76,6 +76,7 @@ export async function webFallback(root: string, config: { api_url: string; clien
     [DOCS_PATH]: DOCS_HTML,
     [REDOC_SCRIPT_PATH]: await readFile(join(root, 'node_modules', 'redoc', 'bundles', 'redoc.standalone.js'), 'utf8'),
   };
+  // eslint-disable-next-line @typescript-eslint/require-await -- the gateway's page handler is async; this one has its files in memory
   return async (req: IncomingMessage, res: ServerResponse, path: string): Promise<boolean> => {
     if (req.method !== 'GET' && req.method !== 'HEAD') return false;
     const file = path === '/' ? '/index.html' : path === `${DOCS_PATH}/` ? DOCS_PATH : path;

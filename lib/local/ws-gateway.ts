@@ -143,7 +143,7 @@ export async function startWsGateway(options: WsGatewayOptions): Promise<WsGatew
       conn.lifetimeTimer = setTimeout(() => ws.close(1001, 'Going away'), WS_LIMITS.maxLifetimeMs);
       ws.on('message', (data) => {
         touch(conn);
-        const body = data.toString();
+        const body = (data as Buffer).toString(); // ws hands a frame over as one Buffer (its default binaryType)
         conn.queue = conn.queue.then(async () => {
           const res = await call('$default', event('$default', connectionId, undefined, body));
           if (res.body && ws.readyState === ws.OPEN) ws.send(res.body);

@@ -1,6 +1,6 @@
 // The static checks of `npm test`, run as tests so that they share the two cores with the suites instead of
 // running before them: TypeScript over the service, its tests and tools (tsconfig.json) and over the page
-// (web/tsconfig.json), and redocly's lint of docs/openapi.yaml (that the document and web/api-types.ts are
+// (web/tsconfig.json), ESLint with type-checked rules (eslint.config.mjs), and redocly's lint of docs/openapi.yaml (that the document and web/api-types.ts are
 // generated, never stale: test/unit/openapi.test.ts).
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
@@ -25,6 +25,10 @@ test('tsc --noEmit: the service, its tests and tools type-check', () => {
 test('tsc --noEmit -p web: the chat page type-checks against the generated API types', () => {
   expect(run('typescript/bin/tsc', ['--noEmit', '-p', 'web'])).toEqual({ status: 0, output: [] });
 }, 120_000);
+
+test('eslint: no finding of the recommended and type-checked rules (eslint.config.mjs; `npm run lint`)', () => {
+  expect(run('eslint/bin/eslint.js', ['.'])).toEqual({ status: 0, output: [] });
+}, 600_000);
 
 test('redocly lint: docs/openapi.yaml is a valid OpenAPI document with no warning (redocly.yaml)', () => {
   const r = run('@redocly/cli/bin/cli.js', ['lint', 'docs/openapi.yaml'], { REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' });

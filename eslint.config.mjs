@@ -1,0 +1,50 @@
+// ESLint (`npm run lint`, and a test of `npm test`: test/unit/static-checks.test.ts): ESLint's recommended rules
+// and typescript-eslint's type-checked ones over the service, its tools, examples and tests (tsconfig.json).
+import js from '@eslint/js';
+import { defineConfig } from 'eslint/config';
+import tseslint from 'typescript-eslint';
+
+export default defineConfig(
+  {
+    ignores: [
+      // The chat page is rebuilt by its own issue (the client package); web/api-types.ts is generated.
+      'web/**',
+      // Build output and local data, never hand-written.
+      'cdk.out/**',
+      '.data/**',
+      'test-output/**',
+      'node_modules/**',
+      // Not lint-clean yet (about 3,200 findings, nearly all `any` from untyped JSON replies: no-unsafe-*):
+      // the typed test client of issue 37 (item 5) removes most of them; lint test/ once it lands
+      // (`npx eslint test`) and drop this line.
+      'test/**',
+    ],
+  },
+  js.configs.recommended,
+  tseslint.configs.recommendedTypeChecked,
+  {
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    rules: {
+      // Unused is an error, but an `_` name is the way to say "deliberately unused" (a callback's required
+      // parameter, a caught error), and `const { pk, sk, ...rest } = item` is how an item drops its keys.
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrorsIgnorePattern: '^_', ignoreRestSiblings: true },
+      ],
+    },
+  },
+  {
+    // The jest configuration files are CommonJS and outside tsconfig.json: plain JavaScript rules only.
+    files: ['**/*.js', '**/*.mjs'],
+    extends: [tseslint.configs.disableTypeChecked],
+    languageOptions: { sourceType: 'commonjs', globals: { module: 'readonly', require: 'readonly', __dirname: 'readonly' } },
+    // jest loads its configuration files as CommonJS modules, whose only import is require().
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+  {
+    files: ['**/*.mjs'],
+    languageOptions: { sourceType: 'module' },
+  },
+);
