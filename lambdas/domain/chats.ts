@@ -150,8 +150,9 @@ export async function rejectChatAccess(userId: string, chatId: string): Promise<
 }
 
 /**
- * The user's own chat, for a client request that writes to it (a send, a read): the chat and the request's
- * erasure check in one strongly consistent BatchGetItem; 401 (erased), 403 or 404 otherwise.
+ * The user's own chat, for a client request that writes to it (a send, a read; lambdas/access builds its scope
+ * with it): the chat and the request's erasure check in one strongly consistent BatchGetItem; 401 (erased), 403
+ * or 404 otherwise.
  */
 export async function ownChat(userId: string, chatId: string): Promise<Record<string, unknown>> {
   const items = await batchGet([keys.chat(userId, chatId), keys.revokedUser(userId)], true);
@@ -159,9 +160,8 @@ export async function ownChat(userId: string, chatId: string): Promise<Record<st
   return items.find((i) => i.entity === 'chat') ?? (await rejectChatAccess(userId, chatId));
 }
 
-/** The user's read (POST …/read): its own chat (ownChat), then the reset (domain/chat-activity.ts resetUnread). */
-export async function markChatRead(userId: string, chatId: string): Promise<void> {
-  const chat = await ownChat(userId, chatId);
+/** The user's read (POST …/read) of its own chat, as its scope read it (ownChat): the reset (domain/chat-activity.ts resetUnread). */
+export async function markChatRead({ userId, chatId, chat }: { userId: string; chatId: string; chat: Record<string, unknown> }): Promise<void> {
   if (!(await resetUnread(userId, chatId, 'user', chat.counted_seq))) await rejectChatAccess(userId, chatId);
 }
 

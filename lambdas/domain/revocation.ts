@@ -24,7 +24,7 @@ export async function isRevoked(userId: string): Promise<boolean> {
 
 export const erasedUserError = () => new UnauthenticatedError('This user has been erased; the token is no longer valid');
 
-/** Every request with a user's token asks this (a send asks it in its chat read: domain/messages.ts). */
+/** Every request with a user's token asks this, where its scope says (lambdas/access; a send and a read mark ask it in their chat read: chats.ts ownChat). */
 export async function assertNotRevoked(userId: string): Promise<void> {
   if (await isRevoked(userId)) throw erasedUserError();
 }

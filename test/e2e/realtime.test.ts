@@ -223,7 +223,7 @@ test('a socket subscribed is found by the next fan-out: the subscribers are read
 test('a bot turned off, or its client interface disabled, while a socket is open: nothing more is published to it', async () => {
   const { session, chatId, bot } = await userWithChat();
   const c = await live((session as any).realtime);
-  const { item } = await createMessage({ userId: session.user.id, botId: bot.id, chatId, content: 'on', content_type: 'text', files: [], sender: 'bot' }, true);
+  const { item } = await createMessage({ userId: session.user.id, botId: bot.id, chatId, content: 'on', content_type: 'text', files: [], sender: 'bot' });
   await c.waitFor((d) => d.data?.id === item.id);
   // The publisher itself, on a stream record of a reply (not counted: the chat stays as it is).
   const publishReply = async (n: number) => {

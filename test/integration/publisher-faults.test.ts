@@ -93,7 +93,7 @@ async function setup(connectionId: string, failFirst: number, others: { id: stri
   }
   const { createMessage } = await import('../../lambdas/domain/messages');
   const say = async (content: string) =>
-    (await createMessage({ userId: user.id, botId: bot.id, chatId: chat.id, content, content_type: 'text', files: [], sender: 'bot' }, true)).item;
+    (await createMessage({ userId: user.id, botId: bot.id, chatId: chat.id, content, content_type: 'text', files: [], sender: 'bot' })).item;
   const { listChats } = await import('../../lambdas/domain/chats');
   const unread = async () => (await listChats(user.id))[0].unread_msg_by_user;
   return { say, unread };

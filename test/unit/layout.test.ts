@@ -1,13 +1,14 @@
 // The layout of lambdas/ (docs/architecture.md "Layout"): folders by concern, imports one way, no cycles; and no
 // cycle in lib/ either (the stack's helpers take lib/stack-parts.ts, not the stack that imports them).
-// entry points (client, bot, realtime) → http | centrifuge → domain → aws → shared; a layer may skip down,
+// entry points (client, bot, realtime) → http | centrifuge → access → domain → aws → shared; a layer may skip down,
 // never import up or sideways (http and centrifuge know nothing of each other).
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 
 const LAMBDAS = join(__dirname, '..', '..', 'lambdas');
 const LIB = join(__dirname, '..', '..', 'lib');
-const RANK: Record<string, number> = { client: 4, bot: 4, realtime: 4, storage: 4, http: 3, centrifuge: 3, domain: 2, aws: 1, shared: 0 };
+// access/ builds every request's scope from the domain's reads; http/ and centrifuge/ hand it to the handlers.
+const RANK: Record<string, number> = { client: 4, bot: 4, realtime: 4, storage: 4, http: 3, centrifuge: 3, access: 2.5, domain: 2, aws: 1, shared: 0 };
 
 function sources(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
@@ -53,7 +54,7 @@ test('every folder of lambdas/ has a place in the layering', () => {
   expect([...new Set([...importGraph().keys()].map(folder))].sort()).toEqual(Object.keys(RANK).sort());
 });
 
-test('imports go one way: entry points → http | centrifuge → domain → aws → shared', () => {
+test('imports go one way: entry points → http | centrifuge → access → domain → aws → shared', () => {
   const against: string[] = [];
   for (const [from, targets] of importGraph()) {
     for (const to of targets) {
