@@ -128,7 +128,7 @@ function settingsFromFlags() {
 
 type BotView = Record<string, unknown>;
 
-function view(bot: import('../lambdas/domain/bots').Bot, secretKey?: string, showWebhookSecret = false, showIdentitySecret = false): BotView {
+function view(bot: import('../lambdas/entities/bots').Bot, secretKey?: string, showWebhookSecret = false, showIdentitySecret = false): BotView {
   return {
     bot_id: bot.id,
     client_key: bot.client_key,
@@ -173,7 +173,7 @@ async function main(): Promise<void> {
     applyLocalEnv(localSettings());
   }
   // Imported after the environment is set: the core reads its configuration once.
-  const bots = await import('../lambdas/domain/bots');
+  const bots = { ...(await import('../lambdas/flows/bot-admin')), ...(await import('../lambdas/entities/bots')) };
   switch (command) {
     case 'create': {
       const settings = settingsFromFlags();
@@ -193,9 +193,9 @@ async function main(): Promise<void> {
       const settings = settingsFromFlags();
       const { bot } = await bots.updateBot(botId, settings);
       const v = view(bot, undefined, typeof settings.webhook_url === 'string', settings.identity_verification === true);
-      // The stream's record of this change starts the task under this id (lambdas/domain/retention-task.ts).
+      // The stream's record of this change starts the task under this id (lambdas/flows/retention-task.ts).
       if (settings.retention_days !== undefined) {
-        v.retention_task_id = (await import('../lambdas/domain/retention-task')).retentionTaskId(bot.id, bot.updated_at);
+        v.retention_task_id = (await import('../lambdas/flows/retention-task')).retentionTaskId(bot.id, bot.updated_at);
       }
       return print(v);
     }

@@ -7,7 +7,7 @@ import * as v from 'valibot';
 import { toJsonSchema, type ConversionConfig } from '@valibot/to-json-schema';
 import { parse, stringify } from 'yaml';
 import { BotSenderBody, BotUploadBody, ChatBody, EditBody, MessageBody, SessionBody, UploadBody } from '../lambdas/http/params';
-import { LIMITS } from '../lambdas/domain/limits';
+import { LIMITS } from '../lambdas/policies/limits';
 
 const ROOT = join(__dirname, '..');
 export const BASE_PATH = join(ROOT, 'bin', 'openapi.base.yaml');

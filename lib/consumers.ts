@@ -33,7 +33,7 @@ export const STREAM_DELIVERY = {
   /**
    * One batch at a time per shard. More would reorder a channel's publications: AWS keeps order with a
    * higher ParallelizationFactor only per item (partition and sort key), and one user's channel gets
-   * records of many items (each message is its own item under USER#<id>, lambdas/domain/keys.ts).
+   * records of many items (each message is its own item under USER#<id>, lambdas/entities/keys.ts).
    */
   parallelizationFactor: 1,
 };
@@ -52,7 +52,7 @@ export const PUBLISHER: StreamConsumerDef = {
   // parallel): 6 calls; 10 records × 6 × AWS_CALL_SECONDS = 420 s at worst, under the timeout.
   batchSize: 10,
   timeoutSeconds: 450,
-  // Chats' counters and activity follow from its records (domain/chat-activity.ts countMessage): none may be skipped
+  // Chats' counters and activity follow from its records (entities/chat-activity.ts countMessage): none may be skipped
   // when the mapping is (re)created. Repeats are harmless: a message is counted once per sequence number, and
   // a client drops a publication whose id it has.
   startingPosition: 'TRIM_HORIZON',
@@ -210,7 +210,7 @@ export const TASK_QUEUE = {
   batchSize: 1,
   /** Six times the worker's timeout (WEBHOOK_QUEUE says why): a task's job is never received twice at once. */
   visibilityTimeoutSeconds: 1800,
-  /** TASK_MAX_RECEIVES (lambdas/domain/tasks.ts) runs, then a receive that marks the task failed. */
+  /** TASK_MAX_RECEIVES (lambdas/entities/tasks.ts) runs, then a receive that marks the task failed. */
   maxReceiveCount: 6,
 };
 

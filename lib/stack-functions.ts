@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { FUNCTION_MEMORY_MB, HANDLER_TIMEOUT_SECONDS, LAMBDA_LOGGING, type FunctionDef } from './routes';
 import { STREAM_DELIVERY, type StreamConsumerDef } from './consumers';
 import { TABLE_SCHEMA } from './table-schema';
-import { RATE_KEY_PREFIX } from '../lambdas/domain/keys';
+import { RATE_KEY_PREFIX } from '../lambdas/entities/keys';
 import { BUNDLING } from './bundling';
 import { logGroup } from './stack-logs';
 import { acknowledge, wildcardFinding } from './stack-nag';

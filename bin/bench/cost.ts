@@ -118,7 +118,7 @@ export async function cost(apiUrl: string, receiver: WebhookReceiver): Promise<C
   return withDefaultLimits(async () => {
     const meters = await installMeters(new Map());
     try {
-      const { createBot, updateBot } = await import('../../lambdas/domain/bots');
+      const { createBot, updateBot } = await import('../../lambdas/flows/bot-admin');
       const { bot, secretKey } = await createBot({ name: 'bench cost' });
       await updateBot(bot.id, { webhook_url: receiver.url });
       const exchange = zeroUnits();

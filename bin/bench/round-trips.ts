@@ -147,7 +147,7 @@ export async function roundTrips(
 
   // Webhooks, on a bot of their own (its settings are cached from its first request, as on Lambda): the
   // stream dispatcher per user message, and the deliverer per job (a local receiver answers 200).
-  const { createBot, updateBot } = await import('../../lambdas/domain/bots');
+  const { createBot, updateBot } = await import('../../lambdas/flows/bot-admin');
   const hooked = await createBot({ name: 'bench webhooks' });
   await updateBot(hooked.bot.id, { webhook_url: webhookUrl });
   const hs = await http('POST', '/api/client/session', { json: { client_key: hooked.bot.client_key, external_id: 'bench-webhooks' } });
@@ -174,7 +174,7 @@ type Seen = Awaited<ReturnType<typeof installMeters>>['seen'];
  * starts a burst), per reminder the deliverer's firing (1 s later), and a reply of a bot with reminders off.
  */
 async function reminderCosts(apiUrl: string, webhookUrl: string, seen: Seen, waitFor: (e: string, tries?: number) => Promise<void>): Promise<RoundTripFigures['reminder']> {
-  const { createBot, updateBot } = await import('../../lambdas/domain/bots');
+  const { createBot, updateBot } = await import('../../lambdas/flows/bot-admin');
   const chatOf = async (reminderSeconds: number | null) => {
     const b = await createBot({ name: 'bench reminders' });
     await updateBot(b.bot.id, { webhook_url: webhookUrl, unread_reminder_seconds: reminderSeconds });

@@ -1,9 +1,9 @@
 // The realtime token's scope (the WebSocket's way in; ./scopes.ts has the HTTP callers'): `realtime` for the
 // protocol's connect and refresh commands, `realtime:handshake` for $connect (./declarations.ts says why the
 // bot's switches are left to the connect command there).
-import { openBotOfToken } from '../domain/bots';
-import { assertNotRevoked } from '../domain/revocation';
-import { verifyToken, type VerifiedClaims } from '../domain/tokens';
+import { openBotOfToken } from '../policies/bot-access';
+import { assertNotRevoked } from '../policies/revocation';
+import { verifyToken, type VerifiedClaims } from '../adapters/tokens';
 import { UnauthenticatedError } from '../shared/errors';
 
 export interface RealtimeScope {

@@ -11,13 +11,14 @@
 // one that creates, inside the chat's BatchGetItem of one that writes to a chat. Building happens in two steps
 // (`admit…`, then `…Scope` once the route's input is parsed) so that a route's input is validated where it
 // always was: after the credential, before the chat.
-import { botForSecretKey, openBotOfToken, type Bot } from '../domain/bots';
-import { ownChat, resolveBotChat, type ChatOwner } from '../domain/chats';
-import { webhookMarks, type WebhookMarks } from '../domain/messages';
-import { consumeRate } from '../domain/rate';
-import { retentionWindow, type RetentionWindow } from '../domain/retention';
-import { assertNotRevoked, isRevoked } from '../domain/revocation';
-import { verifyToken } from '../domain/tokens';
+import { botForSecretKey, openBotOfToken } from '../policies/bot-access';
+import type { Bot } from '../entities/bots';
+import { resolveBotChat, type ChatOwner } from '../entities/chats';
+import { webhookMarks, type WebhookMarks } from '../flows/send';
+import { consumeRate } from '../policies/rate';
+import { retentionWindow, type RetentionWindow } from '../policies/retention';
+import { assertNotRevoked, isRevoked, ownChat } from '../policies/revocation';
+import { verifyToken } from '../adapters/tokens';
 import { NotFoundError } from '../shared/errors';
 import { config } from '../shared/config';
 import type { BotScopeName, ScopeName, SessionScopeName } from './declarations';

@@ -1,4 +1,4 @@
-// The DynamoDB document client (one per container, made at cold start) and the table helpers every domain
+// The DynamoDB document client (one per container, made at cold start) and the table helpers every store
 // module shares: the table's name, paged queries, batch reads, and the condition failures they map to statuses.
 import { ConditionalCheckFailedException, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { BatchGetCommand, type BatchGetCommandOutput, BatchWriteCommand, type BatchWriteCommandOutput, DynamoDBDocumentClient, QueryCommand, type QueryCommandInput, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';

@@ -1,6 +1,6 @@
 // POST /api/bot/chats/{chat_id}/messages: a bot or operator reply → 201; the user gets it over realtime.
 import { scoped } from '../http/scoped';
-import { sendMessage } from '../domain/messages';
+import { sendMessage } from '../flows/send';
 import { botSender, messageBody } from '../http/params';
 
 export const handler = scoped('bot-chat:create', { input: (req) => ({ body: messageBody(req), sender: botSender(req) }) }, async (scope, { body, sender }) => {

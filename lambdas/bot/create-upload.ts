@@ -1,7 +1,7 @@
 // POST /api/bot/files/uploads: a direct upload for one chat (JSON with `chat_id`) → 201 as the client's.
 import { scoped } from '../http/scoped';
 import { botUploadBody } from '../http/params';
-import { checkUpload, createUpload, toTicketJson } from '../domain/uploads';
+import { checkUpload, createUpload, toTicketJson } from '../flows/uploads';
 
 const input = (req: Parameters<typeof botUploadBody>[0]) => {
   const body = botUploadBody(req);

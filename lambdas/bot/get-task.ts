@@ -2,8 +2,8 @@
 // export's download_url.
 import { scoped } from '../http/scoped';
 import { uuidParam } from '../http/params';
-import { botTask, toTaskJson } from '../domain/tasks';
-import { downloadUrl } from '../domain/export';
+import { botTask, toTaskJson } from '../entities/tasks';
+import { downloadUrl } from '../flows/export';
 
 export const handler = scoped('bot', { input: (req) => uuidParam(req, 'task_id') }, async ({ botId }, taskId) => {
   const task = await botTask(botId, taskId);

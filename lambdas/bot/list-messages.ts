@@ -1,7 +1,7 @@
 // GET /api/bot/chats/{chat_id}/messages: a chat's history, same shape and paging as the client's.
 import { scoped } from '../http/scoped';
-import { listMessages } from '../domain/history';
-import { toMessage } from '../domain/messages';
+import { listMessages } from '../flows/history';
+import { toMessage } from '../entities/messages';
 import { historyPage } from '../http/params';
 
 export const handler = scoped('bot-chat:read', { input: historyPage }, async ({ owner, chatId, window }, page) => {

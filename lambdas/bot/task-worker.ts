@@ -4,10 +4,10 @@
 // cut short by a crash, ends in the same state.
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { eraseUser } from '../domain/erase';
-import { exportUser } from '../domain/export';
-import { applyRetention } from '../domain/retention-task';
-import { failTask, queueTask, readTask, setTaskStatus, TASK_MAX_RECEIVES, type TaskJob } from '../domain/tasks';
+import { eraseUser } from '../flows/erase';
+import { exportUser } from '../flows/export';
+import { applyRetention } from '../flows/retention-task';
+import { failTask, queueTask, readTask, setTaskStatus, TASK_MAX_RECEIVES, type TaskJob } from '../entities/tasks';
 import { closeUserConnections } from '../centrifuge/hub';
 import { log } from '../shared/log';
 

@@ -2,7 +2,7 @@
 // {type: "action", data: {action: "typing", chat_id, sender}} (at most every 2 s per chat and sender).
 import { scoped } from '../http/scoped';
 import { typingSender } from '../http/params';
-import { startTyping } from '../domain/typing';
+import { startTyping } from '../flows/typing';
 
 export const handler = scoped('bot-chat:create', { input: typingSender }, async ({ owner, chatId }, sender) => {
   await startTyping(owner, chatId, sender);

@@ -3,7 +3,7 @@ import { scoped } from '../http/scoped';
 import { InvalidInputError } from '../shared/errors';
 import { isUuid } from '../shared/ids';
 import { parseUpload } from '../http/multipart';
-import { saveUpload, toUploadJson } from '../domain/files';
+import { saveUpload, toUploadJson } from '../entities/files';
 
 const input = async (req: { header(name: string): string | undefined; rawBody(): Buffer }) => {
   const upload = await parseUpload(req.header('content-type'), req.rawBody());

@@ -4,12 +4,13 @@
 // Jobs run in parallel, so one bot's failing receiver never delays another bot's events.
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { getBot, type Bot } from '../domain/bots';
+import { getBot, type Bot } from '../entities/bots';
 import { config, requireEnv } from '../shared/config';
 import { sendToQueue } from '../aws/sqs';
-import { buildWebhookEvent, deliver, mayStillSend, type WebhookJob } from '../domain/webhooks';
+import { buildWebhookEvent, mayStillSend, type WebhookJob } from '../flows/webhook-events';
+import { deliver } from '../adapters/webhooks';
 import { log } from '../shared/log';
-import { fireReminder, reminderId, type ReminderJob } from '../domain/reminders';
+import { fireReminder, reminderId, type ReminderJob } from '../flows/reminders';
 
 type Job = WebhookJob | ReminderJob;
 
@@ -43,7 +44,7 @@ async function handle(job: Job, token: string): Promise<void> {
   const result = await deliver(bot.webhook_url, bot.webhook_secret, built.id, built.event);
   if (result.ok) return;
   if (result.refused) {
-    // The address rule (domain/webhook-target.ts) refused it: nothing was sent, and a retry would be refused too.
+    // The address rule (adapters/webhook-target.ts) refused it: nothing was sent, and a retry would be refused too.
     log('error', 'webhook refused by the address rule; sent to the dead-letter queue without retries', { ...jobFields(job), reason: result.reason });
     await sendToQueue(config().webhookDlqUrl ?? requireEnv('WEBHOOK_DLQ_URL'), { ...built.retry, reason: result.reason, url: bot.webhook_url });
     return;

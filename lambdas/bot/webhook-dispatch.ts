@@ -8,16 +8,16 @@
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { getBot } from '../domain/bots';
-import { forgetFileObject } from '../domain/files';
-import { keepSentFiles } from '../domain/files-sent';
-import { releaseRemovedFile } from '../domain/storage-quota';
+import { getBot } from '../entities/bots';
+import { forgetFileObject } from '../entities/files';
+import { keepSentFiles } from '../flows/files-sent';
+import { releaseRemovedFile } from '../policies/storage-quota';
 import { config, requireEnv } from '../shared/config';
 import { sendBatchToQueue, sendToQueue } from '../aws/sqs';
-import { scheduleReminder } from '../domain/reminders';
-import { startRetentionTask } from '../domain/retention-task';
-import type { MessageItem } from '../domain/messages';
-import type { WebhookJob } from '../domain/webhooks';
+import { scheduleReminder } from '../flows/reminders';
+import { startRetentionTask } from '../flows/retention-task';
+import type { MessageItem } from '../entities/messages';
+import type { WebhookJob } from '../flows/webhook-events';
 import { log } from '../shared/log';
 
 const queueUrl = () => config().webhookQueueUrl ?? requireEnv('WEBHOOK_QUEUE_URL');

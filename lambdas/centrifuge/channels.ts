@@ -1,7 +1,7 @@
 // Channels and the session's realtime block (kept apart from the socket code so session creation stays small).
 import { config } from '../shared/config';
 import { isUuid } from '../shared/ids';
-import { signToken, type TokenClaims } from '../domain/tokens';
+import { signToken, type TokenClaims } from '../adapters/tokens';
 
 const CHANNEL_PREFIX = 'nexus:user#';
 export const userChannel = (userId: string): string => CHANNEL_PREFIX + userId;

@@ -4,9 +4,9 @@ import { DeleteCommand, GetCommand, PutCommand, TransactWriteCommand, UpdateComm
 import { batchWrite, dynamo, isConditionFailed, queryAll, tableName } from '../aws/dynamo';
 import { config } from '../shared/config';
 import { closeConnection, postToConnection } from '../aws/connections';
-import { keys } from '../domain/keys';
+import { keys } from '../entities/keys';
 import { ForbiddenError, UnauthenticatedError } from '../shared/errors';
-import type { TokenClaims, VerifiedClaims } from '../domain/tokens';
+import type { TokenClaims, VerifiedClaims } from '../adapters/tokens';
 import { channelUser, userChannel } from './channels';
 import { DISCONNECTS, disconnectFrame, type Disconnect } from './errors';
 

@@ -3,8 +3,8 @@
 // RATE_SOCKET_COMMANDS_PER_MINUTE commands is closed with 3013.
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, queryAll, tableName } from '../aws/dynamo';
-import { keys } from '../domain/keys';
-import { consumeRate } from '../domain/rate';
+import { keys } from '../entities/keys';
+import { consumeRate } from '../policies/rate';
 import { config } from '../shared/config';
 import { RateLimitedError } from '../shared/errors';
 import { disconnectSocket } from './hub';

@@ -1,7 +1,7 @@
 // The subset of the Centrifuge client protocol (JSON) that the `centrifuge` client needs: connect,
 // subscribe, unsubscribe, refresh (a new token before the connection's expires), pongs. One frame holds commands joined by "\n"; replies are joined the same way.
 // A command that fails throws; protocolError (./errors.ts) turns what happened into the client's code.
-import type { VerifiedClaims } from '../domain/tokens';
+import type { VerifiedClaims } from '../adapters/tokens';
 import { realtimeScope } from '../access/realtime';
 import { bindConnection, disconnectSocket, refreshConnection, subscribe, unsubscribe } from './hub';
 import { CODES, DisconnectError, protocolError } from './errors';

@@ -1,6 +1,6 @@
 // POST /api/client/chats: creates a chat for the caller → 201 with the chat.
 import { scoped } from '../http/scoped';
-import { createChat } from '../domain/chats';
+import { createChat } from '../flows/chats';
 import { parse } from '../http/validate';
 import { ChatBody } from '../http/params';
 

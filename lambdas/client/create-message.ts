@@ -1,6 +1,6 @@
 // POST /api/client/chats/{chat_id}/messages: a user message → 201 with the Message (replies come by realtime).
 import { scoped } from '../http/scoped';
-import { sendMessage } from '../domain/messages';
+import { sendMessage } from '../flows/send';
 import { messageBody } from '../http/params';
 
 export const handler = scoped('session-chat:create', { input: messageBody }, async (scope, body) => {

@@ -2,14 +2,15 @@
 import { scoped } from '../http/scoped';
 import { parse } from '../http/validate';
 import { SessionBody } from '../http/params';
-import { assertClientApiOpen, assertIdentity, getBotByClientKey } from '../domain/bots';
+import { assertClientApiOpen, assertIdentity } from '../policies/bot-access';
+import { getBotByClientKey } from '../entities/bots';
 import { ForbiddenError } from '../shared/errors';
-import { findOrCreateUser } from '../domain/users';
-import { signToken } from '../domain/tokens';
+import { findOrCreateUser } from '../entities/users';
+import { signToken } from '../adapters/tokens';
 import { realtimeBlock } from '../centrifuge/channels';
 import { config } from '../shared/config';
 import { newUuid } from '../shared/ids';
-import { consumeRate } from '../domain/rate';
+import { consumeRate } from '../policies/rate';
 
 // Public: the client key names the bot; its switches, origins and identity rules are checked here.
 export const handler = scoped('public', async (_scope, _input, req) => {

@@ -2,8 +2,8 @@
 // presigned POST the browser sends its bytes with, and when that POST expires.
 import { scoped } from '../http/scoped';
 import { uploadBody } from '../http/params';
-import { checkUpload, createUpload, toTicketJson } from '../domain/uploads';
-import { withUploadAllowance } from '../domain/storage-quota';
+import { checkUpload, createUpload, toTicketJson } from '../flows/uploads';
+import { withUploadAllowance } from '../policies/storage-quota';
 
 export const handler = scoped('session:create', { input: uploadBody }, async ({ userId, botId }, input) => {
   // A refused declaration costs no upload of the minute's allowance, nor any of the storage quota.

@@ -1,8 +1,8 @@
 // GET /api/client/files/{file_id}: one of the caller's files with its status (a URL once uploaded); any other is 404.
 import { scoped } from '../http/scoped';
 import { fileIdParam } from '../http/params';
-import { getUserFile } from '../domain/uploads';
-import { toUploadJson } from '../domain/files';
+import { getUserFile } from '../flows/uploads';
+import { toUploadJson } from '../entities/files';
 import { NotFoundError } from '../shared/errors';
 
 export const handler = scoped('session:read', { input: fileIdParam }, async ({ userId, window }, fileId) => {

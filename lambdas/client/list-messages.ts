@@ -1,7 +1,7 @@
 // GET /api/client/chats/{chat_id}/messages: a page of history (limit, before, after), oldest first.
 import { scoped } from '../http/scoped';
-import { listMessages } from '../domain/history';
-import { toMessage } from '../domain/messages';
+import { listMessages } from '../flows/history';
+import { toMessage } from '../entities/messages';
 import { historyPage } from '../http/params';
 
 export const handler = scoped('session-chat:read', { input: historyPage }, async ({ userId, chatId, window }, page) => {

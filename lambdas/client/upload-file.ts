@@ -1,8 +1,8 @@
 // POST /api/client/files: multipart upload of one file → 201 with id, type, url (presigned), status, metadata.
 import { scoped } from '../http/scoped';
 import { parseUpload } from '../http/multipart';
-import { saveUpload, toUploadJson } from '../domain/files';
-import { withUploadAllowance } from '../domain/storage-quota';
+import { saveUpload, toUploadJson } from '../entities/files';
+import { withUploadAllowance } from '../policies/storage-quota';
 
 export const handler = scoped('session:create', { input: (req) => parseUpload(req.header('content-type'), req.rawBody()) }, async ({ userId, botId }, upload) => {
   // The uploads rate and the storage quota (given back if the store fails).

@@ -117,7 +117,7 @@ export function toRequest(event: APIGatewayProxyEventV2, context?: Pick<Context,
 }
 
 /**
- * Wraps a thin handler: it parses, calls the domain, and returns a status and body; errors go to errorReply.
+ * Wraps a thin handler: it parses, calls a flow or an entity, and returns a status and body; errors go to errorReply.
  * One access line per request: its ids, status and duration.
  */
 export function httpHandler(fn: (req: HttpRequest) => Promise<HttpReply>): Handler {

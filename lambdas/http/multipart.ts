@@ -2,9 +2,10 @@
 // whose malformed-body crash is GHSA-wm7h-9275-46v2). Limits are enforced while parsing.
 import busboy from 'busboy';
 import { InvalidInputError, TooLargeError } from '../shared/errors';
-import { FILE_TYPES, LIMITS, type FileType } from '../domain/limits';
-import type { Upload } from '../domain/files';
-import { guessFileType } from '../domain/file-signatures';
+import { FILE_TYPES, type FileType } from '../entities/file-types';
+import { LIMITS } from '../policies/limits';
+import type { Upload } from '../entities/files';
+import { guessFileType } from '../policies/file-signatures';
 import { cleanFileName, MIME_RE } from './validate';
 
 export interface ParsedUpload extends Upload {

@@ -3,13 +3,14 @@ import * as v from 'valibot';
 import type { HttpRequest } from './http';
 import { InvalidInputError } from '../shared/errors';
 import { isMessageId, isUuid } from '../shared/ids';
-import { CONTENT_TYPES, FILE_TYPES, LIMITS } from '../domain/limits';
+import { CONTENT_TYPES, FILE_TYPES } from '../entities/file-types';
+import { LIMITS } from '../policies/limits';
 import { cleanFileName, httpUrl, jsonObject, maxChars, MIME_RE, nonBlankText, parse, text, unicodeString } from './validate';
-import { guessFileType } from '../domain/file-signatures';
-import type { NewUpload } from '../domain/uploads';
-import type { MessageInput } from '../domain/messages';
-import type { HistoryPage } from '../domain/history';
-import type { Edit } from '../domain/edits';
+import { guessFileType } from '../policies/file-signatures';
+import type { NewUpload } from '../flows/uploads';
+import type { MessageInput } from '../flows/send';
+import type { HistoryPage } from '../flows/history';
+import type { Edit } from '../flows/edit';
 
 export function chatIdParam(req: HttpRequest): string {
   const chatId = req.pathParam('chat_id');

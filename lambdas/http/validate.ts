@@ -1,7 +1,7 @@
 // Request validation with valibot: one parse helper turns the first issue into a readable 400.
 import * as v from 'valibot';
 import { InvalidInputError } from '../shared/errors';
-import { LIMITS } from '../domain/limits';
+import { LIMITS } from '../policies/limits';
 
 export function parse<S extends v.GenericSchema>(schema: S, input: unknown): v.InferOutput<S> {
   const result = v.safeParse(schema, input);
@@ -67,7 +67,7 @@ function everyNode(value: unknown, test: (node: unknown, depth: number) => boole
 /**
  * A plain JSON object (not an array, not null), nested at most `maxDepth` levels (objects and arrays), with
  * finite numbers (JSON.parse makes ±Infinity of one beyond a double's range), whose serialized size stays
- * under `maxBytes`. Stored as its JSON text (lambdas/domain/chats.ts), so any key and number JSON allows
+ * under `maxBytes`. Stored as its JSON text (lambdas/entities/chats.ts), so any key and number JSON allows
  * round-trips.
  */
 export const jsonObject = (maxBytes: number, maxDepth: number) =>

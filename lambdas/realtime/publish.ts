@@ -5,12 +5,12 @@
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { toMessage } from '../domain/messages';
-import { toUploadJson, type FileRecord } from '../domain/files';
-import { countMessage, type CountedMessage } from '../domain/chat-activity';
+import { toMessage } from '../entities/messages';
+import { toUploadJson, type FileRecord } from '../entities/files';
+import { countMessage, type CountedMessage } from '../entities/chat-activity';
 import { publish } from '../centrifuge/hub';
 import { userChannel } from '../centrifuge/channels';
-import { clientInterfaceOpen } from '../domain/bots';
+import { clientInterfaceOpen } from '../policies/bot-access';
 import { log } from '../shared/log';
 import { config } from '../shared/config';
 

@@ -16,7 +16,7 @@ function intEnv(name: string, fallback: number): number {
 
 /**
  * The task worker stops between steps once less than this is left of its invocation and queues the rest
- * (domain/erase.ts, retention-task.ts); its near-timeout alarm is set past it (lib/stack-alarms.ts).
+ * (flows/erase.ts, retention-task.ts); its near-timeout alarm is set past it (lib/stack-alarms.ts).
  */
 export const TASK_TIME_MARGIN_MS = 30_000;
 
@@ -96,7 +96,7 @@ export interface Config {
   webhookQueueUrl?: string;
   /** The Bot API's background tasks (erase, export). */
   taskQueueUrl?: string;
-  /** How long an erase job waits for requests that passed their checks before the DELETE (domain/erase.ts). */
+  /** How long an erase job waits for requests that passed their checks before the DELETE (flows/erase.ts). */
   eraseDelaySeconds: number;
   webhookDlqUrl?: string;
   /** Set locally (the local SQS stand-in); absent on AWS. */
@@ -135,7 +135,7 @@ export interface Config {
   fileUrlTtlSeconds: number;
   /** The largest direct upload (POST …/files/uploads), in bytes: 100 MB by default, S3's 5 GB at most. */
   maxUploadBytes: number;
-  /** Seconds in one day of a bot's retention_days: 86400; a demo or a test shortens it (domain/retention.ts). */
+  /** Seconds in one day of a bot's retention_days: 86400; a demo or a test shortens it (policies/retention.ts). */
   retentionDaySeconds: number;
 }
 

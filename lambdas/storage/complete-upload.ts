@@ -1,8 +1,8 @@
 // S3's ObjectCreated:Post events of bots/ (a browser's direct upload landed) → the upload's checks of a sealed
-// copy, which make its file `uploaded` or `rejected` (domain/uploads.ts). S3 invokes this asynchronously: an error is retried
+// copy, which make its file `uploaded` or `rejected` (flows/uploads.ts). S3 invokes this asynchronously: an error is retried
 // by Lambda, then the event goes to the function's dead-letter queue; a repeated event changes nothing.
 import type { S3Event } from 'aws-lambda';
-import { completeUpload } from '../domain/uploads';
+import { completeUpload } from '../flows/uploads';
 import { log } from '../shared/log';
 
 export async function handler(event: S3Event): Promise<void> {

@@ -8,7 +8,7 @@ export async function socketsBack(o: { liveConnections: Map<string, unknown>; ma
   const { ScanCommand } = await import('@aws-sdk/lib-dynamodb');
   const { dynamo, tableName } = await import('../../lambdas/aws/dynamo');
   const { channelSubscribers } = await import('../../lambdas/centrifuge/hub');
-  const { keys } = await import('../../lambdas/domain/keys');
+  const { keys } = await import('../../lambdas/entities/keys');
   const prefix = keys.subscribers('');
   const now = Date.now() / 1000;
   const waiting = new Set<string>();

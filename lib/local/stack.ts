@@ -59,7 +59,8 @@ function ensureJwtSecret(file: string): void {
 /** The demo bot (made on first start); with the echo bot on, its webhook points at the echo bot. */
 async function ensureDemoBot(dataDir: string, webhookUrl: string | undefined): Promise<DemoBot> {
   // Imported after applyLocalEnv so the handlers' config sees the local endpoints.
-  const { createBot, readBot, updateBot } = await import('../../lambdas/domain/bots');
+  const { createBot, updateBot } = await import('../../lambdas/flows/bot-admin');
+  const { readBot } = await import('../../lambdas/entities/bots');
   const file = resolve(dataDir, 'demo-bot.json');
   let demo: DemoBot | undefined;
   let bot = undefined as Awaited<ReturnType<typeof readBot>>;

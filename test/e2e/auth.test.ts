@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { SignJWT } from 'jose';
 import { call, clientEndpoints, userWithChat } from '../support/api';
-import { updateBot } from '../../lambdas/domain/bots';
+import { updateBot } from '../../lambdas/flows/bot-admin';
 
 const key = () => new TextEncoder().encode(readFileSync(process.env.JWT_SECRET_FILE as string, 'utf8').trim());
 

@@ -2,7 +2,7 @@
 // reach the user (counter + realtime), operator read, bot uploads, cross-bot isolation, bad input.
 import { botItems, call, newBot, newSession, userWithChat, UUID } from '../support/api';
 import { liveClient } from '../support/realtime';
-import { updateBot } from '../../lambdas/domain/bots';
+import { updateBot } from '../../lambdas/flows/bot-admin';
 
 const bot = (method: string, path: string, secret: string, opts: Parameters<typeof call>[2] = {}) =>
   call(method, `/api/bot${path}`, { ...opts, headers: { ...opts.headers, authorization: `Bearer ${secret}` } });

@@ -1,7 +1,7 @@
 // Chats and messages: ownership (403/404/400), history paging, read and unread counters.
 import { until } from '../support/realtime';
 import { botItems, call, newSession, userWithChat } from '../support/api';
-import { createMessage } from '../../lambdas/domain/messages';
+import { createMessage } from '../../lambdas/flows/send';
 
 const UNKNOWN_CHAT = '00000000-0000-4000-8000-000000000000';
 

@@ -3,9 +3,9 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { call, userWithChat } from '../support/api';
 import { liveClient, until } from '../support/realtime';
-import { countMessage, resetUnread } from '../../lambdas/domain/chat-activity';
+import { countMessage, resetUnread } from '../../lambdas/entities/chat-activity';
 import { dynamo, tableName } from '../../lambdas/aws/dynamo';
-import { keys } from '../../lambdas/domain/keys';
+import { keys } from '../../lambdas/entities/keys';
 
 const bot = (method: string, path: string, secretKey: string, json?: unknown) =>
   call(method, `/api/bot${path}`, { headers: { authorization: `Bearer ${secretKey}` }, json });

@@ -4,7 +4,7 @@ import { createServer, request, type IncomingMessage, type Server, type ServerRe
 import { apiUrl, call, userWithChat } from '../support/api';
 import { freePort } from '../support/ports';
 import { until } from '../support/realtime';
-import { updateBot } from '../../lambdas/domain/bots';
+import { updateBot } from '../../lambdas/flows/bot-admin';
 import { botApiCall, startEchoBot } from '../../examples/echo-bot';
 
 type Fault = 'forward' | 'drop-reply' | 'reset' | { status: 429 | 503; retryAfter?: string };

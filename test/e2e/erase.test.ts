@@ -7,12 +7,12 @@ import { startReceiver } from '../support/receiver';
 import { liveClient, until } from '../support/realtime';
 import { checkSchema } from '../support/openapi';
 import { listBucket, scanTable } from '../support/storage';
-import { updateBot } from '../../lambdas/domain/bots';
-import { createUpload } from '../../lambdas/domain/uploads';
-import { eraseUser } from '../../lambdas/domain/erase';
-import { readTask } from '../../lambdas/domain/tasks';
+import { updateBot } from '../../lambdas/flows/bot-admin';
+import { createUpload } from '../../lambdas/flows/uploads';
+import { eraseUser } from '../../lambdas/flows/erase';
+import { readTask } from '../../lambdas/entities/tasks';
 import { queryAll } from '../../lambdas/aws/dynamo';
-import { keys } from '../../lambdas/domain/keys';
+import { keys } from '../../lambdas/entities/keys';
 
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
 

@@ -8,8 +8,8 @@ import { until } from '../support/realtime';
 import { checkSchema } from '../support/openapi';
 import { listBucket, scanTable } from '../support/storage';
 import { dynamo, tableName } from '../../lambdas/aws/dynamo';
-import { keys } from '../../lambdas/domain/keys';
-import { botTask } from '../../lambdas/domain/tasks';
+import { keys } from '../../lambdas/entities/keys';
+import { botTask } from '../../lambdas/entities/tasks';
 import { NotFoundError } from '../../lambdas/shared/errors';
 
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');

@@ -3,7 +3,7 @@ import { botItems, call, userWithChat } from '../support/api';
 import { until } from '../support/realtime';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, tableName } from '../../lambdas/aws/dynamo';
-import { keys } from '../../lambdas/domain/keys';
+import { keys } from '../../lambdas/entities/keys';
 
 const post = (token: string, chatId: string, json: unknown, headers: Record<string, string> = {}) =>
   call('POST', `/api/client/chats/${chatId}/messages`, { token, json, headers });

@@ -2,7 +2,7 @@
 // the contract's behaviour is unchanged.
 import { createHmac } from 'node:crypto';
 import { botItems, call, newBot } from '../support/api';
-import { updateBot } from '../../lambdas/domain/bots';
+import { updateBot } from '../../lambdas/flows/bot-admin';
 
 const hmac = (secret: string, externalId: string) => createHmac('sha256', secret).update(externalId).digest('hex');
 const session = (json: Record<string, unknown>) => call('POST', '/api/client/session', { json });

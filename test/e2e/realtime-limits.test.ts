@@ -7,7 +7,7 @@ import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { call, startOfRateWindow, userWithChat } from '../support/api';
 import { liveClient, until, type LiveClient } from '../support/realtime';
 import { dynamo, queryAll, tableName } from '../../lambdas/aws/dynamo';
-import { keys } from '../../lambdas/domain/keys';
+import { keys } from '../../lambdas/entities/keys';
 import { channelSubscribers } from '../../lambdas/centrifuge/hub';
 import { config } from '../../lambdas/shared/config';
 

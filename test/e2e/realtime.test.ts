@@ -6,13 +6,13 @@ import { readFileSync } from 'node:fs';
 import { SignJWT } from 'jose';
 import { call, newSession, userWithChat } from '../support/api';
 import { liveClient, until, type LiveClient } from '../support/realtime';
-import { createMessage } from '../../lambdas/domain/messages';
+import { createMessage } from '../../lambdas/flows/send';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, tableName } from '../../lambdas/aws/dynamo';
-import { keys } from '../../lambdas/domain/keys';
+import { keys } from '../../lambdas/entities/keys';
 import { withToken } from '../../lambdas/centrifuge/channels';
 import { channelSubscribers } from '../../lambdas/centrifuge/hub';
-import { updateBot } from '../../lambdas/domain/bots';
+import { updateBot } from '../../lambdas/flows/bot-admin';
 import { handler as publisher } from '../../lambdas/realtime/publish';
 import { marshall } from '@aws-sdk/util-dynamodb';
 

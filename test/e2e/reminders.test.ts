@@ -8,12 +8,12 @@ import { call, newSession, userWithChat } from '../support/api';
 import { ROOT } from '../support/local-process';
 import { startReceiver } from '../support/receiver';
 import { until } from '../support/realtime';
-import { updateBot } from '../../lambdas/domain/bots';
-import { fireReminder, scheduleReminder, type ReminderJob } from '../../lambdas/domain/reminders';
+import { updateBot } from '../../lambdas/flows/bot-admin';
+import { fireReminder, scheduleReminder, type ReminderJob } from '../../lambdas/flows/reminders';
 import { dynamo, tableName } from '../../lambdas/aws/dynamo';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { keys } from '../../lambdas/domain/keys';
-import type { MessageItem } from '../../lambdas/domain/messages';
+import { keys } from '../../lambdas/entities/keys';
+import type { MessageItem } from '../../lambdas/entities/messages';
 import { verifyWebhook } from '../../examples/echo-bot';
 import { checkWebhook } from '../support/openapi';
 

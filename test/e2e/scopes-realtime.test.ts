@@ -13,10 +13,10 @@ import { handler as frameHandler } from '../../lambdas/realtime/default';
 import { closeUserConnections } from '../../lambdas/centrifuge/hub';
 import { botItems, newSession, userWithChat } from '../support/api';
 import { until, type RealtimeBlock } from '../support/realtime';
-import { updateBot } from '../../lambdas/domain/bots';
-import { revokeUser } from '../../lambdas/domain/revocation';
+import { updateBot } from '../../lambdas/flows/bot-admin';
+import { revokeUser } from '../../lambdas/policies/revocation';
 import { dynamo, queryAll, tableName } from '../../lambdas/aws/dynamo';
-import { keys } from '../../lambdas/domain/keys';
+import { keys } from '../../lambdas/entities/keys';
 
 const sockets: WebSocket[] = [];
 afterEach(() => sockets.splice(0).forEach((s) => s.close()));

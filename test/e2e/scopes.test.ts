@@ -10,10 +10,10 @@ import { NOT_FOUND, ROUTES, WS_ROUTES, type RouteDef } from '../../lib/routes';
 import { declaredScope, type ScopeName } from '../../lambdas/access/declarations';
 import { botItems, call, newSession, userWithChat } from '../support/api';
 import { ROOT } from '../support/local-process';
-import { updateBot } from '../../lambdas/domain/bots';
-import { revokeUser } from '../../lambdas/domain/revocation';
+import { updateBot } from '../../lambdas/flows/bot-admin';
+import { revokeUser } from '../../lambdas/policies/revocation';
 import { dynamo, tableName } from '../../lambdas/aws/dynamo';
-import { keys } from '../../lambdas/domain/keys';
+import { keys } from '../../lambdas/entities/keys';
 
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
 const DECLARED = { name: 'big.png', size: 1000, mime_type: 'image/png' };

@@ -4,7 +4,7 @@
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { botItems, call, clientEndpoints, newBot, newSession, userWithChat } from '../support/api';
 import { dynamo, tableName } from '../../lambdas/aws/dynamo';
-import { keys } from '../../lambdas/domain/keys';
+import { keys } from '../../lambdas/entities/keys';
 
 /** `{"a":{"a":…1…}}` with `levels` objects, the outermost included, as raw JSON text. */
 const nested = (levels: number): string => '{"a":'.repeat(levels - 1) + '{"a":1}' + '}'.repeat(levels - 1);

@@ -7,11 +7,11 @@ import { call, userWithChat } from '../support/api';
 import { until } from '../support/realtime';
 import { dynamo, tableName } from '../../lambdas/aws/dynamo';
 import { listKeys } from '../../lambdas/aws/s3';
-import { keys } from '../../lambdas/domain/keys';
-import { fileKeyPrefix, type FileRecord } from '../../lambdas/domain/files';
-import { keepSentFiles } from '../../lambdas/domain/files-sent';
-import { releaseRemovedFile } from '../../lambdas/domain/storage-quota';
-import type { MessageItem } from '../../lambdas/domain/messages';
+import { keys } from '../../lambdas/entities/keys';
+import { fileKeyPrefix, type FileRecord } from '../../lambdas/entities/files';
+import { keepSentFiles } from '../../lambdas/flows/files-sent';
+import { releaseRemovedFile } from '../../lambdas/policies/storage-quota';
+import type { MessageItem } from '../../lambdas/entities/messages';
 
 const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(3000, 7)]);
 

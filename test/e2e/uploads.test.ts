@@ -1,15 +1,15 @@
-// Direct uploads, the domain layer (lambdas/domain/uploads.ts) against DynamoDB Local and the S3 emulator: a
+// Direct uploads, the flow (lambdas/flows/uploads.ts) against DynamoDB Local and the S3 emulator: a
 // presigned POST the browser sends, the completion's checks (size, signature, executables and pages), what a
 // send does with a pending or rejected file, and how every file URL opens (media inline, the rest downloaded).
 import { call, userWithChat } from '../support/api';
-import { checkUpload, completeUpload, createUpload, getUserFile, type NewUpload } from '../../lambdas/domain/uploads';
-import { sendMessage, webhookMarks } from '../../lambdas/domain/messages';
-import { retentionWindow } from '../../lambdas/domain/retention';
-import { dispositionOf, getOwnedFiles, toUploadJson } from '../../lambdas/domain/files';
+import { checkUpload, completeUpload, createUpload, getUserFile, type NewUpload } from '../../lambdas/flows/uploads';
+import { getOwnedFiles, sendMessage, webhookMarks } from '../../lambdas/flows/send';
+import { retentionWindow } from '../../lambdas/policies/retention';
+import { dispositionOf, toUploadJson } from '../../lambdas/entities/files';
 import { listKeys, objectHead, putObject } from '../../lambdas/aws/s3';
 import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, tableName } from '../../lambdas/aws/dynamo';
-import { keys } from '../../lambdas/domain/keys';
+import { keys } from '../../lambdas/entities/keys';
 import { until } from '../support/realtime';
 
 const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(2000, 7)]);

@@ -10,12 +10,13 @@ import { freePort } from '../support/ports';
 import { jsonLines } from '../support/jsonl';
 import { until } from '../support/realtime';
 import { startReceiver } from '../support/receiver';
-import { readBot, updateBot } from '../../lambdas/domain/bots';
-import { deliver } from '../../lambdas/domain/webhooks';
-import { keys } from '../../lambdas/domain/keys';
+import { readBot } from '../../lambdas/entities/bots';
+import { updateBot } from '../../lambdas/flows/bot-admin';
+import { deliver } from '../../lambdas/adapters/webhooks';
+import { keys } from '../../lambdas/entities/keys';
 import { dynamo, tableName } from '../../lambdas/aws/dynamo';
 import { reloadConfig } from '../../lambdas/shared/config';
-import { WEBHOOK_ADDRESS_RULE } from '../../lambdas/domain/webhook-target';
+import { WEBHOOK_ADDRESS_RULE } from '../../lambdas/adapters/webhook-target';
 
 /**
  * A host name (not `localhost`, which the rule refuses by name) that this machine resolves to 127.0.0.1: the

@@ -49,7 +49,7 @@ const b64 = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64url')
 
 export async function createContext(base: string): Promise<FuzzContext> {
   // Imported here, once the caller has pointed the environment at the stack's DynamoDB.
-  const { createBot, updateBot } = await import('../../lambdas/domain/bots');
+  const { createBot, updateBot } = await import('../../lambdas/flows/bot-admin');
   const acks: FuzzContext['acks'] = [];
   let realtimeToken: string | undefined;
 

@@ -44,7 +44,7 @@ describe('alarms', () => {
     }
     // The worker's margin, which both of its tasks keep.
     expect(TASK_TIME_MARGIN_MS).toBe(30_000);
-    for (const file of ['erase.ts', 'retention-task.ts']) expect(readFileSync(join(__dirname, '../../lambdas/domain', file), 'utf8')).toContain('timeLeft() > TASK_TIME_MARGIN_MS');
+    for (const file of ['erase.ts', 'retention-task.ts']) expect(readFileSync(join(__dirname, '../../lambdas/flows', file), 'utf8')).toContain('timeLeft() > TASK_TIME_MARGIN_MS');
     // Partial-batch failures: a metric filter on each stream consumer's log group counts the line its handler
     // writes on each reported failure (the line is in the handler's source, so a reworded one fails here).
     for (const def of [PUBLISHER, WEBHOOK_DISPATCHER]) {

@@ -91,10 +91,10 @@ test('a message put that was written but whose reply was lost is retried: the re
     reply(answer.status, answer.body, answer.type);
   };
   const env = { DYNAMODB_ENDPOINT: standIn };
-  const { createBot } = load<typeof import('../../lambdas/domain/bots')>('../../lambdas/domain/bots', env);
-  const { findOrCreateUser } = load<typeof import('../../lambdas/domain/users')>('../../lambdas/domain/users', env);
-  const { createChat } = load<typeof import('../../lambdas/domain/chats')>('../../lambdas/domain/chats', env);
-  const { createMessage } = load<typeof import('../../lambdas/domain/messages')>('../../lambdas/domain/messages', env);
+  const { createBot } = load<typeof import('../../lambdas/flows/bot-admin')>('../../lambdas/flows/bot-admin', env);
+  const { findOrCreateUser } = load<typeof import('../../lambdas/entities/users')>('../../lambdas/entities/users', env);
+  const { createChat } = load<typeof import('../../lambdas/flows/chats')>('../../lambdas/flows/chats', env);
+  const { createMessage } = load<typeof import('../../lambdas/flows/send')>('../../lambdas/flows/send', env);
   const { bot } = await createBot({ name: 'lost reply' });
   const user = await findOrCreateUser(bot.id, 'lost-reply', {});
   const chat = await createChat({ userId: user.id, botId: bot.id }, { name: 'c' });
@@ -129,7 +129,7 @@ const listChatsEvent = (token: string) =>
     requestContext: { requestId: 'r-1', http: { method: 'GET', sourceIp: '127.0.0.1' } },
   }) as unknown as APIGatewayProxyEventV2;
 
-async function sessionToken(tokens: typeof import('../../lambdas/domain/tokens')) {
+async function sessionToken(tokens: typeof import('../../lambdas/adapters/tokens')) {
   const claims = { userId: '6f1c4a52-8a4b-4b8e-9a57-0c2b1f1d2e3a', botId: '0a5e7f1c-2d3b-4c5d-8e9f-1a2b3c4d5e6f' };
   return tokens.signToken('session', claims, new Date(Date.now() + 3600_000));
 }
@@ -138,7 +138,7 @@ test('DynamoDB throttling throughout: three attempts with backoff, then 503 {err
   behave = (_one, _raw, reply) =>
     reply(400, { __type: 'com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException', message: 'slow down' }, 'ProvisionedThroughputExceededException');
   const env = { DYNAMODB_ENDPOINT: standIn, JWT_SECRET_FILE: join(dir, 'jwt-secret'), BOT_CACHE_TTL_MS: '0' };
-  const tokens = load<typeof import('../../lambdas/domain/tokens')>('../../lambdas/domain/tokens', env);
+  const tokens = load<typeof import('../../lambdas/adapters/tokens')>('../../lambdas/adapters/tokens', env);
   const { handler } = load<typeof import('../../lambdas/client/list-chats')>('../../lambdas/client/list-chats', env);
   const stderr = jest.spyOn(process.stderr, 'write').mockImplementation(() => true);
   const started = Date.now();
@@ -179,7 +179,7 @@ test('a rotated JWT secret takes over within JWT_SECRET_MAX_AGE_SECONDS; tokens 
     reply(200, { ARN: one.body.SecretId, Name: 'jwt', SecretString: secret, VersionId: `v-${secret[0]}` });
   };
   const env = { SECRETS_MANAGER_ENDPOINT: standIn, JWT_SECRET_ARN: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:jwt-AbCdEf', JWT_SECRET_MAX_AGE_SECONDS: '1' };
-  const tokens = load<typeof import('../../lambdas/domain/tokens')>('../../lambdas/domain/tokens', env);
+  const tokens = load<typeof import('../../lambdas/adapters/tokens')>('../../lambdas/adapters/tokens', env);
   const before = await sessionToken(tokens);
   await tokens.verifyToken('session', before);
   await tokens.verifyToken('session', before);

@@ -76,9 +76,9 @@ afterAll(async () => {
 
 /** A user with a chat whose channel has one subscribed (fake) connection, and any others given. */
 async function setup(connectionId: string, failFirst: number, others: { id: string; failFirst: number; status?: number }[] = []) {
-  const { createBot } = await import('../../lambdas/domain/bots');
-  const { findOrCreateUser } = await import('../../lambdas/domain/users');
-  const { createChat } = await import('../../lambdas/domain/chats');
+  const { createBot } = await import('../../lambdas/flows/bot-admin');
+  const { findOrCreateUser } = await import('../../lambdas/entities/users');
+  const { createChat } = await import('../../lambdas/flows/chats');
   const { subscribe } = await import('../../lambdas/centrifuge/hub');
   const { userChannel } = await import('../../lambdas/centrifuge/channels');
   const { bot } = await createBot({ name: 'faults' });
@@ -91,10 +91,10 @@ async function setup(connectionId: string, failFirst: number, others: { id: stri
     behaviour.set(other.id, other);
     await expect(subscribe(other.id, userChannel(user.id), bound)).resolves.toBeUndefined();
   }
-  const { createMessage } = await import('../../lambdas/domain/messages');
+  const { createMessage } = await import('../../lambdas/flows/send');
   const say = async (content: string) =>
     (await createMessage({ userId: user.id, botId: bot.id, chatId: chat.id, content, content_type: 'text', files: [], sender: 'bot' })).item;
-  const { listChats } = await import('../../lambdas/domain/chats');
+  const { listChats } = await import('../../lambdas/flows/chats');
   const unread = async () => (await listChats(user.id))[0].unread_msg_by_user;
   return { say, unread };
 }

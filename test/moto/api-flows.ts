@@ -3,13 +3,13 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { json } from './harness';
-import { keys } from '../../lambdas/domain/keys';
+import { keys } from '../../lambdas/entities/keys';
 import { FlowBase, type Any } from './flow-base';
 
 export class ApiFlows extends FlowBase {
-  /** Bots made as the bot CLI does (lambdas/domain/bots.ts with admin credentials): A with a webhook and unread reminders, B verifying identities. */
+  /** Bots made as the bot CLI does (lambdas/flows/bot-admin.ts with admin credentials): A with a webhook and unread reminders, B verifying identities. */
   async bots(): Promise<void> {
-    const bots = this.hx.admin<typeof import('../../lambdas/domain/bots')>('lambdas/domain/bots');
+    const bots = this.hx.admin<typeof import('../../lambdas/flows/bot-admin')>('lambdas/flows/bot-admin');
     const a = await bots.createBot({ name: 'moto A' });
     await bots.updateBot(a.bot.id, { webhook_url: this.hx.webhooks.url, unread_reminder_seconds: 1 });
     const b = await bots.createBot({ name: 'moto B' });

@@ -8,7 +8,7 @@ import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb'
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { PUBLISHER, WEBHOOK_DISPATCHER } from '../../lib/consumers';
 import { sqsEvent, wsEvent } from './harness';
-import { keys } from '../../lambdas/domain/keys';
+import { keys } from '../../lambdas/entities/keys';
 import { ApiFlows } from './api-flows';
 import { PNG, type Any } from './flow-base';
 

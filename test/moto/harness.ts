@@ -69,7 +69,7 @@ export class Harness {
     try {
       this.rec = await startRecorder(this.moto.endpoint, () => this.keys.admin);
       this.stack = await createStack(this.moto.endpoint, await synthTemplate(), JWT_SECRET);
-      // Admin: creates bots (lambdas/domain/bots.ts, as the bot CLI does) and reads the stream and queues.
+      // Admin: creates bots (lambdas/flows/bot-admin.ts, as the bot CLI does) and reads the stream and queues.
       this.keys.admin = await createUser(this.moto.endpoint, 'admin', { Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: '*', Resource: '*' }] });
       this.rec.owners.set(this.keys.admin.accessKeyId, 'admin');
       this.rec.allowed.set('admin', new Set(['*']));

@@ -5,7 +5,7 @@ import { CoreFlows, CORE_FLOW_ORDER } from './flows';
 import { PNG, type Any } from './flow-base';
 import { json, multipart, sqsEvent, wsEvent } from './harness';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { keys } from '../../lambdas/domain/keys';
+import { keys } from '../../lambdas/entities/keys';
 
 /** Lambda's context as the task worker reads it: the time left before its timeout. */
 const contextWith = (ms: number) => ({ awsRequestId: randomUUID(), getRemainingTimeInMillis: () => ms });

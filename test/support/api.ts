@@ -2,7 +2,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { call } from './http';
-import { createBot, updateBot, type BotSettings } from '../../lambdas/domain/bots';
+import { createBot, updateBot, type BotSettings } from '../../lambdas/flows/bot-admin';
 import { tableName } from '../../lambdas/aws/dynamo';
 
 export { apiUrl, call, ISO_UTC, UUID, type CallOptions, type Reply } from './http';

@@ -1,6 +1,7 @@
 // The checks of a direct upload's first bytes: each allowed type accepted with its real header; executables,
 // scripts, pages and SVG refused whatever was declared; a mismatch named.
-import { checkSignature, mimeAllowed, ALLOWED_MIME } from '../../lambdas/domain/file-signatures';
+import { checkSignature, mimeAllowed } from '../../lambdas/policies/file-signatures';
+import { ALLOWED_MIME } from '../../lambdas/entities/file-types';
 
 const b = (...parts: (number[] | string)[]) => Buffer.concat(parts.map((p) => (typeof p === 'string' ? Buffer.from(p, 'latin1') : Buffer.from(p))));
 const ftyp = (brand: string) => b([0, 0, 0, 0x18], 'ftyp', brand, [0, 0, 0, 0]);

@@ -1,6 +1,6 @@
 // The items whose stream records become one chat's publications, in the order they were written: stream records
 // are in order only within a partition (one shard), so all of them live in the user's partition.
-import { keys } from '../../lambdas/domain/keys';
+import { keys } from '../../lambdas/entities/keys';
 
 test("a chat's messages, its chat item (read actions) and its typing share the user's partition", () => {
   const [user, chat] = ['2b7e1c52-6a43-4c3e-9a55-0d3f6f3e2a11', '7d0f6a8e-3c1b-4f2e-8e6a-5b4c3d2e1f00'];

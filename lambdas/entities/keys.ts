@@ -32,7 +32,7 @@ export const keys = {
   exportObject: (userId: string, taskId: string): Key => ({ pk: keys.userPartition(userId), sk: `EXPORT#${taskId}` }),
   /** A background task of the Bot API (erase, export). */
   task: (taskId: string): Key => ({ pk: `TASK#${taskId}`, sk: 'TASK' }),
-  /** A user's storage quota: bytes of pending or unsent client uploads, and of today's (domain/storage-quota.ts). */
+  /** A user's storage quota: bytes of pending or unsent client uploads, and of today's (policies/storage-quota.ts). */
   uploadQuota: (userId: string): Key => ({ pk: keys.userPartition(userId), sk: 'UPLOAD_QUOTA' }),
   /**
    * A file whose bytes were given back to its user's quota on its removal: a redelivered REMOVE gives none again.
@@ -69,7 +69,7 @@ export const keys = {
   chatStart: (userId: string, chatId: string): Key => ({ pk: keys.userPartition(userId), sk: keys.messagePrefix(chatId) + '!' }),
   chatEnd: (userId: string, chatId: string): Key => ({ pk: keys.userPartition(userId), sk: keys.messagePrefix(chatId) + '~' }),
   file: (fileId: string): Key => ({ pk: `FILE#${fileId}`, sk: 'FILE' }),
-  /** A chat's unread reminder: the burst it is due for, and whether it fired (domain/reminders.ts). */
+  /** A chat's unread reminder: the burst it is due for, and whether it fired (flows/reminders.ts). */
   reminder: (chatId: string): Key => ({ pk: keys.chatPartition(chatId), sk: 'REMINDER' }),
   /**
    * One side of a chat typing: written at most every TYPING_INTERVAL_MS, its stream record is the publication.

@@ -7,17 +7,17 @@ import { batchGet, dynamo, tableName } from '../aws/dynamo';
 import { deleteObject, presignedGetUrl, putObject } from '../aws/s3';
 import { ConflictError } from '../shared/errors';
 import { byCodeUnits, newUuid } from '../shared/ids';
-import { getBot } from './bots';
+import { getBot } from '../entities/bots';
 import { listChats } from './chats';
-import { toUploadJson, userKeyPrefix, type FileRecord } from './files';
+import { toUploadJson, userKeyPrefix, type FileRecord } from '../entities/files';
 import { allMessages } from './history';
-import { keys } from './keys';
-import { toMessage } from './messages';
-import { isRetained, retentionWindow } from './retention';
-import { isRevoked } from './revocation';
-import { completeTask, failTask, putTask, queueTask, type TaskRecord } from './tasks';
+import { keys } from '../entities/keys';
+import { toMessage } from '../entities/messages';
+import { isRetained, retentionWindow } from '../policies/retention';
+import { isRevoked } from '../policies/revocation';
+import { completeTask, failTask, putTask, queueTask, type TaskRecord } from '../entities/tasks';
 import { userData } from './user-data';
-import { findUser, userRef } from './users';
+import { findUser, userRef } from '../entities/users';
 
 /** How long an export can be downloaded (its object is then deleted). */
 export const EXPORT_KEEP_SECONDS = 24 * 3600;

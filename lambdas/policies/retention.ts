@@ -2,13 +2,14 @@
 // were written. Each carries `ttl`, so DynamoDB deletes it (and a removed file record has its object deleted,
 // bot/webhook-dispatch.ts), and every read hides what the bot's current setting puts out of date, whether or
 // not TTL has deleted it yet (DynamoDB may take days). A change of the setting re-dates what is stored
-// (domain/retention-task.ts).
+// (flows/retention-task.ts).
 import { queryPages } from '../aws/dynamo';
 import { config } from '../shared/config';
 import { InvalidInputError } from '../shared/errors';
 import { firstMessageIdAt } from '../shared/ids';
-import { keys } from './keys';
-import { SIDES } from './chat-activity';
+import { keys } from '../entities/keys';
+import { SIDES } from '../entities/chat-activity';
+import { isPastTtl } from '../entities/expiry';
 
 export const MAX_RETENTION_DAYS = 3650;
 
@@ -48,8 +49,6 @@ export function retentionWindow(bot: Retained, nowMs = Date.now()): RetentionWin
   return { nowMs, ...(seconds !== undefined && { since: new Date(nowMs - seconds * 1000).toISOString() }) };
 }
 
-/** Past its ttl: DynamoDB deletes it within days; until then reads treat it as gone. */
-export const isPastTtl = (item: { ttl?: unknown }, nowMs = Date.now()): boolean => typeof item.ttl === 'number' && item.ttl * 1000 <= nowMs;
 
 /** A message or file a read may return. */
 export const isRetained = (item: { created_at?: unknown; ttl?: unknown }, w: RetentionWindow): boolean =>

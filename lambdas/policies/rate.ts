@@ -3,7 +3,7 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, isConditionFailed, tableName } from '../aws/dynamo';
 import { RateLimitedError } from '../shared/errors';
-import { keys } from './keys';
+import { keys } from '../entities/keys';
 
 export type RateName = 'messages' | 'uploads' | 'chats' | 'reads' | 'sessions' | 'socket_commands';
 

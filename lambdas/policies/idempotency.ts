@@ -4,9 +4,9 @@
 import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { conditionFailedItem, dynamo, isConditionFailed, tableName } from '../aws/dynamo';
 import { ConflictError } from '../shared/errors';
-import { keys, type Key } from './keys';
+import { keys, type Key } from '../entities/keys';
 
-/** What a claim stands for: a message item (domain/messages.ts), known here by its key only. */
+/** What a claim stands for: a message item (entities/messages.ts), known here by its key only. */
 interface Claimed {
   id: string;
   user_id: string;

@@ -7,10 +7,10 @@ import { batchWrite, dynamo, isConditionFailed, tableName, type WriteRequest } f
 import { deleteObject } from '../aws/s3';
 import { newUuid } from '../shared/ids';
 import { config, TASK_TIME_MARGIN_MS } from '../shared/config';
-import { keys, type Key } from './keys';
-import { revokeUser } from './revocation';
-import { completeTask, putTask, queueTask, setTaskStatus, type TaskRecord } from './tasks';
-import { userRef } from './users';
+import { keys, type Key } from '../entities/keys';
+import { revokeUser } from '../policies/revocation';
+import { completeTask, putTask, queueTask, setTaskStatus, type TaskRecord } from '../entities/tasks';
+import { userRef } from '../entities/users';
 import { partitionItems, userData } from './user-data';
 
 /** The rate limits whose subject is a user (their windows name the user id). */
@@ -50,7 +50,7 @@ async function claimErase(userId: string): Promise<string> {
   return out.Attributes?.erase_task as string;
 }
 
-/** The user item (found by external id) refuses new sessions while the erasure runs (domain/users.ts). */
+/** The user item (found by external id) refuses new sessions while the erasure runs (entities/users.ts). */
 async function markUserItem(botId: string, externalId: string, userId: string, taskId: string): Promise<void> {
   await dynamo
     .send(

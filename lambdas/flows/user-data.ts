@@ -1,9 +1,9 @@
 // Everything a user has, found from their partition and their prefix in the bucket: what an erasure deletes
-// and an export writes out (domain/erase.ts, domain/export.ts).
+// and an export writes out (flows/erase.ts, flows/export.ts).
 import { queryAll } from '../aws/dynamo';
 import { listKeys } from '../aws/s3';
-import { keys } from './keys';
-import { userKeyPrefix } from './files';
+import { keys } from '../entities/keys';
+import { userKeyPrefix } from '../entities/files';
 import { fileIdOfKey } from './uploads';
 
 export interface UserData {

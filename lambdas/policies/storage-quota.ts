@@ -8,7 +8,7 @@ import { conditionFailedItem, dynamo, isConditionFailed, tableName } from '../aw
 import { transactWrite, type TransactItem } from '../aws/transact';
 import { config } from '../shared/config';
 import { RateLimitedError, TooLargeError, UnavailableError } from '../shared/errors';
-import { keys } from './keys';
+import { keys } from '../entities/keys';
 import { consumeRateAnd } from './rate';
 
 const DAY_SECONDS = 86400;

@@ -1,10 +1,12 @@
 // An erased user's tokens: refused from the moment the Bot API's DELETE answers, for as long as any of them
-// could still be valid (a session and its realtime token live SESSION_TTL_SECONDS).
+// could still be valid (a session and its realtime token live SESSION_TTL_SECONDS); a request that reads its own
+// chat carries the check in that read (ownChat).
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo, tableName } from '../aws/dynamo';
+import { batchGet, dynamo, tableName } from '../aws/dynamo';
 import { config } from '../shared/config';
 import { UnauthenticatedError } from '../shared/errors';
-import { keys } from './keys';
+import { keys } from '../entities/keys';
+import { rejectChatAccess } from '../entities/chats';
 
 /** How long after the last token could expire the revocation is kept (clock skew, a slow request). */
 const MARGIN_SECONDS = 3600;
@@ -24,7 +26,19 @@ export async function isRevoked(userId: string): Promise<boolean> {
 
 export const erasedUserError = () => new UnauthenticatedError('This user has been erased; the token is no longer valid');
 
-/** Every request with a user's token asks this, where its scope says (lambdas/access; a send and a read mark ask it in their chat read: chats.ts ownChat). */
+/** Every request with a user's token asks this, where its scope says (lambdas/access; a send and a read mark ask it in their chat read: ownChat). */
 export async function assertNotRevoked(userId: string): Promise<void> {
   if (await isRevoked(userId)) throw erasedUserError();
 }
+
+/**
+ * The user's own chat, for a client request that writes to it (a send, a read mark; lambdas/access builds its
+ * scope with it): the chat and the request's erasure check in one strongly consistent BatchGetItem; 401 (erased),
+ * 403 or 404 otherwise.
+ */
+export async function ownChat(userId: string, chatId: string): Promise<Record<string, unknown>> {
+  const items = await batchGet([keys.chat(userId, chatId), keys.revokedUser(userId)], true);
+  if (items.some((i) => i.entity === 'revoked_user')) throw erasedUserError();
+  return items.find((i) => i.entity === 'chat') ?? (await rejectChatAccess(userId, chatId));
+}
+

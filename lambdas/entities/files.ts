@@ -1,15 +1,12 @@
 // Files: bytes in S3 under a key naming bot and user, a record in the table, URLs presigned at read time.
 import { randomBytes } from 'node:crypto';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { batchGet, dynamo, tableName } from '../aws/dynamo';
+import { dynamo, tableName } from '../aws/dynamo';
 import { deleteObject, presignedGetUrl, putObject, type Disposition } from '../aws/s3';
 import { config } from '../shared/config';
-import { ConflictError, InvalidInputError, ForbiddenError } from '../shared/errors';
 import { keys } from './keys';
 import { newUuid } from '../shared/ids';
-import type { FileType } from './limits';
-import { ALLOWED_MIME } from './file-signatures';
-import { isRetained, retentionWindow, type RetentionWindow } from './retention';
+import { ALLOWED_MIME, type FileType } from './file-types';
 
 export interface FileRecord {
   id: string;
@@ -21,7 +18,7 @@ export interface FileRecord {
   name: string;
   size: number;
   mime_type: string;
-  /** A direct upload is `pending` until its object lands and passes the checks (domain/uploads.ts). */
+  /** A direct upload is `pending` until its object lands and passes the checks (flows/uploads.ts). */
   status: FileStatus;
   /** Why a direct upload was rejected. */
   reason?: string;
@@ -31,9 +28,9 @@ export interface FileRecord {
    * (UNSENT_FILE_TTL_SECONDS), one rejected; once sent, its bot's retention (none when off).
    */
   ttl?: number;
-  /** A client upload: its size is in the user's storage quota until it is sent, rejected or removed (domain/storage-quota.ts). */
+  /** A client upload: its size is in the user's storage quota until it is sent, rejected or removed (policies/storage-quota.ts). */
   counted?: true;
-  /** When a message last attached it (the stream sets it, files-sent.ts): from then on its bot's retention keeps it. */
+  /** When a message last attached it (the stream sets it, flows/files-sent.ts): from then on its bot's retention keeps it. */
   sent_at?: string;
 }
 
@@ -141,24 +138,6 @@ export async function saveUpload(userId: string, botId: string, upload: Upload, 
     new PutCommand({ TableName: tableName(), Item: { ...keys.file(record.id), entity: 'file', ...record } }),
   );
   return record;
-}
-
-/**
- * Reads the files a message attaches; each must exist, have been uploaded by this user, and have passed its
- * checks (a direct upload still in flight is a 409, a rejected one a 400).
- */
-export async function getOwnedFiles(userId: string, ids: string[], w: RetentionWindow = retentionWindow({})): Promise<FileRecord[]> {
-  // Strongly consistent: a file uploaded a moment ago is attached at once.
-  const items = await batchGet(ids.map((id) => keys.file(id)), true);
-  const byId = new Map(items.map((item) => [item.id as string, item as unknown as FileRecord]));
-  return ids.map((id, i) => {
-    const file = byId.get(id);
-    if (!file || !isRetained(file, w)) throw new InvalidInputError(`files.${i}: no uploaded file has id ${id}`);
-    if (file.user_id !== userId) throw new ForbiddenError(`files.${i}: file ${id} was not uploaded by this user`);
-    if (file.status === 'pending') throw new ConflictError(`files.${i}: file ${id} is still uploading; send it once its status is uploaded`);
-    if (file.status === 'rejected') throw new InvalidInputError(`files.${i}: file ${id} was rejected: ${file.reason ?? 'it failed the checks'}`);
-    return file;
-  });
 }
 
 /**

@@ -6,7 +6,7 @@ import { sendToQueue } from '../aws/sqs';
 import { config, requireEnv } from '../shared/config';
 import { NotFoundError } from '../shared/errors';
 import { keys } from './keys';
-import { isPastTtl } from './retention';
+import { isPastTtl } from './expiry';
 
 export type TaskKind = 'erase' | 'export' | 'retention';
 export type TaskStatus = 'pending' | 'running' | 'completed' | 'failed';
@@ -23,7 +23,7 @@ export interface TaskRecord {
   /** An export's object in the bucket, and until when it can be downloaded. */
   download_key?: string;
   expires_at?: string;
-  /** Where a task that walks many items goes on from (retention: domain/retention-task.ts). */
+  /** Where a task that walks many items goes on from (retention: flows/retention-task.ts). */
   cursor?: string;
   /** A retention task: the retention_days it applies (0: off); another change of it supersedes the task. */
   retention_days?: number;

@@ -2,10 +2,10 @@
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, queryAll, tableName } from '../aws/dynamo';
 import { byCodeUnits } from '../shared/ids';
-import { rejectChatAccess } from './chats';
-import { keys } from './keys';
-import type { MessageItem } from './messages';
-import { isRetained, retainedFrom, retentionWindow, type RetentionWindow } from './retention';
+import { rejectChatAccess } from '../entities/chats';
+import { keys } from '../entities/keys';
+import type { MessageItem } from '../entities/messages';
+import { isRetained, retainedFrom, retentionWindow, type RetentionWindow } from '../policies/retention';
 
 export interface HistoryPage {
   limit: number;

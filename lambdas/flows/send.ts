@@ -1,15 +1,17 @@
-// Messages: their shape, and a send (no transaction: the chat moves from the stream; docs/architecture.md); history.ts reads them, edits.ts edits.
+// A send (no transaction: the chat moves from the stream; docs/architecture.md): the chat and the files it
+// attaches checked, the idempotency key claimed, the rate counted, the message put.
 import { createHash } from 'node:crypto';
+import { batchGet } from '../aws/dynamo';
 import { config } from '../shared/config';
-import { consumeRate, type RateLimit } from './rate';
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { conditionFailedItem, dynamo, isConditionFailed, tableName } from '../aws/dynamo';
-import type { ChatOwner } from './chats';
-import { claimKey, idempotencyKey, releaseKey } from './idempotency';
-import { keys } from './keys';
+import { ConflictError, ForbiddenError, InvalidInputError } from '../shared/errors';
 import { newMessageId } from '../shared/ids';
-import { getOwnedFiles, toFileJson, toStoredFile, type FileJson, type StoredFile } from './files';
-import { expiryOf, type Retained, type RetentionWindow } from './retention';
+import { keys } from '../entities/keys';
+import { toStoredFile, type FileRecord, type StoredFile } from '../entities/files';
+import { putMessage, toMessage, type Message, type MessageItem, type Sender } from '../entities/messages';
+import type { ChatOwner } from '../entities/chats';
+import { consumeRate, type RateLimit } from '../policies/rate';
+import { claimKey, idempotencyKey, releaseKey } from '../policies/idempotency';
+import { expiryOf, isRetained, retentionWindow, type Retained, type RetentionWindow } from '../policies/retention';
 
 /** A message to send, as either API gives it (files by id, linked files as stored). */
 export interface MessageInput {
@@ -19,23 +21,6 @@ export interface MessageInput {
   complete_files: StoredFile[];
   /** From client_message_id or the Idempotency-Key header. */
   idempotency_key?: string;
-}
-
-export type SenderType = 'incoming' | 'outcoming';
-export type Sender = 'user' | 'bot' | 'operator';
-
-export interface Message {
-  id: string;
-  chat_id: string;
-  content: string;
-  content_type: string;
-  sender_type: SenderType;
-  sender: Sender;
-  files: FileJson[] | null;
-  is_edited: boolean;
-  /** When the bot side last edited it (null: never): a client keeps the copy with the latest. */
-  edited_at: string | null;
-  created_at: string;
 }
 
 export interface NewMessage {
@@ -56,39 +41,6 @@ export interface NewMessage {
   idempotencyKey?: string;
   /** The bot's retention: the message expires that long after it was sent. */
   retention?: Retained;
-}
-
-/** The stored item, as the table (and the stream publisher) sees it. */
-export interface MessageItem extends Omit<Message, 'files' | 'edited_at'> {
-  /** Set by the first edit (absent until then). */
-  edited_at?: string;
-  user_id: string;
-  bot_id: string;
-  external_id?: string;
-  files: StoredFile[] | null;
-  webhook?: true;
-  /** Marks a message that attaches uploaded files, for the stream: they are then kept as its bot's retention says (files-sent.ts). */
-  attaches?: true;
-  /** The chat's counters and activity are the stream's to move (realtime/publish.ts); absent on older items. */
-  count_in_chat?: true;
-  /** When it expires (epoch seconds): its bot's retention; absent: kept for ever. */
-  ttl?: number;
-}
-
-export async function toMessage(item: MessageItem | Record<string, unknown>): Promise<Message> {
-  const m = item as MessageItem;
-  return {
-    id: m.id,
-    chat_id: m.chat_id,
-    content: m.content,
-    content_type: m.content_type,
-    sender_type: m.sender_type,
-    sender: m.sender,
-    files: m.files?.length ? await Promise.all(m.files.map(toFileJson)) : null,
-    is_edited: Boolean(m.is_edited),
-    edited_at: m.edited_at ?? null,
-    created_at: m.created_at,
-  };
 }
 
 /** What a send carries, hashed: a retry with the same idempotency key must carry the same message. */
@@ -127,26 +79,21 @@ function newItem(input: NewMessage, now: number): MessageItem {
 }
 
 /**
- * Puts the message if its key is free. A refused put whose item is this very message (an SDK retry of a put
- * whose reply was lost) is a success; another item under the key (two writers drawing the same id in one
- * millisecond) is `false`.
+ * Reads the files a message attaches; each must exist, have been uploaded by this user, and have passed its
+ * checks (a direct upload still in flight is a 409, a rejected one a 400).
  */
-async function putMessage(item: MessageItem): Promise<boolean> {
-  try {
-    await dynamo.send(
-      new PutCommand({
-        TableName: tableName(),
-        Item: { ...keys.message(item.user_id, item.chat_id, item.id), entity: 'message', ...item },
-        ConditionExpression: 'attribute_not_exists(pk)',
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      }),
-    );
-    return true;
-  } catch (err) {
-    if (!isConditionFailed(err)) throw err;
-    const old = conditionFailedItem(err);
-    return old?.created_at === item.created_at && old?.content === item.content && old?.sender === item.sender;
-  }
+export async function getOwnedFiles(userId: string, ids: string[], w: RetentionWindow = retentionWindow({})): Promise<FileRecord[]> {
+  // Strongly consistent: a file uploaded a moment ago is attached at once.
+  const items = await batchGet(ids.map((id) => keys.file(id)), true);
+  const byId = new Map(items.map((item) => [item.id as string, item as unknown as FileRecord]));
+  return ids.map((id, i) => {
+    const file = byId.get(id);
+    if (!file || !isRetained(file, w)) throw new InvalidInputError(`files.${i}: no uploaded file has id ${id}`);
+    if (file.user_id !== userId) throw new ForbiddenError(`files.${i}: file ${id} was not uploaded by this user`);
+    if (file.status === 'pending') throw new ConflictError(`files.${i}: file ${id} is still uploading; send it once its status is uploaded`);
+    if (file.status === 'rejected') throw new InvalidInputError(`files.${i}: file ${id} was rejected: ${file.reason ?? 'it failed the checks'}`);
+    return file;
+  });
 }
 
 /**

@@ -3,8 +3,8 @@
 // the same path, retries and ordering as messages). Calls in between are answered and cost one refused write.
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { conditionMet, dynamo, tableName } from '../aws/dynamo';
-import type { ChatOwner } from './chats';
-import { keys } from './keys';
+import type { ChatOwner } from '../entities/chats';
+import { keys } from '../entities/keys';
 
 /** At most one typing publication per chat and sender in this time; a client shows it for a few seconds. */
 export const TYPING_INTERVAL_MS = 2000;

@@ -1,13 +1,10 @@
-// Webhooks: the event a bot receives for each user message, its signature, and one delivery attempt (any event:
-// reminders are built in domain/reminders.ts).
-import { createHmac } from 'node:crypto';
+// The event a bot's webhook receives for each user message (built when it is delivered), and whether an event
+// about a chat may still go out; reminders are built in flows/reminders.ts, deliveries in adapters/webhooks.ts.
 import { batchGet } from '../aws/dynamo';
-import { config } from '../shared/config';
-import { keys } from './keys';
-import { toChat } from './chats';
-import { retainedUnread, retentionWindow, type Retained } from './retention';
-import { toMessage, type MessageItem } from './messages';
-import { postWebhook } from './webhook-target';
+import { keys } from '../entities/keys';
+import { toChat } from '../entities/chats';
+import { toMessage, type MessageItem } from '../entities/messages';
+import { retainedUnread, retentionWindow, type Retained } from '../policies/retention';
 
 /** What the dispatcher queues for a user message: enough to build the event later, without reading anything now. */
 export interface WebhookJob {
@@ -33,10 +30,6 @@ export interface WebhookEvent {
   user: WebhookUser;
   message: Awaited<ReturnType<typeof toMessage>>;
 }
-
-/** Hex HMAC-SHA256 of `<timestamp>.<body>` with the bot's webhook secret (docs/bot-api.md: how to verify). */
-export const signWebhook = (secret: string, timestamp: string, body: string): string =>
-  createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex');
 
 /**
  * An event's chat item and user, and whether the user was erased (its event is then never sent), in one
@@ -93,25 +86,3 @@ export async function buildWebhookEvent(job: WebhookJob, bot: Retained = {}): Pr
   };
 }
 
-export type DeliveryResult = { ok: true; status: number } | { ok: false; reason: string; refused?: boolean };
-
-/**
- * One POST with a short timeout, under the address rule (domain/webhook-target.ts); only a 2xx counts as
- * delivered. `refused`: the rule stopped it before any byte was sent, so a retry cannot help.
- */
-export async function deliver(url: string, secret: string, eventId: string, event: { event: string }): Promise<DeliveryResult> {
-  const body = JSON.stringify(event);
-  const timestamp = String(Math.floor(Date.now() / 1000));
-  const headers = {
-    'content-type': 'application/json',
-    'user-agent': 'nexus-webhooks/1',
-    'x-webhook-id': eventId,
-    'x-webhook-timestamp': timestamp,
-    'x-webhook-signature': signWebhook(secret, timestamp, body),
-  };
-  const { webhookTimeoutMs, webhookAllowLoopback } = config();
-  const r = await postWebhook(url, headers, body, webhookTimeoutMs, webhookAllowLoopback);
-  if ('status' in r) return r.status >= 200 && r.status < 300 ? { ok: true, status: r.status } : { ok: false, reason: `HTTP ${r.status}` };
-  if (r.refused) return { ok: false, reason: r.error.message, refused: true };
-  return { ok: false, reason: r.timedOut ? r.error.message : ((r.error as NodeJS.ErrnoException).code ?? r.error.message) };
-}

@@ -5,11 +5,11 @@
 // record or job never gives a second one. A read needs no write here: the firing checks it (docs/reminders.md).
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { conditionFailedItem, dynamo, isConditionFailed, tableName } from '../aws/dynamo';
-import { keys } from './keys';
-import { toChat } from './chats';
-import { retainedUnread, retentionWindow, type Retained } from './retention';
-import { toMessage, type MessageItem } from './messages';
-import { chatAndUser, type WebhookUser } from './webhooks';
+import { keys } from '../entities/keys';
+import { toChat } from '../entities/chats';
+import { retainedUnread, retentionWindow, type Retained } from '../policies/retention';
+import { toMessage, type MessageItem } from '../entities/messages';
+import { chatAndUser, type WebhookUser } from './webhook-events';
 
 /** What the dispatcher queues (delayed until the reminder is due) and the deliverer fires. */
 export interface ReminderJob {

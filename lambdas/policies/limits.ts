@@ -19,9 +19,3 @@ export const LIMITS = {
   historyDefault: 100,
   historyMax: 500,
 } as const;
-
-export const FILE_TYPES = ['photo', 'video', 'audio', 'voice', 'document'] as const;
-export type FileType = (typeof FILE_TYPES)[number];
-
-export const CONTENT_TYPES = ['text', ...FILE_TYPES] as const;
-export type ContentType = (typeof CONTENT_TYPES)[number];

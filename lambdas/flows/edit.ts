@@ -2,10 +2,10 @@
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, isConditionFailed, tableName } from '../aws/dynamo';
 import { ConflictError, ForbiddenError, NotFoundError } from '../shared/errors';
-import type { ChatOwner } from './chats';
-import { keys } from './keys';
-import { toMessage, type Message, type MessageItem } from './messages';
-import { isRetained, retentionWindow, type RetentionWindow } from './retention';
+import type { ChatOwner } from '../entities/chats';
+import { keys } from '../entities/keys';
+import { toMessage, type Message, type MessageItem } from '../entities/messages';
+import { isRetained, retentionWindow, type RetentionWindow } from '../policies/retention';
 
 export interface Edit {
   content: string;

@@ -2,18 +2,18 @@
 // webhook dispatcher sees the bot's record change on the stream and starts a `retention` task; the task worker
 // then sets (or, turned off, removes) the ttl of every message of the bot's chats and of every uploaded file
 // under its prefix in the bucket, page by page, from the bot's setting as it is when each page is done. Reads
-// already apply the new setting (domain/retention.ts); this makes DynamoDB's TTL, and through it S3, follow.
+// already apply the new setting (policies/retention.ts); this makes DynamoDB's TTL, and through it S3, follow.
 import { createHash } from 'node:crypto';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { batchGet, conditionMet, dynamo, queryAll, tableName } from '../aws/dynamo';
 import { listKeysPage } from '../aws/s3';
 import { config, TASK_TIME_MARGIN_MS } from '../shared/config';
-import { readBot } from './bots';
-import { botChatsPage } from './chats';
-import { botKeyPrefix, type FileRecord } from './files';
-import { keys, type Key } from './keys';
-import { expiryOf, type Retained } from './retention';
-import { completeTask, putTask, queueTask, saveTaskCursor, type TaskRecord } from './tasks';
+import { readBot } from '../entities/bots';
+import { botChatsPage } from '../entities/chats';
+import { botKeyPrefix, type FileRecord } from '../entities/files';
+import { keys, type Key } from '../entities/keys';
+import { expiryOf, type Retained } from '../policies/retention';
+import { completeTask, putTask, queueTask, saveTaskCursor, type TaskRecord } from '../entities/tasks';
 import { fileIdOfKey } from './uploads';
 
 /** Chats re-dated per page (each one Query of its messages, then an update per message whose ttl differs). */

@@ -1,8 +1,8 @@
 // What a file's first bytes must be: an upload declares a type and a MIME type, and the completion of a direct
-// upload (domain/uploads.ts) checks the bytes against them. Executables, scripts and pages are refused
+// upload (flows/uploads.ts) checks the bytes against them. Executables, scripts and pages are refused
 // whatever was declared: a browser could run them from the bucket's origin, and a visitor could download and
 // open them.
-import type { FileType } from './limits';
+import { ALLOWED_MIME, type FileType } from '../entities/file-types';
 
 /** The type a MIME type names when an upload declares none. */
 export function guessFileType(mime: string): FileType {
@@ -11,29 +11,6 @@ export function guessFileType(mime: string): FileType {
   if (mime.startsWith('audio/')) return 'audio';
   return 'document';
 }
-
-/** MIME types allowed for each declared type (lower case). No SVG or HTML anywhere: they can run scripts. */
-export const ALLOWED_MIME: Record<FileType, readonly string[]> = {
-  photo: ['image/jpeg', 'image/png', 'image/gif', 'image/webp', 'image/heic', 'image/heif', 'image/avif'],
-  video: ['video/mp4', 'video/quicktime', 'video/webm', 'video/3gpp'],
-  audio: ['audio/mpeg', 'audio/mp4', 'audio/aac', 'audio/ogg', 'audio/wav', 'audio/x-wav', 'audio/webm', 'audio/flac'],
-  voice: ['audio/ogg', 'audio/webm', 'audio/mp4', 'audio/mpeg', 'audio/aac', 'audio/wav'],
-  document: [
-    'application/pdf',
-    'text/plain',
-    'text/csv',
-    'application/zip',
-    'application/msword',
-    'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
-    'application/vnd.ms-excel',
-    'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
-    'application/vnd.ms-powerpoint',
-    'application/vnd.openxmlformats-officedocument.presentationml.presentation',
-    'application/rtf',
-    'application/vnd.oasis.opendocument.text',
-    'application/vnd.oasis.opendocument.spreadsheet',
-  ],
-};
 
 /** The MIME type without parameters, lower case. */
 const bare = (mime: string) => mime.split(';')[0].trim().toLowerCase();

@@ -3,11 +3,11 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, isConditionFailed, tableName } from '../aws/dynamo';
 import { transactWrite } from '../aws/transact';
-import type { StoredFile } from './files';
-import { keys } from './keys';
-import type { MessageItem } from './messages';
-import { expiryOf, type Retained } from './retention';
-import { releaseItem } from './storage-quota';
+import type { StoredFile } from '../entities/files';
+import { keys } from '../entities/keys';
+import type { MessageItem } from '../entities/messages';
+import { expiryOf, type Retained } from '../policies/retention';
+import { releaseItem } from '../policies/storage-quota';
 
 /**
  * Every uploaded file of the message, in parallel. Handled once however often the record comes: the first

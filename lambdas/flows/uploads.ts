@@ -7,13 +7,13 @@ import { batchWrite, dynamo, isConditionFailed, tableName } from '../aws/dynamo'
 import { copyObject, deleteObject, objectHead, presignedPost } from '../aws/s3';
 import { config } from '../shared/config';
 import { InvalidInputError } from '../shared/errors';
-import { newFileRecord, sealedKeyOf, toUploadJson, unsentExpiry, type FileRecord, type UploadJson } from './files';
+import { newFileRecord, sealedKeyOf, toUploadJson, unsentExpiry, type FileRecord, type UploadJson } from '../entities/files';
 import { transactWrite } from '../aws/transact';
-import { releaseItem } from './storage-quota';
-import { isRetained, retentionWindow, type RetentionWindow } from './retention';
-import { checkSignature, mimeAllowed } from './file-signatures';
-import { keys } from './keys';
-import type { FileType } from './limits';
+import { releaseItem } from '../policies/storage-quota';
+import { isRetained, retentionWindow, type RetentionWindow } from '../policies/retention';
+import { checkSignature, mimeAllowed } from '../policies/file-signatures';
+import { keys } from '../entities/keys';
+import type { FileType } from '../entities/file-types';
 
 /** How long the browser has to POST the bytes (the policy's expiration). */
 export const UPLOAD_POLICY_SECONDS = 600;

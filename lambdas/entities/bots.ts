@@ -1,0 +1,110 @@
+// Bots: their settings as stored, read by every request (cached per TTL), and the writes of the bot CLI's commands (flows/bot-admin.ts).
+import { GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo, queryAll, tableName } from '../aws/dynamo';
+import { config } from '../shared/config';
+import { keys } from './keys';
+import { TtlCache } from '../shared/cache';
+
+export interface Widget {
+  primary_color: string;
+  multiple_chats: boolean;
+  attachments: boolean;
+}
+
+export interface Bot {
+  id: string;
+  name: string;
+  client_key: string;
+  /** SHA-256 (hex) of the secret key; the key itself is shown once and never stored. */
+  secret_hash: string;
+  enabled: boolean;
+  client_api_enabled: boolean;
+  allowed_origins: string[];
+  widget: Widget;
+  /** Where user messages are POSTed (signed with webhook_secret); absent: no webhooks. */
+  webhook_url?: string;
+  webhook_secret?: string;
+  /** Identity verification: sessions with an external_id must prove it with HMAC-SHA256(identity_secret, external_id). */
+  identity_secret?: string;
+  /** With identity verification: refuse anonymous visitors (sessions without an external_id) too. */
+  require_identity?: boolean;
+  /** Replies left unread this long (1-900 s) give the webhook one chat.unread_reminder per burst; absent: off. */
+  unread_reminder_seconds?: number;
+  /** Messages and files are kept this many days (1-3650), then expire (policies/retention.ts); absent: for ever. */
+  retention_days?: number;
+  /** When retention_days was last set (even to the same value): each time, a retention task re-dates what is stored. */
+  retention_set_at?: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export const DEFAULT_WIDGET: Widget = { primary_color: '#2563eb', multiple_chats: false, attachments: true };
+
+const botCache = new TtlCache<Bot | undefined>(() => config().botCacheTtlMs);
+const clientKeyCache = new TtlCache<string | undefined>(() => config().botCacheTtlMs);
+
+function stripKeys(item: Record<string, unknown> | undefined): Bot | undefined {
+  if (!item) return undefined;
+  const { pk: _pk, sk: _sk, entity: _e, gsi1pk: _g1, gsi1sk: _g2, ...bot } = item;
+  return bot as unknown as Bot;
+}
+
+const botItem = (bot: Bot) => ({ ...keys.bot(bot.id), entity: 'bot', gsi1pk: keys.botsIndex, gsi1sk: bot.created_at, ...bot });
+
+export function getBot(botId: string): Promise<Bot | undefined> {
+  return botCache.get(botId, async () => {
+    const out = await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.bot(botId) }));
+    return stripKeys(out.Item);
+  });
+}
+
+export async function getBotByClientKey(clientKey: string): Promise<Bot | undefined> {
+  const botId = await clientKeyCache.get(clientKey, async () => {
+    const out = await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.clientKey(clientKey) }));
+    return out.Item?.bot_id as string | undefined;
+  });
+  return botId ? getBot(botId) : undefined;
+}
+
+/** Reads a bot without the cache (admin use). */
+export async function readBot(botId: string): Promise<Bot | undefined> {
+  const out = await dynamo.send(
+    new GetCommand({ TableName: tableName(), Key: keys.bot(botId), ConsistentRead: true }),
+  );
+  return stripKeys(out.Item);
+}
+
+export async function listBots(): Promise<Bot[]> {
+  const items = await queryAll({ IndexName: 'gsi1', KeyConditionExpression: 'gsi1pk = :p', ExpressionAttributeValues: { ':p': keys.botsIndex } });
+  return items.map((item) => stripKeys(item) as Bot);
+}
+
+/** A new bot and its client key's item, in one transaction: neither exists without the other. */
+export async function putNewBot(bot: Bot): Promise<void> {
+  await dynamo.send(
+    new TransactWriteCommand({
+      TransactItems: [
+        { Put: { TableName: tableName(), Item: botItem(bot), ConditionExpression: 'attribute_not_exists(pk)' } },
+        {
+          Put: {
+            TableName: tableName(),
+            Item: { ...keys.clientKey(bot.client_key), entity: 'client_key', bot_id: bot.id },
+            ConditionExpression: 'attribute_not_exists(pk)',
+          },
+        },
+      ],
+    }),
+  );
+}
+
+/** Replaces the bot with `next`; optimistic concurrency: the put only lands on the version read (its updated_at). */
+export async function replaceBot(next: Bot, readUpdatedAt: string): Promise<void> {
+  await dynamo.send(
+    new PutCommand({
+      TableName: tableName(),
+      Item: botItem(next),
+      ConditionExpression: 'updated_at = :read',
+      ExpressionAttributeValues: { ':read': readUpdatedAt },
+    }),
+  );
+}

@@ -1,0 +1,140 @@
+// The chats of a user and of a bot: a chat made (with its guards in one transaction), the lists with their unread
+// counters as the bot's retention leaves them, and each side's read.
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { batchGet, dynamo, queryAll, tableName } from '../aws/dynamo';
+import { ConflictError, NotFoundError } from '../shared/errors';
+import { config } from '../shared/config';
+import { transactWrite, type TransactItem } from '../aws/transact';
+import { byCodeUnits, newUuid } from '../shared/ids';
+import { keys } from '../entities/keys';
+import { botChatsPage, rejectChatAccess, storedInfo, toChat, type BotChatPage, type Chat, type ChatOwner, type NewChat } from '../entities/chats';
+import { decodeCursor, encodeCursor } from '../entities/chat-cursor';
+import { resetUnread } from '../entities/chat-activity';
+import { rateLimited, rateUpdate, type RateLimit } from '../policies/rate';
+import { retainedUnread, retentionWindow, type RetentionWindow } from '../policies/retention';
+
+export async function createChat({ userId, botId, externalId }: ChatOwner, input: NewChat): Promise<Chat> {
+  const now = new Date().toISOString();
+  const id = newUuid();
+  const chat: Chat = {
+    id,
+    name: input.name,
+    additional_info: input.additional_info ?? {},
+    image_url: input.image_url ?? null,
+    unread_msg_by_user: 0,
+    created_at: now,
+    updated_at: now,
+  };
+  const table = tableName();
+  const marker = { entity: 'chat_marker', chat_id: id, bot_id: botId };
+  const { chatsPerUser, chatsPerMinute } = config().limits;
+  const rate: RateLimit = { name: 'chats', subject: userId, perMinute: chatsPerMinute };
+  const rateItem = rateUpdate(rate);
+  const items: TransactItem[] = [
+    {
+      Put: {
+        TableName: table,
+        Item: {
+          ...keys.chat(userId, id),
+          entity: 'chat',
+          ...chat,
+          additional_info: storedInfo(chat.additional_info),
+          user_id: userId,
+          bot_id: botId,
+          external_id: externalId,
+          unread_msg_by_operator: 0,
+          last_read_at: null,
+          ...keys.chatActivity(botId, now, id),
+        },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    },
+    {
+      Put: {
+        TableName: table,
+        Item: { ...keys.chatPointer(id), entity: 'chat_pointer', chat_id: id, user_id: userId, bot_id: botId, external_id: externalId },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    },
+    { Put: { TableName: table, Item: { ...keys.chatStart(userId, id), ...marker } } },
+    { Put: { TableName: table, Item: { ...keys.chatEnd(userId, id), ...marker } } },
+  ];
+  // Guards ride in the same transaction: the user's chat count, then this minute's creation count.
+  const countAt = chatsPerUser > 0 ? items.length : -2;
+  if (chatsPerUser > 0) {
+    items.push({
+      Update: {
+        TableName: table,
+        Key: keys.userStats(userId),
+        UpdateExpression: 'SET entity = :entity ADD chats :one',
+        ConditionExpression: 'attribute_not_exists(chats) OR chats < :max',
+        ExpressionAttributeValues: { ':entity': 'user_stats', ':one': 1, ':max': chatsPerUser },
+      },
+    });
+  }
+  const rateAt = rateItem ? items.length : -2;
+  if (rateItem) items.push({ Update: rateItem });
+  const failed = await transactWrite(items);
+  if (failed === countAt) throw new ConflictError(`A user may have at most ${chatsPerUser} chats`);
+  if (failed === rateAt) throw rateLimited(rate);
+  if (failed >= 0) throw new Error(`chat ${id} collided with an existing item`); // UUIDs: not expected
+  return chat;
+}
+
+/**
+ * Every chat of the user, newest activity first; strongly consistent, so a chat just made is listed. Unread
+ * counters as the bot's retention leaves them (policies/retention.ts).
+ */
+export async function listChats(userId: string, w: RetentionWindow = retentionWindow({})): Promise<Chat[]> {
+  const items = await queryAll({
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :chat)',
+    ExpressionAttributeValues: { ':pk': keys.userPartition(userId), ':chat': keys.chatPrefix },
+    ConsistentRead: true,
+  });
+  const chats = await Promise.all(items.map(async (item) => ({ ...toChat(item), unread_msg_by_user: await retainedUnread(item, 'user', w) })));
+  return chats.sort((a, b) => byCodeUnits(b.updated_at, a.updated_at) || byCodeUnits(b.id, a.id));
+}
+
+/** The user's read (POST …/read) of its own chat, as its scope read it (ownChat): the reset (entities/chat-activity.ts resetUnread). */
+export async function markChatRead({ userId, chatId, chat }: { userId: string; chatId: string; chat: Record<string, unknown> }): Promise<void> {
+  if (!(await resetUnread(userId, chatId, 'user', chat.counted_seq))) await rejectChatAccess(userId, chatId);
+}
+
+/** The bot side's read: the operator has seen the user's messages (no event for the user). */
+export async function markChatReadByOperator(userId: string, chatId: string): Promise<void> {
+  const out = await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.chat(userId, chatId), ProjectionExpression: 'counted_seq', ConsistentRead: true }));
+  if (!out.Item || !(await resetUnread(userId, chatId, 'operator', out.Item.counted_seq))) throw new NotFoundError('Chat not found');
+}
+
+/**
+ * The bot's chats, newest activity first, one page; each with its user (one BatchGet for the page) and its
+ * unread counters as the bot's retention leaves them.
+ */
+export async function listBotChats(botId: string, limit: number, cursor?: string, w: RetentionWindow = retentionWindow({})): Promise<BotChatPage> {
+  const out = await botChatsPage(botId, { limit, newestFirst: true, start: cursor ? decodeCursor(cursor, botId) : undefined });
+  const items = out.Items ?? [];
+  const externalIds = [...new Set(items.map((i) => i.external_id as string | undefined).filter((e): e is string => !!e))];
+  const users = new Map((await batchGet(externalIds.map((e) => keys.user(botId, e)))).map((u) => [u.external_id as string, u]));
+  const chats = await Promise.all(
+    items.map(async (item) => {
+      const user = users.get(item.external_id as string);
+      const [byUser, byOperator] = await Promise.all([retainedUnread(item, 'user', w), retainedUnread(item, 'operator', w)]);
+      return {
+        ...toChat(item),
+        unread_msg_by_user: byUser,
+        unread_count: byOperator,
+        user: {
+          id: item.user_id as string,
+          external_id: (item.external_id as string | undefined) ?? null,
+          first_name: (user?.first_name as string) ?? '',
+          last_name: (user?.last_name as string) ?? '',
+        },
+      };
+    }),
+  );
+  const last = out.LastEvaluatedKey;
+  return {
+    chats,
+    next_cursor: encodeCursor(last),
+  };
+}
