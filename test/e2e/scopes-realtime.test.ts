@@ -12,7 +12,8 @@ import { CODES } from '../../lambdas/centrifuge/errors';
 import { handler as frameHandler } from '../../lambdas/realtime/default';
 import { closeUserConnections } from '../../lambdas/centrifuge/hub';
 import { botItems, newSession, userWithChat } from '../support/api';
-import { until, type RealtimeBlock } from '../support/realtime';
+import { until } from '../support/realtime';
+import { realtimeOf } from '../support/contract';
 import { updateBot } from '../../lambdas/flows/bot-admin';
 import { revokeUser } from '../../lambdas/policies/revocation';
 import { dynamo, queryAll, tableName } from '../../lambdas/aws/dynamo';
@@ -24,9 +25,9 @@ afterEach(() => sockets.splice(0).forEach((s) => s.close()));
 /** A user with a realtime block, the same bot's other user (their channel), and a raw socket of the user's. */
 async function world() {
   const me = await userWithChat();
-  const rt = (me.session as unknown as { realtime: RealtimeBlock }).realtime;
-  const neighbour = (await newSession(me.bot.client_key)) as unknown as { realtime: RealtimeBlock };
-  return { me, rt, neighbourChannel: neighbour.realtime.channel };
+  const rt = realtimeOf(me.session);
+  const neighbour = await newSession(me.bot.client_key);
+  return { me, rt, neighbourChannel: realtimeOf(neighbour).channel };
 }
 type World = Awaited<ReturnType<typeof world>>;
 
