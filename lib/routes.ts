@@ -1,10 +1,20 @@
 // The ONE route table: CDK makes one Lambda + route per entry, the local HTTP gateway serves the same entries.
 // `dynamodb`/`s3` list exactly the IAM actions a handler uses; CDK grants nothing else.
 import type { FunctionDef } from './function-def';
+import type { ScopeName } from '../lambdas/access/declarations';
 
 export * from './function-def';
 
-export interface RouteDef extends FunctionDef {
+/**
+ * Every entry point a request reaches declares its scope: which caller, and whether it reads, updates or creates
+ * (lambdas/access/declarations.ts). The handler is made for the same scope (lambdas/http/scoped.ts,
+ * lambdas/centrifuge/ws.ts), which builds it before the handler runs; test/e2e/scopes.test.ts walks this table.
+ */
+export interface Scoped {
+  scope: ScopeName;
+}
+
+export interface RouteDef extends FunctionDef, Scoped {
   method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
   /** API Gateway path template, e.g. /api/client/chats/{chat_id}/messages */
   path: string;
@@ -16,6 +26,7 @@ const BOT = '/api/bot';
 export const ROUTES: RouteDef[] = [
   {
     id: 'create_session',
+    scope: 'public',
     method: 'POST',
     path: `${CLIENT}/session`,
     entry: 'lambdas/client/create-session.ts',
@@ -26,6 +37,7 @@ export const ROUTES: RouteDef[] = [
   },
   {
     id: 'list_chats',
+    scope: 'session:read',
     method: 'GET',
     path: `${CLIENT}/chats`,
     entry: 'lambdas/client/list-chats.ts',
@@ -35,6 +47,7 @@ export const ROUTES: RouteDef[] = [
   },
   {
     id: 'create_chat',
+    scope: 'session:create',
     method: 'POST',
     path: `${CLIENT}/chats`,
     entry: 'lambdas/client/create-chat.ts',
@@ -43,6 +56,7 @@ export const ROUTES: RouteDef[] = [
   },
   {
     id: 'list_messages',
+    scope: 'session-chat:read',
     method: 'GET',
     path: `${CLIENT}/chats/{chat_id}/messages`,
     entry: 'lambdas/client/list-messages.ts',
@@ -53,6 +67,7 @@ export const ROUTES: RouteDef[] = [
   },
   {
     id: 'create_message',
+    scope: 'session-chat:create',
     method: 'POST',
     path: `${CLIENT}/chats/{chat_id}/messages`,
     entry: 'lambdas/client/create-message.ts',
@@ -63,6 +78,7 @@ export const ROUTES: RouteDef[] = [
   },
   {
     id: 'mark_read',
+    scope: 'session-chat:update',
     method: 'POST',
     path: `${CLIENT}/chats/{chat_id}/read`,
     entry: 'lambdas/client/mark-read.ts',
@@ -72,6 +88,7 @@ export const ROUTES: RouteDef[] = [
   },
   {
     id: 'upload_file',
+    scope: 'session:create',
     method: 'POST',
     path: `${CLIENT}/files`,
     entry: 'lambdas/client/upload-file.ts',
@@ -82,6 +99,7 @@ export const ROUTES: RouteDef[] = [
   {
     // A direct upload: a pending file and a presigned POST (the bytes go from the browser straight to S3).
     id: 'create_upload',
+    scope: 'session:create',
     method: 'POST',
     path: `${CLIENT}/files/uploads`,
     entry: 'lambdas/client/create-upload.ts',
@@ -92,6 +110,7 @@ export const ROUTES: RouteDef[] = [
   },
   {
     id: 'get_file',
+    scope: 'session:read',
     method: 'GET',
     path: `${CLIENT}/files/{file_id}`,
     entry: 'lambdas/client/get-file.ts',
@@ -103,6 +122,7 @@ export const ROUTES: RouteDef[] = [
   // Bot API: server to server, `Authorization: Bearer <secret_key>`; no session tokens involved.
   {
     id: 'bot_list_chats',
+    scope: 'bot',
     method: 'GET',
     path: `${BOT}/chats`,
     entry: 'lambdas/bot/list-chats.ts',
@@ -111,6 +131,7 @@ export const ROUTES: RouteDef[] = [
   },
   {
     id: 'bot_list_messages',
+    scope: 'bot-chat:read',
     method: 'GET',
     path: `${BOT}/chats/{chat_id}/messages`,
     entry: 'lambdas/bot/list-messages.ts',
@@ -119,6 +140,7 @@ export const ROUTES: RouteDef[] = [
   },
   {
     id: 'bot_create_message',
+    scope: 'bot-chat:create',
     method: 'POST',
     path: `${BOT}/chats/{chat_id}/messages`,
     entry: 'lambdas/bot/create-message.ts',
@@ -128,6 +150,7 @@ export const ROUTES: RouteDef[] = [
   {
     // A bot or operator edits its own message (a streamed answer); the stream publishes the new version.
     id: 'bot_edit_message',
+    scope: 'bot-chat:update',
     method: 'PATCH',
     path: `${BOT}/chats/{chat_id}/messages/{message_id}`,
     entry: 'lambdas/bot/edit-message.ts',
@@ -137,6 +160,7 @@ export const ROUTES: RouteDef[] = [
   {
     // The bot side is typing: one small item per chat and sender, published by the stream (at most every 2 s).
     id: 'bot_typing',
+    scope: 'bot-chat:create',
     method: 'POST',
     path: `${BOT}/chats/{chat_id}/typing`,
     entry: 'lambdas/bot/typing.ts',
@@ -144,6 +168,7 @@ export const ROUTES: RouteDef[] = [
   },
   {
     id: 'bot_mark_read',
+    scope: 'bot-chat:update',
     method: 'POST',
     path: `${BOT}/chats/{chat_id}/read`,
     entry: 'lambdas/bot/mark-read.ts',
@@ -151,6 +176,7 @@ export const ROUTES: RouteDef[] = [
   },
   {
     id: 'bot_upload_file',
+    scope: 'bot-chat:create',
     method: 'POST',
     path: `${BOT}/files`,
     entry: 'lambdas/bot/upload-file.ts',
@@ -159,6 +185,7 @@ export const ROUTES: RouteDef[] = [
   },
   {
     id: 'bot_create_upload',
+    scope: 'bot-chat:create',
     method: 'POST',
     path: `${BOT}/files/uploads`,
     entry: 'lambdas/bot/create-upload.ts',
@@ -168,6 +195,7 @@ export const ROUTES: RouteDef[] = [
   // A visitor's data on request (docs/user-data.md): find, erase (a background task), the task's state.
   {
     id: 'bot_find_user',
+    scope: 'bot',
     method: 'GET',
     path: `${BOT}/users`,
     entry: 'lambdas/bot/find-user.ts',
@@ -175,6 +203,7 @@ export const ROUTES: RouteDef[] = [
   },
   {
     id: 'bot_get_user',
+    scope: 'bot',
     method: 'GET',
     path: `${BOT}/users/{user_id}`,
     entry: 'lambdas/bot/get-user.ts',
@@ -183,6 +212,7 @@ export const ROUTES: RouteDef[] = [
   {
     // Revokes the user's tokens and closes its sockets at once; the task worker erases the rest.
     id: 'bot_delete_user',
+    scope: 'bot',
     method: 'DELETE',
     path: `${BOT}/users/{user_id}`,
     entry: 'lambdas/bot/delete-user.ts',
@@ -193,6 +223,7 @@ export const ROUTES: RouteDef[] = [
   },
   {
     id: 'bot_export_user',
+    scope: 'bot',
     method: 'POST',
     path: `${BOT}/users/{user_id}/export`,
     entry: 'lambdas/bot/export-user.ts',
@@ -202,6 +233,7 @@ export const ROUTES: RouteDef[] = [
   {
     // s3:GetObject: a completed export's presigned download URL.
     id: 'bot_get_task',
+    scope: 'bot',
     method: 'GET',
     path: `${BOT}/tasks/{task_id}`,
     entry: 'lambdas/bot/get-task.ts',
@@ -211,9 +243,9 @@ export const ROUTES: RouteDef[] = [
 ];
 
 /** Every request no route matches (the HTTP API's default route). */
-export const NOT_FOUND: FunctionDef = { id: 'not_found', entry: 'lambdas/client/not-found.ts', dynamodb: [] };
+export const NOT_FOUND: FunctionDef & Scoped = { id: 'not_found', scope: 'public', entry: 'lambdas/client/not-found.ts', dynamodb: [] };
 
-export interface WsRouteDef extends FunctionDef {
+export interface WsRouteDef extends FunctionDef, Scoped {
   routeKey: '$connect' | '$default' | '$disconnect';
   /** Replies to the client through the route response (no @connections call). */
   returnResponse?: boolean;
@@ -222,6 +254,7 @@ export interface WsRouteDef extends FunctionDef {
 export const WS_ROUTES: WsRouteDef[] = [
   {
     id: 'ws_connect',
+    scope: 'realtime:handshake',
     routeKey: '$connect',
     entry: 'lambdas/realtime/connect.ts',
     // GetItem: the user not erased; BatchWriteItem: the connection and the user's reference to it; Query: the
@@ -233,6 +266,7 @@ export const WS_ROUTES: WsRouteDef[] = [
   },
   {
     id: 'ws_default',
+    scope: 'realtime',
     routeKey: '$default',
     entry: 'lambdas/realtime/default.ts',
     // UpdateItem: the bind, a refresh and the socket's command counter; DeleteItem: an unsubscribe, and the
@@ -245,6 +279,7 @@ export const WS_ROUTES: WsRouteDef[] = [
   },
   {
     id: 'ws_disconnect',
+    scope: 'connection',
     routeKey: '$disconnect',
     entry: 'lambdas/realtime/disconnect.ts',
     // The connection, its subscription and the user's reference to it.

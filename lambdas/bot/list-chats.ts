@@ -1,12 +1,9 @@
 // GET /api/bot/chats: the bot's chats, newest activity first, paged with limit and cursor.
-import { httpHandler } from '../http/http';
-import { authenticateBot } from '../http/auth';
+import { scoped } from '../http/scoped';
 import { listBotChats } from '../flows/chats';
-import { retentionWindow } from '../policies/retention';
 import { botChatsPage } from '../http/params';
 
-export const handler = httpHandler(async (req) => {
-  const bot = await authenticateBot(req);
-  const { limit, cursor } = botChatsPage(req);
-  return { status: 200, body: await listBotChats(bot.id, limit, cursor, retentionWindow(bot)) };
-});
+export const handler = scoped('bot', { input: botChatsPage }, async ({ botId, window }, { limit, cursor }) => ({
+  status: 200,
+  body: await listBotChats(botId, limit, cursor, window),
+}));

@@ -1,10 +1,8 @@
 // The subset of the Centrifuge client protocol (JSON) that the `centrifuge` client needs: connect,
 // subscribe, unsubscribe, refresh (a new token before the connection's expires), pongs. One frame holds commands joined by "\n"; replies are joined the same way.
 // A command that fails throws; protocolError (./errors.ts) turns what happened into the client's code.
-import { openBotOfToken } from '../policies/bot-access';
-import { UnauthenticatedError } from '../shared/errors';
-import { verifyToken, type VerifiedClaims } from '../adapters/tokens';
-import { assertNotRevoked } from '../policies/revocation';
+import type { VerifiedClaims } from '../adapters/tokens';
+import { realtimeScope } from '../access/realtime';
 import { bindConnection, disconnectSocket, refreshConnection, subscribe, unsubscribe } from './hub';
 import { CODES, DisconnectError, protocolError } from './errors';
 import { meterCommands } from './limits';
@@ -36,13 +34,17 @@ interface FrameState {
   connected?: { userId: string; exp: number };
 }
 
+/**
+ * The protocol's commands and the scope each acts in: a connect or a refresh carries a realtime token, whose
+ * scope (lambdas/access/realtime.ts) is built before it acts; a subscribe or an unsubscribe acts for the user its
+ * connection was bound to by a connect (an erasure closes the connection and deletes its record). In the order a
+ * command naming several is taken as (the first of these it names).
+ */
+export const COMMANDS = { connect: 'realtime', subscribe: 'connection', unsubscribe: 'connection', refresh: 'realtime' } as const;
+type Method = keyof typeof COMMANDS;
+
 /** A realtime token, checked as a connect and a refresh check it. */
-async function checkedToken(token: unknown): Promise<VerifiedClaims> {
-  if (typeof token !== 'string' || token === '') throw new UnauthenticatedError('token required');
-  const claims = await verifyToken('realtime', token);
-  await Promise.all([openBotOfToken('realtime', claims.botId), assertNotRevoked(claims.userId)]);
-  return claims;
-}
+const checkedToken = async (token: unknown): Promise<VerifiedClaims> => (await realtimeScope('realtime', token)).claims;
 
 /** How long before its token expires a connection is asked to refresh (its getToken may take a session's round trip). */
 const REFRESH_LEAD_SECONDS = 30;
@@ -134,7 +136,7 @@ async function runFrame(connectionId: string, frame: string): Promise<string> {
       continue;
     }
     // The method the client means: the first of those we know, else the first it sent.
-    const method = ['connect', 'subscribe', 'unsubscribe', 'refresh'].find((m) => cmd[m] !== undefined) ?? methods[0];
+    const method = (Object.keys(COMMANDS) as Method[]).find((m) => cmd[m] !== undefined) ?? methods[0];
     try {
       replies.push({ id, ...(await run(state, cmd, method)) });
     } catch (err) {

@@ -1,5 +1,5 @@
 // POST /api/client/session: find or create the user by external_id and hand out a session token.
-import { httpHandler } from '../http/http';
+import { scoped } from '../http/scoped';
 import { parse } from '../http/validate';
 import { SessionBody } from '../http/params';
 import { assertClientApiOpen, assertIdentity } from '../policies/bot-access';
@@ -12,7 +12,8 @@ import { config } from '../shared/config';
 import { newUuid } from '../shared/ids';
 import { consumeRate } from '../policies/rate';
 
-export const handler = httpHandler(async (req) => {
+// Public: the client key names the bot; its switches, origins and identity rules are checked here.
+export const handler = scoped('public', async (_scope, _input, req) => {
   const body = parse(SessionBody, req.json());
   // Per IP, before any check that could be guessed at (client keys, identity hashes).
   await consumeRate({ name: 'sessions', subject: req.sourceIp(), perMinute: config().limits.sessionsPerIpPerMinute });

@@ -1,14 +1,11 @@
 // POST /api/client/files/uploads: a direct upload (up to MAX_UPLOAD_BYTES) → 201 with the pending file, the
 // presigned POST the browser sends its bytes with, and when that POST expires.
-import { httpHandler } from '../http/http';
-import { authenticate } from '../http/auth';
+import { scoped } from '../http/scoped';
 import { uploadBody } from '../http/params';
 import { checkUpload, createUpload, toTicketJson } from '../flows/uploads';
 import { withUploadAllowance } from '../policies/storage-quota';
 
-export const handler = httpHandler(async (req) => {
-  const { userId, botId } = await authenticate(req);
-  const input = uploadBody(req);
+export const handler = scoped('session:create', { input: uploadBody }, async ({ userId, botId }, input) => {
   // A refused declaration costs no upload of the minute's allowance, nor any of the storage quota.
   checkUpload(input);
   const ticket = await withUploadAllowance(userId, input.size, (counted) => createUpload(userId, botId, input, { counted }));

@@ -1,10 +1,5 @@
 // GET /api/client/chats: the caller's chats, newest activity first.
-import { httpHandler } from '../http/http';
-import { authenticateReader } from '../http/auth';
+import { scoped } from '../http/scoped';
 import { listChats } from '../flows/chats';
-import { retentionWindow } from '../policies/retention';
 
-export const handler = httpHandler(async (req) => {
-  const { userId, bot } = await authenticateReader(req);
-  return { status: 200, body: await listChats(userId, retentionWindow(bot)) };
-});
+export const handler = scoped('session:read', async ({ userId, window }) => ({ status: 200, body: await listChats(userId, window) }));

@@ -1,13 +1,10 @@
 // GET /api/client/chats/{chat_id}/messages: a page of history (limit, before, after), oldest first.
-import { httpHandler } from '../http/http';
-import { authenticateReader } from '../http/auth';
+import { scoped } from '../http/scoped';
 import { listMessages } from '../flows/history';
-import { retentionWindow } from '../policies/retention';
 import { toMessage } from '../entities/messages';
-import { chatIdParam, historyPage } from '../http/params';
+import { historyPage } from '../http/params';
 
-export const handler = httpHandler(async (req) => {
-  const { userId, bot } = await authenticateReader(req);
-  const items = await listMessages(userId, chatIdParam(req), historyPage(req), retentionWindow(bot));
+export const handler = scoped('session-chat:read', { input: historyPage }, async ({ userId, chatId, window }, page) => {
+  const items = await listMessages(userId, chatId, page, window);
   return { status: 200, body: await Promise.all(items.map(toMessage)) };
 });

@@ -12,7 +12,6 @@ import { decodeCursor, encodeCursor } from '../entities/chat-cursor';
 import { resetUnread } from '../entities/chat-activity';
 import { rateLimited, rateUpdate, type RateLimit } from '../policies/rate';
 import { retainedUnread, retentionWindow, type RetentionWindow } from '../policies/retention';
-import { ownChat } from '../policies/revocation';
 
 export async function createChat({ userId, botId, externalId }: ChatOwner, input: NewChat): Promise<Chat> {
   const now = new Date().toISOString();
@@ -96,9 +95,8 @@ export async function listChats(userId: string, w: RetentionWindow = retentionWi
   return chats.sort((a, b) => byCodeUnits(b.updated_at, a.updated_at) || byCodeUnits(b.id, a.id));
 }
 
-/** The user's read (POST …/read): its own chat (ownChat), then the reset (entities/chat-activity.ts resetUnread). */
-export async function markChatRead(userId: string, chatId: string): Promise<void> {
-  const chat = await ownChat(userId, chatId);
+/** The user's read (POST …/read) of its own chat, as its scope read it (ownChat): the reset (entities/chat-activity.ts resetUnread). */
+export async function markChatRead({ userId, chatId, chat }: { userId: string; chatId: string; chat: Record<string, unknown> }): Promise<void> {
   if (!(await resetUnread(userId, chatId, 'user', chat.counted_seq))) await rejectChatAccess(userId, chatId);
 }
 

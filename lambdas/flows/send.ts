@@ -12,7 +12,6 @@ import type { ChatOwner } from '../entities/chats';
 import { consumeRate, type RateLimit } from '../policies/rate';
 import { claimKey, idempotencyKey, releaseKey } from '../policies/idempotency';
 import { expiryOf, isRetained, retentionWindow, type Retained, type RetentionWindow } from '../policies/retention';
-import { ownChat } from '../policies/revocation';
 
 /** A message to send, as either API gives it (files by id, linked files as stored). */
 export interface MessageInput {
@@ -98,15 +97,15 @@ export async function getOwnedFiles(userId: string, ids: string[], w: RetentionW
 }
 
 /**
- * Sends without a transaction (docs/architecture.md "Sending a message"): the chat is checked (a client send;
- * the Bot API resolved it from its pointer), the idempotency key claimed with the message it stands for, the
- * rate counter moved, and the message put. The chat's activity and unread counter follow from the stream
- * (realtime/publish.ts) before the message is published. Refusals in the order they win: not the caller's
- * chat, a replayed key (even when now rate limited), the rate limit; a refused send leaves nothing behind.
+ * Sends without a transaction (docs/architecture.md "Sending a message") into a chat its caller's scope proved
+ * (lambdas/access: a client's own chat, read with the erasure check; a Bot API chat of the bot): the idempotency
+ * key claimed with the message it stands for, the rate counter moved, and the message put. The chat's activity
+ * and unread counter follow from the stream (realtime/publish.ts) before the message is published. Refusals in
+ * the order they win: a replayed key (even when now rate limited), the rate limit; a refused send leaves nothing
+ * behind.
  */
-export async function createMessage(input: NewMessage, chatVerified = false): Promise<Created> {
+export async function createMessage(input: NewMessage): Promise<Created> {
   const incoming = input.sender === 'user';
-  if (!chatVerified) await ownChat(input.userId, input.chatId);
   const rate: RateLimit = { name: 'messages', subject: input.userId, perMinute: incoming ? config().limits.messagesPerMinute : 0 };
   const now = Date.now();
   let item = newItem(input, now);
@@ -129,39 +128,41 @@ export async function createMessage(input: NewMessage, chatVerified = false): Pr
   return { item, created: true };
 }
 
-/** How a send is marked: for the webhook dispatcher, and the bot's retention (its settings). */
-export interface SendOptions {
-  webhook?: boolean;
-  bot: Retained;
+/** How the bot's settings mark its sends for the webhook dispatcher's stream filter (made once per request, with its scope). */
+export interface WebhookMarks {
+  /** A user message: the bot has a webhook (the filter spares the dispatcher every message of bots without one). */
+  userMessages: boolean;
+  /** A reply of the bot side: the bot has a webhook and unread reminders (the dispatcher schedules them). */
+  replies: boolean;
 }
 
-/** Sends a message into a chat of `owner` (client: the user; Bot API: the bot or an operator) → the Message. */
-export async function sendMessage(
-  owner: ChatOwner,
-  chatId: string,
-  body: MessageInput,
-  sender: Sender,
-  { webhook = false, bot }: SendOptions,
-): Promise<{ message: Message; created: boolean }> {
-  // A client send's chat (with its erasure check) and the files it attaches, read side by side; the chat's
-  // refusal wins (another user's chat is a 403 whatever its files). The Bot API resolved the chat from its pointer.
-  const [chat, files] = await Promise.allSettled([sender === 'user' && ownChat(owner.userId, chatId), getOwnedFiles(owner.userId, body.files, retentionWindow(bot))]);
-  if (chat.status === 'rejected') throw chat.reason;
-  if (files.status === 'rejected') throw files.reason;
-  const uploaded = files.value.map(toStoredFile);
-  const { item, created } = await createMessage(
-    {
-      ...owner,
-      chatId,
-      content: body.content,
-      content_type: body.content_type,
-      files: [...uploaded, ...body.complete_files],
-      sender,
-      webhook,
-      idempotencyKey: body.idempotency_key,
-      retention: bot,
-    },
-    true,
-  );
+export const webhookMarks = (bot: { webhook_url?: string; unread_reminder_seconds?: number }): WebhookMarks => ({
+  userMessages: Boolean(bot.webhook_url),
+  replies: Boolean(bot.webhook_url && bot.unread_reminder_seconds),
+});
+
+/** What a send needs of its request's scope: a chat the caller may write to, and what follows from the bot. */
+export interface SendScope {
+  owner: ChatOwner;
+  chatId: string;
+  bot: Retained;
+  window: RetentionWindow;
+  marks: WebhookMarks;
+}
+
+/** Sends a message into the scope's chat (client: the user; Bot API: the bot or an operator) → the Message. */
+export async function sendMessage(scope: SendScope, body: MessageInput, sender: Sender): Promise<{ message: Message; created: boolean }> {
+  const uploaded = (await getOwnedFiles(scope.owner.userId, body.files, scope.window)).map(toStoredFile);
+  const { item, created } = await createMessage({
+    ...scope.owner,
+    chatId: scope.chatId,
+    content: body.content,
+    content_type: body.content_type,
+    files: [...uploaded, ...body.complete_files],
+    sender,
+    webhook: sender === 'user' ? scope.marks.userMessages : scope.marks.replies,
+    idempotencyKey: body.idempotency_key,
+    retention: scope.bot,
+  });
   return { message: await toMessage(item), created };
 }

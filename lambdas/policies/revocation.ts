@@ -26,14 +26,15 @@ export async function isRevoked(userId: string): Promise<boolean> {
 
 export const erasedUserError = () => new UnauthenticatedError('This user has been erased; the token is no longer valid');
 
-/** Every request with a user's token asks this (a send asks it in its chat read: ownChat). */
+/** Every request with a user's token asks this, where its scope says (lambdas/access; a send and a read mark ask it in their chat read: ownChat). */
 export async function assertNotRevoked(userId: string): Promise<void> {
   if (await isRevoked(userId)) throw erasedUserError();
 }
 
 /**
- * The user's own chat, for a client request that writes to it (a send, a read): the chat and the request's
- * erasure check in one strongly consistent BatchGetItem; 401 (erased), 403 or 404 otherwise.
+ * The user's own chat, for a client request that writes to it (a send, a read mark; lambdas/access builds its
+ * scope with it): the chat and the request's erasure check in one strongly consistent BatchGetItem; 401 (erased),
+ * 403 or 404 otherwise.
  */
 export async function ownChat(userId: string, chatId: string): Promise<Record<string, unknown>> {
   const items = await batchGet([keys.chat(userId, chatId), keys.revokedUser(userId)], true);

@@ -4,27 +4,20 @@
 // protocol's connect command must then carry a token of the same user. Every socket is born here, so the
 // user's socket cap is kept here too: past it, the oldest sockets are closed (centrifuge/limits.ts).
 import { AppError } from '../shared/errors';
-import { verifyToken, type TokenClaims } from '../adapters/tokens';
-import { assertNotRevoked } from '../policies/revocation';
 import { recordConnection } from '../centrifuge/hub';
 import { enforceSocketCap, userSockets } from '../centrifuge/limits';
 import { DisconnectError } from '../centrifuge/errors';
-import { wsFields, type WsEvent, type WsResult } from '../centrifuge/ws';
+import { handshakeScoped, wsFields, type WsEvent, type WsResult } from '../centrifuge/ws';
 import { log } from '../shared/log';
 
-export async function handler(event: WsEvent): Promise<WsResult> {
-  const token = event.queryStringParameters?.token;
-  if (!token) return { statusCode: 401, body: 'A realtime token is required (?token=, as in the session\'s realtime.url)' };
-  let claims: TokenClaims;
-  try {
-    claims = await verifyToken('realtime', token);
-    await assertNotRevoked(claims.userId); // an erased user's token opens no socket
-  } catch (err) {
-    // Bad or expired: the handshake is refused; the client gets a fresh token (getToken) and reconnects.
-    if (err instanceof AppError && (err.kind === 'unauthenticated' || err.kind === 'token_expired')) return { statusCode: 401, body: err.message };
-    log('error', 'connect failed', wsFields(event), err);
-    return { statusCode: 500 };
-  }
+/** A token refused: bad, expired or an erased user's → 401 (the client gets a fresh token and reconnects). */
+function refused(err: unknown, event: WsEvent): WsResult {
+  if (err instanceof AppError && (err.kind === 'unauthenticated' || err.kind === 'token_expired')) return { statusCode: 401, body: err.message };
+  log('error', 'connect failed', wsFields(event), err);
+  return { statusCode: 500 };
+}
+
+export const handler = handshakeScoped(async ({ claims }, event) => {
   const connectionId = event.requestContext.connectionId;
   // The user's sockets are read beside the write (no added wait); this one, not among them yet, is the newest.
   const [, sockets] = await Promise.all([recordConnection(connectionId, claims), userSockets(claims.userId)]);
@@ -36,4 +29,4 @@ export async function handler(event: WsEvent): Promise<WsResult> {
     throw err;
   }
   return { statusCode: 200 };
-}
+}, refused);

@@ -1,8 +1,8 @@
 // WebSocket $disconnect (best effort on API Gateway): forget the connection and its subscription.
 import { removeConnection } from '../centrifuge/hub';
-import type { WsEvent, WsResult } from '../centrifuge/ws';
+import { wsScoped, type WsEvent, type WsResult } from '../centrifuge/ws';
 
-export async function handler(event: WsEvent): Promise<WsResult> {
+export const handler = wsScoped('connection', async (event: WsEvent): Promise<WsResult> => {
   await removeConnection(event.requestContext.connectionId);
   return { statusCode: 200 };
-}
+});

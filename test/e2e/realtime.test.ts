@@ -232,7 +232,7 @@ test('a socket subscribed is found by the next fan-out: the subscribers are read
 test('a bot turned off, or its client interface disabled, while a socket is open: nothing more is published to it', async () => {
   const { session, chatId, bot } = await userWithChat();
   const c = await live(realtimeOf(session));
-  const { item } = await createMessage(textMessage({ userId: session.user.id, botId: bot.id, chatId }, 'on'), true);
+  const { item } = await createMessage(textMessage({ userId: session.user.id, botId: bot.id, chatId }, 'on'));
   await c.waitFor((d) => d.data?.id === item.id);
   // The publisher itself, on a stream record of a reply (not counted: the chat stays as it is).
   const publishReply = async (n: number) => {

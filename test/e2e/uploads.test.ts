@@ -3,7 +3,8 @@
 // send does with a pending or rejected file, and how every file URL opens (media inline, the rest downloaded).
 import { call, userWithChat } from '../support/api';
 import { checkUpload, completeUpload, createUpload, getUserFile, type NewUpload } from '../../lambdas/flows/uploads';
-import { getOwnedFiles, sendMessage } from '../../lambdas/flows/send';
+import { getOwnedFiles, sendMessage, webhookMarks } from '../../lambdas/flows/send';
+import { retentionWindow } from '../../lambdas/policies/retention';
 import { dispositionOf, toUploadJson } from '../../lambdas/entities/files';
 import { listKeys, objectHead, putObject } from '../../lambdas/aws/s3';
 import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
@@ -56,7 +57,7 @@ test('a photo: pending with a presigned POST of at most 10 minutes; its object l
   // A second delivery of the event changes nothing.
   expect(await completeUpload(ticket.record.s3_key)).toMatchObject({ status: 'uploaded' });
   // It can be sent now.
-  const { message } = await sendMessage(o, o.chatId, { content: '', content_type: 'photo', files: [ticket.record.id], complete_files: [] }, 'user', { bot: {} });
+  const { message } = await sendMessage({ owner: o, chatId: o.chatId, bot: {}, window: retentionWindow({}), marks: webhookMarks({}) }, { content: '', content_type: 'photo', files: [ticket.record.id], complete_files: [] }, 'user');
   expect(message.files?.[0]).toMatchObject({ id: ticket.record.id, type: 'photo', size: PNG.length });
 });
 

@@ -94,7 +94,7 @@ async function setup(connectionId: string, failFirst: number, others: { id: stri
   }
   const { createMessage } = await import('../../lambdas/flows/send');
   const say = async (content: string) =>
-    (await createMessage(textMessage({ userId: user.id, botId: bot.id, chatId: chat.id }, content), true)).item;
+    (await createMessage(textMessage({ userId: user.id, botId: bot.id, chatId: chat.id }, content))).item;
   const { listChats } = await import('../../lambdas/flows/chats');
   const unread = async () => (await listChats(user.id))[0].unread_msg_by_user;
   return { say, unread };
