@@ -5,7 +5,7 @@
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { toMessage } from '../entities/messages';
+import { messageFromItem, toMessage } from '../entities/messages';
 import { toUploadJson, type FileRecord } from '../entities/files';
 import { countMessage, type CountedMessage } from '../entities/chat-activity';
 import { publish } from '../centrifuge/hub';
@@ -35,7 +35,7 @@ export async function publicationOf(record: DynamoDBRecord): Promise<Publication
   // A new message, or a new version of an edited one (a client replaces its copy: same id, later edited_at).
   if (item.entity === 'message' && (record.eventName === 'INSERT' || (record.eventName === 'MODIFY' && item.is_edited && item.edited_at !== old.edited_at))) {
     const counts = record.eventName === 'INSERT' && item.count_in_chat ? (item as CountedMessage) : undefined;
-    return to({ type: 'message', data: await toMessage(item) }, counts);
+    return to({ type: 'message', data: await toMessage(messageFromItem(item)) }, counts);
   }
   if (item.entity === 'typing' && (record.eventName === 'INSERT' || record.eventName === 'MODIFY')) {
     return to({ type: 'action', data: { action: 'typing', chat_id: item.chat_id, sender: item.sender } });
