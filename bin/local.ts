@@ -1,6 +1,6 @@
 // `npm start`: runs the whole service on this machine, no AWS account needed.
 import { startLocalStack } from '../lib/local/stack';
-import { LocalStackError } from '../lib/local/dynamodb';
+import { LocalStackError } from '../lib/local/process';
 import { localSettings } from '../lib/local/settings';
 
 async function main(): Promise<void> {

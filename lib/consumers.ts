@@ -10,6 +10,11 @@ export interface StreamConsumerDef extends FunctionDef {
   filters: Record<string, unknown>[];
   /** Records per invocation, on AWS and in the local poller. */
   batchSize: number;
+  /**
+   * How long records may be gathered before an invocation with fewer than batchSize of them
+   * (MaximumBatchingWindowInSeconds, on AWS and locally); none by default: records go out as soon as they are read.
+   */
+  batchingWindowSeconds?: number;
   /** Sized to a whole batch at its slowest: batchSize × the AWS calls made one after another per record. */
   timeoutSeconds: number;
   /**
@@ -29,6 +34,8 @@ export interface StreamConsumerDef extends FunctionDef {
 export const STREAM_DELIVERY = {
   /** Retries of a failing batch suffix before its records go to the dead-letter destination. */
   retryAttempts: 5,
+  /** A batch whose function throws is split in two and each half retried: a poison record ends up alone. */
+  bisectBatchOnFunctionError: true,
   maxRecordAgeSeconds: 3600,
   /**
    * One batch at a time per shard. More would reorder a channel's publications: AWS keeps order with a

@@ -119,8 +119,9 @@ export function streamConsumer(stack: StackParts, def: StreamConsumerDef, dlq: s
     new DynamoEventSource(stack.table, {
       startingPosition: lambda.StartingPosition[def.startingPosition],
       batchSize: def.batchSize,
+      ...(def.batchingWindowSeconds && { maxBatchingWindow: Duration.seconds(def.batchingWindowSeconds) }),
       parallelizationFactor: STREAM_DELIVERY.parallelizationFactor,
-      bisectBatchOnError: true,
+      bisectBatchOnError: STREAM_DELIVERY.bisectBatchOnFunctionError,
       retryAttempts: STREAM_DELIVERY.retryAttempts,
       maxRecordAge: Duration.seconds(STREAM_DELIVERY.maxRecordAgeSeconds),
       reportBatchItemFailures: true,

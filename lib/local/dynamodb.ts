@@ -2,9 +2,8 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
-import { dynamoDbLocalDir, LauncherError, launcherArgs, launcherClassDir } from './dynamodb-launcher';
-
-export class LocalStackError extends Error {}
+import { dynamoDbLocalDir, launcherArgs, launcherClassDir } from './dynamodb-launcher';
+import { LocalStackError, stopChild } from './process';
 
 /** Java 17+ must be on PATH; say so plainly when it is not. */
 export function assertJava(): void {
@@ -46,12 +45,7 @@ export async function startDynamoLocal(host: string, port: number, dataPath: str
   process.env.DDB_LOCAL_TELEMETRY = '0';
   const releaseDir = dynamoDbLocalDir();
   const jvmOptions = { JDK_JAVA_OPTIONS: process.env.JDK_JAVA_OPTIONS || DYNAMO_JVM_OPTIONS.join(' ') };
-  let classDir: string;
-  try {
-    classDir = await launcherClassDir(releaseDir, { ...process.env, ...jvmOptions });
-  } catch (err) {
-    throw err instanceof LauncherError ? new LocalStackError(err.message) : err;
-  }
+  const classDir = await launcherClassDir(releaseDir, { ...process.env, ...jvmOptions });
   const child = spawn('java', launcherArgs(releaseDir, classDir, host, port, dataPath), { cwd: releaseDir, env: { ...process.env, ...jvmOptions } });
   // This process may be killed outright (SIGKILL; or by tsx, which does that to a child that has not answered
   // a relayed SIGTERM within 30 ms), and the JVM cannot notice. A shell does: it reads a pipe that only this
@@ -97,16 +91,3 @@ export async function startDynamoLocal(host: string, port: number, dataPath: str
     stop: () => stopChild(child),
   };
 }
-
-export function stopChild(child: ChildProcess, graceMs = 3000): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
-    child.once('exit', () => {
-      clearTimeout(timer);
-      resolve();
-    });
-    child.kill('SIGTERM');
-  });
-}
-

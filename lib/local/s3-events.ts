@@ -1,16 +1,15 @@
 // S3 event notifications, locally: the emulator's object events (forwarded by lib/local/s3.ts) invoke the
-// function the stack subscribes to them, as S3 invokes it on AWS: asynchronously, with Lambda's retries
-// (ASYNC_DELIVERY), then the event written to the dead-letter folder. The emulator journals each event
-// (DATA_DIR/queues/s3-events.jsonl) before it answers the request; it is marked done once its invocation ends
-// (or at once when no function takes it): a restart invokes again those a crash cut.
-import { appendFileSync, mkdirSync } from 'node:fs';
+// function the stack subscribes to them, as S3 invokes it on AWS: asynchronously, run by the event-source runner
+// (event-source.ts: Lambda's two retries, then the invocation record to the on-failure destination, a dead-letter
+// file). The emulator journals each event (DATA_DIR/queues/s3-events.jsonl) before it answers the request; it
+// is marked done once its invocation ends (or at once when no function takes it): a restart invokes again those
+// a crash cut.
 import { join } from 'node:path';
 import type { S3Event } from 'aws-lambda';
 import { ASYNC_DELIVERY, type UPLOAD_COMPLETER } from '../consumers';
-import { handlerLoader } from './handlers';
+import { DeadLetters } from './dead-letters';
+import { EventSource } from './event-source';
 import { Journal } from './journal';
-
-type S3Handler = (event: S3Event) => Promise<void>;
 
 export interface S3Notifications {
   /** The journal the emulator writes each event to, before it is delivered. */
@@ -35,23 +34,10 @@ export function s3Notifications(o: {
   const journalFile = join(o.journalDir, 's3-events.jsonl');
   const journal = new Journal<S3Event>(journalFile, true);
   const cut = journal.pending();
-  const load = handlerLoader<S3Handler>(o.root);
-  const invoke = async (event: S3Event): Promise<void> => {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        return await (await load(o.def.entry))(event);
-      } catch (err) {
-        if (attempt >= ASYNC_DELIVERY.retryAttempts) {
-          mkdirSync(o.deadLetterDir, { recursive: true });
-          const file = join(o.deadLetterDir, `${o.def.id}.jsonl`);
-          appendFileSync(file, JSON.stringify({ at: new Date().toISOString(), function: o.def.id, error: String(err), event }) + '\n');
-          o.log(`${o.def.id}: gave up on an S3 event after ${attempt + 1} attempts; written to ${file}`);
-          return;
-        }
-        await new Promise((r) => setTimeout(r, (o.retryDelayMs ?? 1000) * (attempt + 1)));
-      }
-    }
-  };
+  const source = new EventSource(o.def, o.root, new DeadLetters(o.deadLetterDir, o.log), o.log);
+  // Lambda waits about a minute before the first retry and two before the second; locally a second, then two.
+  const policy = { ...ASYNC_DELIVERY, retryDelayMs: (retry: number) => (o.retryDelayMs ?? 1000) * (retry + 1) };
+  const invoke = (event: S3Event) => source.runAsync(event, o.def.id, policy);
   const start = (id: string, event: S3Event) => {
     const run = invoke(event)
       .then(() => journal.done(id))

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { appendFileSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import S3rver from '@20minutes/s3rver';
-import { LocalStackError, stopChild } from './dynamodb';
+import { LocalStackError, stopChild } from './process';
 import type { S3Event } from 'aws-lambda';
 import { startPostPolicyProxy } from './s3-post';
 

@@ -4,7 +4,8 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { LocalStackError, startDynamoLocal, type LocalDynamo } from './dynamodb';
+import { startDynamoLocal, type LocalDynamo } from './dynamodb';
+import { LocalStackError } from './process';
 import { startS3, type LocalS3 } from './s3';
 import { ensureTable } from './resources';
 import { startHttpGateway } from './http-gateway';

@@ -1,37 +1,48 @@
-// One stream consumer's queue in the local stack: the records of its shards in order, its event filters, its
-// handler invoked as Lambda's event source mapping does (batchItemFailures: retry from the first failed record,
-// bounded, with backoff; then the record to a dead-letter file), and its checkpoint moved after each batch.
-import { appendFileSync, mkdirSync } from 'node:fs';
-import { join } from 'node:path';
-import { handlerLoader } from './handlers';
-import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
+// One stream consumer in the local stack: the records of its shards in order, its event filters, its batches
+// (batch size and batching window from its declaration, one shard's records each, one batch at a time) run by the
+// event-source runner (event-source.ts: partial failures, bisect, retries, on-failure destination), and its
+// checkpoint moved after each batch.
+import type { DynamoDBRecord } from 'aws-lambda';
 import { STREAM_DELIVERY, type StreamConsumerDef } from '../consumers';
+import { EventSource, type StreamPolicy } from './event-source';
+import type { DeadLetters } from './dead-letters';
 import { matchesFilter } from './stream-records';
 import { seqAfter, type StreamCheckpoints } from './stream-checkpoints';
-
-type StreamHandler = (event: DynamoDBStreamEvent) => Promise<DynamoDBBatchResponse | void>;
-
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** A record as read from its shard; `mine` when it passes the consumer's filters. */
 interface Entry {
   record: DynamoDBRecord;
   shard: string;
   mine: boolean;
+  /** When it was read: the batching window counts from the first record waiting. */
+  readAt: number;
 }
+
+/** The mapping's settings for a consumer: STREAM_DELIVERY, as CDK declares it (lib/stack-functions.ts). */
+export const streamPolicy = (): StreamPolicy => ({
+  retryAttempts: STREAM_DELIVERY.retryAttempts,
+  maxRecordAgeSeconds: STREAM_DELIVERY.maxRecordAgeSeconds,
+  bisectBatchOnFunctionError: STREAM_DELIVERY.bisectBatchOnFunctionError,
+});
 
 export class ConsumerQueue {
   private pending: Entry[] = [];
   private running = false;
-  private handler?: Promise<StreamHandler>;
+  private readonly source: EventSource;
+  /** Cuts a batching window short: the stack stops, or a batch is full. */
+  private wakeWindow?: () => void;
+  private stopped = false;
 
   constructor(
     private readonly def: StreamConsumerDef,
-    private readonly root: string,
-    private readonly deadLetterDir: string,
+    root: string,
+    deadLetters: DeadLetters,
     private readonly checkpoints: StreamCheckpoints,
-    private readonly log: (line: string) => void,
-  ) {}
+    log: (line: string) => void,
+    private readonly policy: StreamPolicy = streamPolicy(),
+  ) {
+    this.source = new EventSource(def, root, deadLetters, log);
+  }
 
   /**
    * Every record read from the shard, in order. Those the filters leave out are queued too, untouched: once the
@@ -42,39 +53,53 @@ export class ConsumerQueue {
     const done = this.checkpoints.of(this.def.id, shard);
     const fresh = done === undefined ? records : records.filter((r) => seqAfter(r.dynamodb?.SequenceNumber as string, done));
     if (fresh.length === 0) return;
-    this.pending.push(...fresh.map((record) => ({ record, shard, mine: this.def.filters.some((f) => matchesFilter(f, record)) })));
+    const readAt = Date.now();
+    this.pending.push(...fresh.map((record) => ({ record, shard, mine: this.def.filters.some((f) => matchesFilter(f, record)), readAt })));
+    if (this.mineWaiting() >= this.def.batchSize) this.wakeWindow?.();
     if (!this.running) void this.drain();
   }
 
-  private load(): Promise<StreamHandler> {
-    this.handler ??= handlerLoader<StreamHandler>(this.root)(this.def.entry);
-    return this.handler;
+  /** Ends a batching window at once (the stack is stopping); the batch in hand still runs. */
+  stop(): void {
+    this.stopped = true;
+    this.wakeWindow?.();
+  }
+
+  private mineWaiting(): number {
+    return this.pending.reduce((n, e) => n + (e.mine ? 1 : 0), 0);
+  }
+
+  /**
+   * The batching window: with fewer records than a batch waiting, wait until the first of them has waited the
+   * window (MaximumBatchingWindowInSeconds). A window of 0 (the default) invokes at once.
+   */
+  private async batchingWindow(): Promise<void> {
+    const windowMs = (this.def.batchingWindowSeconds ?? 0) * 1000;
+    const first = this.pending.find((e) => e.mine);
+    if (!windowMs || !first || this.stopped || this.mineWaiting() >= this.def.batchSize) return;
+    const left = first.readAt + windowMs - Date.now();
+    if (left <= 0) return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, left);
+      this.wakeWindow = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+    this.wakeWindow = undefined;
   }
 
   private async drain(): Promise<void> {
     this.running = true;
     try {
       while (this.pending.length) {
+        await this.batchingWindow();
         const taken = this.take();
-        let batch = taken.filter((e) => e.mine).map((e) => e.record);
-        for (let attempt = 0; batch.length; attempt++) {
-          const failedAt = await this.invoke(batch);
-          if (failedAt < 0) break;
-          batch = batch.slice(failedAt);
-          const tooOld = batch[0].dynamodb?.ApproximateCreationDateTime
-            ? Date.now() / 1000 - batch[0].dynamodb.ApproximateCreationDateTime > STREAM_DELIVERY.maxRecordAgeSeconds
-            : false;
-          if (attempt >= STREAM_DELIVERY.retryAttempts || tooOld) {
-            // Like bisect-on-error + on-failure destination: give up on the failing record only.
-            this.deadLetter(batch[0]);
-            batch = batch.slice(1);
-            attempt = -1;
-            continue;
-          }
-          await sleep(Math.min(100 * 2 ** attempt, 2000));
-        }
+        const shard = taken[0].shard;
+        const batch = taken.filter((e) => e.mine).map((e) => e.record);
+        if (batch.length) await this.source.runStreamBatch(batch, shard, this.def.id, this.policy);
         // Handled or dead-lettered, every record taken: a restart resumes after them.
-        this.checkpoints.advance(this.def.id, new Map(taken.map((e) => [e.shard, e.record.dynamodb?.SequenceNumber as string])));
+        this.checkpoints.advance(this.def.id, new Map([[shard, taken[taken.length - 1].record.dynamodb?.SequenceNumber as string]]));
       }
     } finally {
       // Set in the same turn as the loop's last check: a record offered after it starts a new drain.
@@ -82,35 +107,18 @@ export class ConsumerQueue {
     }
   }
 
-  /** The next batch: up to batchSize records for the handler, with the records left out between them. */
+  /**
+   * The next batch: up to batchSize records of one shard for the handler, with the records left out between
+   * them. Shards are taken one after another, in the order they were read (a child shard after its parent).
+   */
   private take(): Entry[] {
+    const shard = this.pending[0].shard;
     let mine = 0;
     let n = 0;
-    while (n < this.pending.length && (mine < this.def.batchSize || !this.pending[n].mine)) {
+    while (n < this.pending.length && this.pending[n].shard === shard && (mine < this.def.batchSize || !this.pending[n].mine)) {
       if (this.pending[n].mine) mine++;
       n++;
     }
     return this.pending.splice(0, n);
-  }
-
-  /** Index of the first record to retry, or -1 when the whole batch is done. */
-  private async invoke(batch: DynamoDBRecord[]): Promise<number> {
-    try {
-      const res = await (await this.load())({ Records: batch });
-      const failed = new Set((res?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
-      if (failed.size === 0) return -1;
-      const index = batch.findIndex((r) => failed.has(r.dynamodb?.SequenceNumber ?? ''));
-      return index < 0 ? 0 : index; // an unknown identifier fails the whole batch, as Lambda does
-    } catch (err) {
-      this.log(`${this.def.id}: handler threw (${(err as Error).message}); retrying the batch`);
-      return 0;
-    }
-  }
-
-  private deadLetter(record: DynamoDBRecord): void {
-    mkdirSync(this.deadLetterDir, { recursive: true });
-    const file = join(this.deadLetterDir, `${this.def.id}.jsonl`);
-    appendFileSync(file, JSON.stringify({ at: new Date().toISOString(), consumer: this.def.id, record }) + '\n');
-    this.log(`${this.def.id}: gave up on record ${record.dynamodb?.SequenceNumber} after ${STREAM_DELIVERY.retryAttempts} retries; written to ${file}`);
   }
 }

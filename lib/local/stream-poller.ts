@@ -1,9 +1,11 @@
 // Reads DynamoDB Local's stream (DescribeStream / GetShardIterator / GetRecords, following new shards) and
-// hands every record to each consumer's queue (stream-consumer.ts: its filters, its handler invoked as Lambda
-// would, its retries and dead letters). Each consumer's position is kept in the data folder
-// (stream-checkpoints.ts): a restart resumes where it stopped.
+// hands every record to each consumer's queue (stream-consumer.ts: its filters and batches, run by the
+// event-source runner as Lambda's mapping would, with its retries and dead letters). Each consumer's position is
+// kept in the data folder (stream-checkpoints.ts): a restart resumes where it stopped.
 import { invocationEndListeners } from './handlers';
-import { ConsumerQueue, sleep } from './stream-consumer';
+import { ConsumerQueue } from './stream-consumer';
+import { sleep } from './event-source';
+import { DeadLetters } from './dead-letters';
 import { PollPacer } from './poll-pacer';
 import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import {
@@ -56,7 +58,8 @@ export async function startStreamPoller(o: StreamPollerOptions): Promise<StreamP
   const streamArn = table.Table?.LatestStreamArn;
   if (!streamArn) throw new Error(`table ${o.tableName} has no stream`);
   const checkpoints = new StreamCheckpoints(o.checkpointFile, streamArn, o.consumers.map((c) => c.id));
-  const queues = o.consumers.map((c) => new ConsumerQueue(c, o.root, o.deadLetterDir, checkpoints, o.log));
+  const deadLetters = new DeadLetters(o.deadLetterDir, o.log);
+  const queues = o.consumers.map((c) => new ConsumerQueue(c, o.root, deadLetters, checkpoints, o.log));
   const pacer = new PollPacer(o.idleMs ?? 10, o.maxIdleMs ?? 1000);
   const wake = () => pacer.wake();
   invocationEndListeners.add(wake);
@@ -206,6 +209,7 @@ export async function startStreamPoller(o: StreamPollerOptions): Promise<StreamP
   return {
     stop: async () => {
       stopped = true;
+      for (const q of queues) q.stop();
       invocationEndListeners.delete(wake);
       pacer.wake();
       await loop;

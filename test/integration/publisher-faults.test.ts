@@ -138,7 +138,8 @@ test('a record that keeps failing goes to the dead-letter file after the bounded
   await until(() => jsonLines(file).length > 0, 30_000, 'the dead-letter file');
   const lines = jsonLines(file);
   expect(lines).toHaveLength(1);
-  expect(lines[0].record.dynamodb.NewImage.id.S).toBe(doomed.id);
+  expect(lines[0].records[0].dynamodb.NewImage.id.S).toBe(doomed.id);
+  expect(lines[0].body.DDBStreamBatchInfo).toMatchObject({ batchSize: 1, startSequenceNumber: lines[0].records[0].dynamodb.SequenceNumber });
   // One first delivery and the bounded retries, each trying the post (the SDK adds its own retries).
   expect(attempts.get('broken=')).toBeGreaterThanOrEqual(STREAM_DELIVERY.retryAttempts + 1);
   expect(contents('broken=')).toEqual([]);
