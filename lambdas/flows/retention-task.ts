@@ -5,12 +5,12 @@
 // already apply the new setting (policies/retention.ts); this makes DynamoDB's TTL, and through it S3, follow.
 import { createHash } from 'node:crypto';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { batchGet, conditionMet, dynamo, queryAll, tableName } from '../aws/dynamo';
+import { conditionMet, dynamo, queryAll, tableName } from '../aws/dynamo';
 import { listKeysPage } from '../aws/s3';
 import { config, TASK_TIME_MARGIN_MS } from '../shared/config';
 import { readBot } from '../entities/bots';
 import { botChatsWalk, type ChatPageKey } from '../entities/chats';
-import { botKeyPrefix, type FileRecord } from '../entities/files';
+import { botKeyPrefix, readFiles } from '../entities/files';
 import { keys, type Key } from '../entities/keys';
 import { expiryOf, type Retained } from '../policies/retention';
 import { completeTask, putTask, queueTask, saveTaskCursor, type TaskRecord } from '../entities/tasks';
@@ -121,7 +121,7 @@ async function filesPage(botId: string, bot: Retained, token?: string): Promise<
   const page = await listKeysPage(botKeyPrefix(botId), token);
   // Once each: a direct upload's sealed copy and its upload key (not yet deleted) name the same file.
   const ids = [...new Set(page.keys.map(fileIdOfKey).filter((id): id is string => Boolean(id)))];
-  const records = (await batchGet(ids.map(keys.file), true)) as unknown as FileRecord[];
+  const records = await readFiles(ids, true);
   await inParallel(records, async (f) => {
     if (f.status === 'uploaded' && f.sent_at && needsTtl(bot, { ttl: f.ttl, created_at: f.sent_at })) await setTtl(keys.file(f.id), datedTtl(bot, f.sent_at), 'uploaded');
   });

@@ -6,7 +6,7 @@ import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { messageFromItem, toMessage } from '../entities/messages';
-import { toUploadJson, type FileRecord } from '../entities/files';
+import { fileFromItem, toUploadJson } from '../entities/files';
 import { countMessage, type CountedMessage } from '../entities/chat-activity';
 import { publish } from '../centrifuge/hub';
 import { userChannel } from '../centrifuge/channels';
@@ -42,7 +42,7 @@ export async function publicationOf(record: DynamoDBRecord): Promise<Publication
   }
   // A direct upload's record settled by its checks (its status changed).
   if (record.eventName === 'MODIFY' && item.entity === 'file' && (item.status === 'uploaded' || item.status === 'rejected') && item.status !== old.status) {
-    return to({ type: 'file', data: await toUploadJson(item as FileRecord) });
+    return to({ type: 'file', data: await toUploadJson(fileFromItem(item)) });
   }
   if (record.eventName === 'MODIFY' && item.entity === 'chat' && item.last_event === 'read') {
     return to({ type: 'action', data: { action: 'read', chat_id: item.id } });
