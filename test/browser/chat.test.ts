@@ -1,4 +1,5 @@
 // The chat page in real headless Chromium against the running local stack (with its echo bot).
+// `globalThis as any` inside page.evaluate: that code runs in the page, and this project's tsconfig has no DOM lib.
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,7 +9,7 @@ import { apiUrl, call, newBot } from '../support/api';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, tableName } from '../../lambdas/aws/dynamo';
 import { ROOT, stackEnv, startLocalProcess } from '../support/local-process';
-import { until } from '../support/realtime';
+import { until, untilTime } from '../support/wait';
 
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
 const OUT = join(ROOT, 'test-output');
@@ -281,8 +282,9 @@ test('a reply that arrives while its chat\'s history is on its way stays on scre
   await page.locator('.message.outcoming', { hasText: 'while loading' }).waitFor();
   release();
   await page.waitForResponse((r) => r.url().endsWith(`/chats/${firstChat}/messages`));
-  await page.waitForTimeout(200); // the page applies the history it got
-  expect(await page.locator('.message .text').allTextContents()).toEqual(['first chat', 'while loading']);
+  // The page applies the history it got, keeping the message that came meanwhile.
+  const shown = async () => JSON.stringify(await page.locator('.message .text').allTextContents());
+  await until(async () => (await shown()) === JSON.stringify(['first chat', 'while loading']), 15_000, 'the history with the message that came while it loaded');
 });
 
 test('a second tab of the same visitor shows a message sent from the first', async () => {
@@ -312,14 +314,19 @@ test('without realtime the page polls and still shows replies; it can be pointed
   try {
     const other = JSON.parse(readFileSync(join(dir, 'demo-bot.json'), 'utf8'));
     // The page of the main stack, pointed at the realtime-less stack through its query string.
-    const page = await openChat(await visitor(), `?api=${encodeURIComponent(stack.apiUrl)}&client_key=${other.client_key}`);
+    // The session's expiry as the stack gave it, seen on the way to the page.
+    const ctx = await visitor();
+    let expiresAt = '';
+    ctx.on('response', (r) => void (r.url().endsWith('/api/client/session') && r.json().then((b: { expires_at: string }) => (expiresAt = b.expires_at))));
+    const page = await openChat(ctx, `?api=${encodeURIComponent(stack.apiUrl)}&client_key=${other.client_key}`);
     await ready(page);
     expect(await page.locator('#status').textContent()).toBe('updates every few seconds');
     await sendText(page, 'polling works');
     await page.locator('.message.outcoming', { hasText: 'You said: polling works' }).waitFor({ timeout: 10_000 });
     // Once the session expires, the next call gets a 401: the page renews it with the stored external_id
     // and carries on in the same chat, with no error shown.
-    await new Promise((r) => setTimeout(r, 4500));
+    await until(() => expiresAt !== '', 15_000, 'the session response');
+    await untilTime(Date.parse(expiresAt) + 1000, 'the session to expire');
     await sendText(page, 'after renewal');
     await page.locator('.message.outcoming', { hasText: 'You said: after renewal' }).waitFor({ timeout: 10_000 });
     expect(await page.locator('.message .text').allTextContents()).toEqual([

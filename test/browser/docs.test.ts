@@ -1,5 +1,6 @@
 // /docs in real headless Chromium: Redoc, served by the local stack, renders docs/openapi.yaml's operations,
 // and the page asks nothing of any other origin.
+// `globalThis as any` inside page.evaluate: that code runs in the page, and this project's tsconfig has no DOM lib.
 import type { Browser } from 'playwright-core';
 import { launchChromium } from '../support/browser';
 import { apiUrl } from '../support/http';

@@ -1,6 +1,7 @@
 // The chat page's direct uploads in real headless Chromium against the running local stack: a phone-sized
 // photo goes straight to the S3 emulator with a progress bar and arrives in the chat; a file over the
 // maximum is refused with a readable message; an executable renamed .jpg is rejected by the checks, not sent.
+// `globalThis as any` inside page.evaluate: that code runs in the page, and this project's tsconfig has no DOM lib.
 import { mkdtempSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { SignJWT } from 'jose';
 import { call, clientEndpoints, userWithChat } from '../support/api';
+import { untilExpired } from '../support/wait';
 import { updateBot } from '../../lambdas/flows/bot-admin';
 
 const key = () => new TextEncoder().encode(readFileSync(process.env.JWT_SECRET_FILE as string, 'utf8').trim());
@@ -79,7 +80,7 @@ test('a token accepted while valid is refused once it expires, though it was ver
   const exp = Math.floor(Date.now() / 1000) + 3;
   const token = await forge(userId, bot.id, { exp });
   for (let i = 0; i < 3; i++) expect((await call('GET', '/api/client/chats', { token })).status).toBe(200);
-  await new Promise((r) => setTimeout(r, exp * 1000 - Date.now() + 50));
+  await untilExpired(exp);
   const late = await call('GET', '/api/client/chats', { token });
   expect(late.status).toBe(401);
   expect(late.body.error).toMatch(/expired/);

@@ -1,8 +1,9 @@
 // The Bot API over real HTTP: secret-key auth, chats with users and unread counts, history, replies that
 // reach the user (counter + realtime), operator read, bot uploads, cross-bot isolation, bad input.
-import { botItems, call, newBot, newSession, userWithChat, UUID } from '../support/api';
-import { liveClient } from '../support/realtime';
+import { botItems, call, newBot, newSession, streamPassed, userWithChat, UUID } from '../support/api';
+import { liveClient, until } from '../support/realtime';
 import { updateBot } from '../../lambdas/flows/bot-admin';
+import { realtimeOf } from '../support/contract';
 
 const bot = (method: string, path: string, secret: string, opts: Parameters<typeof call>[2] = {}) =>
   call(method, `/api/bot${path}`, { ...opts, headers: { ...opts.headers, authorization: `Bearer ${secret}` } });
@@ -40,15 +41,12 @@ test('list chats: newest activity first, with user and operator unread count, pa
   }
   // Activity: chat 0 gets two user messages last, so it comes first.
   for (const text of ['a', 'b']) await call('POST', `/api/client/chats/${made[0].chatId}/messages`, { token: made[0].token, json: { content: text } });
-  const eventually = async () => {
-    for (let i = 0; i < 50; i++) {
-      const res = await bot('GET', '/chats', secretKey);
-      if (res.body.chats?.[0]?.id === made[0].chatId && res.body.chats[0].unread_count === 2) return res;
-      await new Promise((r) => setTimeout(r, 50)); // gsi1 is eventually consistent
-    }
-    throw new Error('bot chat list did not settle');
-  };
-  const all = await eventually();
+  // gsi1 is eventually consistent, and the stream moves the activity a moment after the send.
+  let all!: Awaited<ReturnType<typeof bot>>;
+  await until(async () => {
+    all = await bot('GET', '/chats', secretKey);
+    return all.body.chats?.[0]?.id === made[0].chatId && all.body.chats[0].unread_count === 2;
+  }, 15_000, 'chat 0 first in the bot list with 2 unread');
   expect(all.status).toBe(200);
   expect(all.body.chats.map((c: any) => c.id)).toEqual([made[0].chatId, made[2].chatId, made[1].chatId]);
   expect(all.body.chats[0]).toEqual({
@@ -90,7 +88,7 @@ test('list chats: newest activity first, with user and operator unread count, pa
 
 test('a reply: 201 outcoming Message, unread_msg_by_user +1, in the history, and over realtime to the user', async () => {
   const { session, token, chatId, secretKey } = await userWithChat();
-  const live = await liveClient((session as any).realtime);
+  const live = await liveClient(realtimeOf(session));
   try {
     await call('POST', `/api/client/chats/${chatId}/messages`, { token, json: { content: 'hello bot' } });
     const reply = await bot('POST', `/chats/${chatId}/messages`, secretKey, { json: { content: 'hello human' } });
@@ -117,17 +115,14 @@ test('a reply: 201 outcoming Message, unread_msg_by_user +1, in the history, and
 test('operator read resets the bot side count only; the user sees no read action', async () => {
   const { session, token, chatId, secretKey } = await userWithChat();
   await call('POST', `/api/client/chats/${chatId}/messages`, { token, json: { content: 'unread by operator' } });
-  const live = await liveClient((session as any).realtime);
+  const live = await liveClient(realtimeOf(session));
   try {
     const read = await bot('POST', `/chats/${chatId}/read`, secretKey);
     expect(read).toMatchObject({ status: 200, body: { status: 'ok' } });
-    for (let i = 0; i < 50; i++) {
-      const list = await bot('GET', '/chats', secretKey);
-      if (list.body.chats[0]?.unread_count === 0) break;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    expect((await bot('GET', '/chats', secretKey)).body.chats[0].unread_count).toBe(0);
-    await new Promise((r) => setTimeout(r, 300));
+    await until(async () => (await bot('GET', '/chats', secretKey)).body.chats[0]?.unread_count === 0, 15_000, 'the operator side read');
+    // A read action would have been published before a later message of the chat.
+    const marker = await streamPassed(token, chatId);
+    await live.waitFor((d) => d.data?.id === marker.id);
     expect(live.publications.filter((d) => d.type === 'action')).toEqual([]);
   } finally {
     live.close();

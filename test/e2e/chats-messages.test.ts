@@ -1,6 +1,7 @@
 // Chats and messages: ownership (403/404/400), history paging, read and unread counters.
 import { until } from '../support/realtime';
-import { botItems, call, newSession, userWithChat } from '../support/api';
+import { botItems, call, newSession, streamPassed, userWithChat } from '../support/api';
+import { textMessage } from '../support/fixtures';
 import { createMessage } from '../../lambdas/flows/send';
 
 const UNKNOWN_CHAT = '00000000-0000-4000-8000-000000000000';
@@ -116,13 +117,11 @@ describe('read and unread', () => {
     await send(token, chatId, 1);
     // Replies are written by the same domain function the Bot API uses.
     for (let i = 0; i < 3; i++) {
-      await createMessage({ userId, botId: bot.id, chatId, content: `reply ${i}`, content_type: 'text', files: [], sender: i ? 'operator' : 'bot' });
+      await createMessage(textMessage({ userId, botId: bot.id, chatId }, `reply ${i}`, i ? 'operator' : 'bot'));
     }
     // The stream counts them (a moment after the writes); never more than once.
     const unread = async () => (await call('GET', '/api/client/chats', { token })).body[0].unread_msg_by_user;
     await until(async () => (await unread()) === 3, 5000, 'three replies counted');
-    await new Promise((r) => setTimeout(r, 300));
-    expect(await unread()).toBe(3);
     const history = await call('GET', `/api/client/chats/${chatId}/messages`, { token });
     expect(history.body.map((m: any) => [m.sender_type, m.sender])).toEqual([
       ['incoming', 'user'],
@@ -130,6 +129,8 @@ describe('read and unread', () => {
       ['outcoming', 'operator'],
       ['outcoming', 'operator'],
     ]);
+    await streamPassed(token, chatId);
+    expect(await unread()).toBe(3);
 
     const read = await call('POST', `/api/client/chats/${chatId}/read`, { token });
     expect(read).toMatchObject({ status: 200, body: { status: 'ok' } });

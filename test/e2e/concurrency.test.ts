@@ -2,6 +2,7 @@
 // realtime subscriber gets every message of its own channel and nothing else.
 import { call, newBot, newSession } from '../support/api';
 import { liveClient, until, type LiveClient } from '../support/realtime';
+import { realtimeOf } from '../support/contract';
 
 const USERS = 10;
 const EACH = 10;
@@ -13,7 +14,7 @@ test(`${USERS} users × ${EACH} messages, each answered by the bot, all at once`
     Array.from({ length: USERS }, async (_, u) => {
       const s = await newSession(bot.client_key, { external_id: `load-${u}` });
       const chat = await call('POST', '/api/client/chats', { token: s.session_token, json: { name: `load ${u}` } });
-      const live: LiveClient = await liveClient((s as any).realtime);
+      const live: LiveClient = await liveClient(realtimeOf(s));
       return { token: s.session_token, chatId: chat.body.id as string, live, ids: [] as string[] };
     }),
   );
@@ -43,12 +44,11 @@ test(`${USERS} users × ${EACH} messages, each answered by the bot, all at once`
       expect(got.every((p) => p.data.chat_id === u.chatId)).toBe(true);
     }
     // The bot side agrees: every chat has EACH unread user messages.
-    for (let i = 0; i < 50; i++) {
+    const settled = async () => {
       const list = await call('GET', '/api/bot/chats?limit=50', { headers: auth });
-      if (list.body.chats.length === USERS && list.body.chats.every((c: any) => c.unread_count === EACH)) return;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    throw new Error('the bot chat list never showed every unread count');
+      return list.body.chats.length === USERS && list.body.chats.every((c: any) => c.unread_count === EACH);
+    };
+    await until(settled, 15_000, 'the bot chat list to show every unread count');
   } finally {
     for (const u of users) u.live.close();
   }

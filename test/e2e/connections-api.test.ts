@@ -4,6 +4,7 @@
 import { connect, type Socket } from 'node:net';
 import { userWithChat } from '../support/api';
 import { liveClient, until, type LiveClient } from '../support/realtime';
+import { realtimeOf } from '../support/contract';
 
 const clients: LiveClient[] = [];
 afterAll(() => clients.forEach((c) => c.close()));
@@ -50,7 +51,7 @@ async function rawConnection() {
 /** A subscribed client, its connection id, and a Centrifuge push frame for its channel. */
 async function subscriber() {
   const { session } = await userWithChat();
-  const rt = (session as any).realtime;
+  const rt = realtimeOf(session);
   // The frames below are the test's own, posted through the @connections API: not the service's publications.
   const c = await liveClient(rt, {}, false);
   clients.push(c);

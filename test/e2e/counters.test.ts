@@ -1,11 +1,12 @@
 // Unread counters and activity, moved by the stream after a send (no transaction): exact under concurrency, once
 // per stream record, right when a read races a reply, and already visible when the socket has the publication.
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { call, userWithChat } from '../support/api';
+import { call, streamPassed, userWithChat } from '../support/api';
 import { liveClient, until } from '../support/realtime';
-import { countMessage, resetUnread } from '../../lambdas/entities/chat-activity';
+import { countMessage, resetUnread, type CountedMessage } from '../../lambdas/entities/chat-activity';
 import { dynamo, tableName } from '../../lambdas/aws/dynamo';
 import { keys } from '../../lambdas/entities/keys';
+import { realtimeOf } from '../support/contract';
 
 const bot = (method: string, path: string, secretKey: string, json?: unknown) =>
   call(method, `/api/bot${path}`, { headers: { authorization: `Bearer ${secretKey}` }, json });
@@ -14,7 +15,7 @@ const chatItem = async (userId: string, chatId: string) =>
 
 test('20 replies sent at once: once the socket has them all, unread_msg_by_user is 20 on both APIs; a read makes it 0', async () => {
   const { session, token, chatId, secretKey } = await userWithChat();
-  const live = await liveClient((session as any).realtime);
+  const live = await liveClient(realtimeOf(session));
   try {
     const replies = await Promise.all(Array.from({ length: 20 }, (_, i) => bot('POST', `/chats/${chatId}/messages`, secretKey, { content: `r${i}` })));
     expect(replies.every((r) => r.status === 201)).toBe(true);
@@ -26,8 +27,8 @@ test('20 replies sent at once: once the socket has them all, unread_msg_by_user 
     await call('POST', `/api/client/chats/${chatId}/read`, { token });
     await live.waitFor((p) => p.type === 'action' && p.data.action === 'read' && p.data.chat_id === chatId);
     expect((await call('GET', '/api/client/chats', { token })).body[0].unread_msg_by_user).toBe(0);
-    // Nothing counted late: a moment later it is still 0.
-    await new Promise((r) => setTimeout(r, 300));
+    // Nothing counted late: once the stream is past a later message, it is still 0.
+    await streamPassed(token, chatId);
     expect((await call('GET', '/api/client/chats', { token })).body[0].unread_msg_by_user).toBe(0);
   } finally {
     live.close();
@@ -37,7 +38,7 @@ test('20 replies sent at once: once the socket has them all, unread_msg_by_user 
 test('a reply to the older of two chats: once the socket has it, that chat is first in the list, counted', async () => {
   const { session, token, chatId: older, secretKey } = await userWithChat();
   const newer = (await call('POST', '/api/client/chats', { token, json: { name: 'newer' } })).body.id;
-  const live = await liveClient((session as any).realtime);
+  const live = await liveClient(realtimeOf(session));
   try {
     const reply = await bot('POST', `/chats/${older}/messages`, secretKey, { content: 'back to you' });
     await live.waitFor((p) => p.type === 'message' && p.data.id === reply.body.id);
@@ -54,7 +55,7 @@ test('a reply to the older of two chats: once the socket has it, that chat is fi
 
 test('a read racing replies: in the end the counter is exactly the replies sent after the read', async () => {
   const { session, token, chatId, secretKey, userId } = await userWithChat();
-  const live = await liveClient((session as any).realtime);
+  const live = await liveClient(realtimeOf(session));
   try {
     const sends = Array.from({ length: 10 }, (_, i) => bot('POST', `/chats/${chatId}/messages`, secretKey, { content: `r${i}` }));
     const read = call('POST', `/api/client/chats/${chatId}/read`, { token });
@@ -70,9 +71,12 @@ test('a read racing replies: in the end the counter is exactly the replies sent 
   }
 });
 
+/** A message of one chat as the stream hands it to countMessage: a reply unless said otherwise. */
+const messageOf = (userId: string, botId: string, chatId: string) => (created_at: string, sender_type: CountedMessage['sender_type'] = 'outcoming'): CountedMessage => ({ user_id: userId, bot_id: botId, chat_id: chatId, created_at, sender_type });
+
 test('countMessage: once per stream record, and a message older than the last read moves the activity only', async () => {
   const { token, chatId, userId, bot: b } = await userWithChat();
-  const message = (created_at: string) => ({ user_id: userId, bot_id: b.id, chat_id: chatId, created_at, sender_type: 'outcoming' as const });
+  const message = messageOf(userId, b.id, chatId);
   const unread = async () => (await call('GET', '/api/client/chats', { token })).body[0].unread_msg_by_user;
   // Sequence numbers far above the stack's own (its stream counts from the start of this run); times after
   // the chat's creation (its first activity).
@@ -100,7 +104,7 @@ test('countMessage: once per stream record, and a message older than the last re
 
 test('countMessage: two sends counted in the other order than their times: both counted, the activity stays at the newer one', async () => {
   const { token, chatId, userId, bot: b } = await userWithChat();
-  const message = (created_at: string) => ({ user_id: userId, bot_id: b.id, chat_id: chatId, created_at, sender_type: 'outcoming' as const });
+  const message = messageOf(userId, b.id, chatId);
   const newer = new Date(Date.now() + 2000).toISOString();
   const older = new Date(Date.now() + 1000).toISOString();
   await countMessage(message(newer), '9'.repeat(30) + '1');
@@ -116,7 +120,7 @@ test('countMessage: two sends counted in the other order than their times: both 
 
 test('a read beaten by a message counted between its look at the chat and its write does not lose it: the counter stays the messages after the stored last read', async () => {
   const { token, chatId, userId, bot: b } = await userWithChat();
-  const message = (created_at: string, sender_type: 'incoming' | 'outcoming' = 'outcoming') => ({ user_id: userId, bot_id: b.id, chat_id: chatId, created_at, sender_type });
+  const message = messageOf(userId, b.id, chatId);
   const counted = async () => (await chatItem(userId, chatId)).counted_seq;
   // Unbeaten: the read takes the time it was given.
   const readAt = Date.now();

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { ROOT, stackEnv, startLocalProcess, type LocalProcess } from '../support/local-process';
 import { call } from '../support/api';
 import { startReceiver } from '../support/receiver';
+import type { BotChatPage, Message } from '../support/contract';
 import { liveClient, until, type LiveClient } from '../support/realtime';
 
 jest.setTimeout(240_000);
@@ -109,12 +110,12 @@ test('SIGKILL of the whole stack under load, restart on the same data folder: no
   expect(stack?.output()).toMatch(/webhooks: [1-9]\d* message\(s\) not yet handled before the last stop/);
 
   // Every chat's counters equal its history: the user's unread replies, the operator's unread user messages.
-  const history = new Map<string, any[]>();
+  const history = new Map<string, Message[]>();
   const miscounted = async () => {
-    const botChats = (await call('GET', '/api/bot/chats?limit=200', { base, headers: bot })).body.chats as any[];
+    const botChats = (await call<BotChatPage>('GET', '/api/bot/chats?limit=200', { base, headers: bot })).body.chats;
     const wrong: string[] = [];
     for (const c of chats) {
-      const messages = (await call('GET', `/api/client/chats/${c.chatId}/messages?limit=500`, { base, token: c.token })).body as any[];
+      const messages = (await call<Message[]>('GET', `/api/client/chats/${c.chatId}/messages?limit=500`, { base, token: c.token })).body;
       history.set(c.chatId, messages);
       const outcoming = messages.filter((m) => m.sender_type === 'outcoming').length;
       const user = (await call('GET', '/api/client/chats', { base, token: c.token })).body[0].unread_msg_by_user;

@@ -4,6 +4,7 @@
 import { botItems, call, userWithChat, UUID } from '../support/api';
 import { liveClient, until } from '../support/realtime';
 import { listKeys } from '../../lambdas/aws/s3';
+import { realtimeOf } from '../support/contract';
 
 const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(6 * 1024 * 1024, 7)]);
 // An executable (a Windows PE starts "MZ") under a photo's name and type.
@@ -29,7 +30,7 @@ async function settledFile(token: string, id: string) {
 
 test('a 6 MB photo: 201 pending with a presigned POST; the bytes go to S3; the file settles uploaded, is published and can be sent', async () => {
   const u = await userWithChat();
-  const live = await liveClient((u.session as any).realtime);
+  const live = await liveClient(realtimeOf(u.session));
   try {
     const res = await call('POST', '/api/client/files/uploads', { token: u.token, json: { name: 'IMG_0001.PNG', size: PNG.length, mime_type: 'image/PNG' } });
     expect(res.status).toBe(201);

@@ -13,6 +13,7 @@ import { eraseUser } from '../../lambdas/flows/erase';
 import { readTask } from '../../lambdas/entities/tasks';
 import { queryAll } from '../../lambdas/aws/dynamo';
 import { keys } from '../../lambdas/entities/keys';
+import { realtimeOf } from '../support/contract';
 
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
 
@@ -102,7 +103,7 @@ describe('erasing a user', () => {
     const keep = await newSession(b.client_key, { external_id: 'keep-me' });
     const keptChat = (await call('POST', '/api/client/chats', { token: keep.session_token, json: { name: 'stay' } })).body.id;
     await call('POST', `/api/client/chats/${keptChat}/messages`, { token: keep.session_token, json: { content: 'still here' } });
-    const live = await liveClient((s as any).realtime);
+    const live = await liveClient(realtimeOf(s));
     closers.push(() => live.close());
     let disconnected: { code: number; reason: string } | undefined;
     live.client.on('disconnected', (ctx) => (disconnected = ctx));

@@ -20,7 +20,7 @@ beforeAll(async () => {
 function expectClean(res: { status: number; body: unknown }, what: string): void {
   if (res.status >= 500) throw new Error(`${what} → ${res.status} ${JSON.stringify(res.body)}`);
   if (res.status >= 400) {
-    const ok = typeof res.body === 'object' && res.body !== null && Object.keys(res.body).join() === 'error' && typeof (res.body as any).error === 'string';
+    const ok = typeof res.body === 'object' && res.body !== null && Object.keys(res.body).join() === 'error' && typeof (res.body as { error?: unknown }).error === 'string';
     if (!ok) throw new Error(`${what} → ${res.status} without a JSON {error}: ${JSON.stringify(res.body)}`);
   }
 }

@@ -1,5 +1,5 @@
 // Idempotent sends: client_message_id (or Idempotency-Key) makes a retried send return the first message.
-import { botItems, call, userWithChat } from '../support/api';
+import { botItems, call, streamPassed, userWithChat } from '../support/api';
 import { until } from '../support/realtime';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, tableName } from '../../lambdas/aws/dynamo';
@@ -79,7 +79,7 @@ test('the Bot API is idempotent too, in its own scope', async () => {
   // The reply counted once (by the stream, a moment after the send), the replay not at all.
   const unread = async () => (await call('GET', '/api/client/chats', { token })).body[0].unread_msg_by_user;
   await until(async () => (await unread()) === 1, 5000, 'the reply counted');
-  await new Promise((r) => setTimeout(r, 300));
+  await streamPassed(token, chatId);
   expect(await unread()).toBe(1);
 });
 

@@ -1,18 +1,18 @@
 // Live bot replies: the typing indicator and edited (streamed) messages, through the Bot API, the stream
 // publisher and the real `centrifuge` client; every refusal, and edits applied in order under concurrency.
-import { botItems, call, newBot, userWithChat } from '../support/api';
+import { botItems, call, newBot, streamPassed, userWithChat } from '../support/api';
 import { liveClient, until } from '../support/realtime';
+import { sleep } from '../support/wait';
+import { realtimeOf } from '../support/contract';
 
 const botApi = (secretKey: string, method: string, path: string, json?: unknown, body?: string) =>
   call(method, `/api/bot${path}`, { headers: { authorization: `Bearer ${secretKey}`, ...(body !== undefined && { 'content-type': 'application/json' }) }, json, body });
 
 async function liveChat() {
   const setup = await userWithChat();
-  const live = await liveClient((setup.session as any).realtime);
+  const live = await liveClient(realtimeOf(setup.session));
   return { ...setup, live };
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('typing', () => {
   test('POST typing → 200; the user gets a typing action for the chat, nothing in the history; repeated calls coalesce', async () => {
@@ -29,7 +29,9 @@ describe('typing', () => {
       }
       const typing = (d: any) => d.type === 'action' && d.data.action === 'typing';
       expect(await live.waitFor(typing)).toEqual({ type: 'action', data: { action: 'typing', chat_id: chatId, sender: 'bot' } });
-      await sleep(600);
+      // A later message of the chat marks the end: every typing record before it was published first.
+      const marker = await streamPassed(token, chatId);
+      await live.waitFor((d) => d.data?.id === marker.id);
       // Each publication is at least the interval after the one before, from the first call's start on: every call
       // answered within 2 s gives the first one only; a loaded machine that stretches the loop allows one more per 2 s.
       const published = live.publications.filter(typing).length;
@@ -40,10 +42,10 @@ describe('typing', () => {
       await live.waitFor((d) => typing(d) && d.data.sender === 'operator');
       const byBot = () => live.publications.filter((d) => typing(d) && d.data.sender === 'bot').length;
       const before = byBot();
-      await sleep(2100);
+      await sleep(2100); // the server's typing interval (2 s) is what is shown: its clock must pass it
       expect((await botApi(secretKey, 'POST', `/chats/${chatId}/typing`)).status).toBe(200);
       await until(() => byBot() === before + 1, 5000, 'another typing action');
-      expect((await call('GET', `/api/client/chats/${chatId}/messages`, { token })).body).toEqual([]);
+      expect((await call('GET', `/api/client/chats/${chatId}/messages`, { token })).body.map((m: any) => m.id)).toEqual([marker.id]);
     } finally {
       live.close();
     }
@@ -136,7 +138,8 @@ describe('edits', () => {
       expect(history.body[0]).toMatchObject({ id: sent.body.id, content: 'v20', is_edited: true });
       // The publications of the message arrive in the order of its versions; the last is the latest.
       await until(() => live.publications.some((d) => d.data?.id === sent.body.id && d.data.content === 'v20'), 10_000, 'the latest version');
-      await sleep(300);
+      const marker = await streamPassed(token, chatId);
+      await live.waitFor((d) => d.data?.id === marker.id);
       const copies = live.publications.filter((d) => d.type === 'message' && d.data.id === sent.body.id).map((d) => d.data);
       expect(copies.at(-1)).toEqual(history.body[0]);
       expect(copies.map((m) => m.edited_at ?? '')).toEqual(copies.map((m) => m.edited_at ?? '').sort());

@@ -4,6 +4,8 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stackEnv, startLocalProcess } from '../support/local-process';
+import { call } from '../support/http';
+import type { Chat, FileInfo, Message, Session } from '../support/contract';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'chat-stack-'));
 const portFree = (port: number) =>
@@ -13,13 +15,10 @@ const portFree = (port: number) =>
     s.listen(port, '0.0.0.0', () => s.close(() => resolve(true)));
   });
 
-async function post(url: string, json: unknown, token?: string) {
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...(token && { authorization: `Bearer ${token}` }) },
-    body: JSON.stringify(json),
-  });
-  return { status: res.status, body: (await res.json()) as any };
+/** A POST to another stack than the run's: `url` is whole (the contract's check still applies). */
+async function post<T>(url: string, json: unknown, token?: string) {
+  const { origin, pathname } = new URL(url);
+  return call<T>('POST', pathname, { base: origin, json, token });
 }
 
 test('start, use, refuse a second start on the same ports, stop on SIGTERM, restart with all data kept', async () => {
@@ -44,14 +43,14 @@ test('start, use, refuse a second start on the same ports, stop on SIGTERM, rest
     expect(existsSync(join(dir, 'dynamodb', 'shared-local-instance.db'))).toBe(true);
 
     const api = `${first.apiUrl}/api/client`;
-    const s = await post(`${api}/session`, { client_key: demo.client_key, external_id: 'keeper' });
-    const chat = await post(`${api}/chats`, { name: 'kept' }, s.body.session_token);
-    const msg = await post(`${api}/chats/${chat.body.id}/messages`, { content: 'still here?' }, s.body.session_token);
+    const s = await post<Session>(`${api}/session`, { client_key: demo.client_key, external_id: 'keeper' });
+    const chat = await post<Chat>(`${api}/chats`, { name: 'kept' }, s.body.session_token);
+    const msg = await post<Message>(`${api}/chats/${chat.body.id}/messages`, { content: 'still here?' }, s.body.session_token);
     const fd = new FormData();
     fd.append('file', new Blob([Buffer.from('file bytes')], { type: 'text/plain' }), 'note.txt');
     const file = await fetch(`${api}/files`, { method: 'POST', headers: { authorization: `Bearer ${s.body.session_token}` }, body: fd });
     expect(file.status).toBe(201);
-    const fileId = ((await file.json()) as any).id;
+    const fileId = ((await file.json()) as FileInfo).id;
     await post(`${api}/chats/${chat.body.id}/messages`, { content: '', content_type: 'document', files: [fileId] }, s.body.session_token);
 
     // A second stack on the same ports says which port is taken.
@@ -63,15 +62,15 @@ test('start, use, refuse a second start on the same ports, stop on SIGTERM, rest
     const second = await startLocalProcess(env);
     try {
       expect(JSON.parse(readFileSync(join(dir, 'demo-bot.json'), 'utf8'))).toEqual(demo);
-      const again = await post(`${second.apiUrl}/api/client/session`, { client_key: demo.client_key, external_id: 'keeper' });
+      const again = await post<Session>(`${second.apiUrl}/api/client/session`, { client_key: demo.client_key, external_id: 'keeper' });
       expect(again.body.user.id).toBe(s.body.user.id);
       const res = await fetch(`${second.apiUrl}/api/client/chats/${chat.body.id}/messages`, {
         headers: { authorization: `Bearer ${again.body.session_token}` },
       });
-      const history = (await res.json()) as any[];
+      const history = (await res.json()) as Message[];
       expect(history.map((m) => m.id)).toContain(msg.body.id);
-      const withFile = history.find((m) => m.files);
-      expect(await (await fetch(withFile.files[0].url)).text()).toBe('file bytes');
+      const [file] = history.flatMap((m) => m.files ?? []);
+      expect(await (await fetch(file.url)).text()).toBe('file bytes');
       // The old session token still verifies: the signing key is kept in the data folder.
       const old = await fetch(`${second.apiUrl}/api/client/chats`, { headers: { authorization: `Bearer ${s.body.session_token}` } });
       expect(old.status).toBe(200);

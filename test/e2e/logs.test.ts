@@ -46,7 +46,7 @@ test('client and Bot API requests: one access line each with request id, route, 
   expect(refused[0].user_id).toBeUndefined();
 
   const text = readFileSync(LOG, 'utf8');
-  for (const secret of [session.session_token, secretKey, content, (session as any).realtime?.token]) {
+  for (const secret of [session.session_token, secretKey, content, session.realtime?.token]) {
     if (secret) expect(text).not.toContain(secret);
   }
 });

@@ -6,14 +6,16 @@ import WebSocket from 'ws';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { call, startOfRateWindow, userWithChat } from '../support/api';
 import { liveClient, until, type LiveClient } from '../support/realtime';
+import { sleep } from '../support/wait';
 import { dynamo, queryAll, tableName } from '../../lambdas/aws/dynamo';
 import { keys } from '../../lambdas/entities/keys';
 import { channelSubscribers } from '../../lambdas/centrifuge/hub';
 import { config } from '../../lambdas/shared/config';
+import { realtimeOf } from '../support/contract';
 
 test('a frame over 16 KB gets a bad-request error and nothing else; over 128 KB the socket closes with 1009', async () => {
   const { session } = await userWithChat();
-  const rt = (session as any).realtime;
+  const rt = realtimeOf(session);
   const ws = new WebSocket(rt.url);
   await new Promise((r) => ws.once('open', r));
   const reply = new Promise<string>((r) => ws.once('message', (d) => r(d.toString())));
@@ -26,7 +28,7 @@ test('a frame over 16 KB gets a bad-request error and nothing else; over 128 KB 
 
 test('the largest message the API accepts still fits in one publication (API Gateway: 128 KB)', async () => {
   const { session, token, chatId } = await userWithChat();
-  const live = await liveClient((session as any).realtime);
+  const live = await liveClient(realtimeOf(session));
   try {
     // Worst case for JSON size: control characters escape to six bytes each; ten long links.
     const content = '\u0001'.repeat(10_000);
@@ -75,7 +77,7 @@ describe('per-user sockets and per-socket commands', () => {
   test('past MAX_SOCKETS_PER_USER the oldest socket gets Disconnect 3504 and stays closed; a message reaches the open ones once each', async () => {
     expect(cap()).toBe(10);
     const { session, token, chatId } = await userWithChat();
-    const rt = (session as any).realtime;
+    const rt = realtimeOf(session);
     const userId = session.user.id as string;
     for (let i = 0; i < cap(); i++) clients.push(await liveClient(rt));
     const [oldest] = clients;
@@ -94,7 +96,7 @@ describe('per-user sockets and per-socket commands', () => {
     const sent = await call('POST', `/api/client/chats/${chatId}/messages`, { token, json: { content: 'to the ten open tabs' } });
     for (const c of clients.slice(1)) await c.waitFor((d) => d.data?.id === sent.body.id);
     // A reconnect would come within the client's maxReconnectDelay (200 ms): it stays disconnected (3504 is terminal).
-    await new Promise((r) => setTimeout(r, 400));
+    await sleep(400); // none may come, and nothing marks when one would have
     expect({ state: oldest.client.state, reconnects, got: oldest.publications.some((d) => d.data?.id === sent.body.id) }).toEqual({ state: 'disconnected', reconnects: 0, got: false });
     expect(clients.slice(1).map((c) => c.publications.filter((d) => d.data?.id === sent.body.id).length)).toEqual(Array(cap()).fill(1));
     expect(await socketRefs(userId)).not.toContain(oldestId);
@@ -102,7 +104,7 @@ describe('per-user sockets and per-socket commands', () => {
 
   test('raw sockets past the cap: the oldest gets the push {code: 3504} and is closed, opened or connected', async () => {
     const { session } = await userWithChat();
-    const rt = (session as any).realtime;
+    const rt = realtimeOf(session);
     // An opened socket that never sends connect counts too (it holds a socket of API Gateway's).
     const idle = await rawSocket(rt.url);
     const rest = [];
@@ -123,7 +125,7 @@ describe('per-user sockets and per-socket commands', () => {
 
   test('records of sockets that died without $disconnect never lock the user out: the oldest go first, and a publication removes the rest', async () => {
     const { session, token, chatId } = await userWithChat();
-    const rt = (session as any).realtime;
+    const rt = realtimeOf(session);
     const userId = session.user.id as string;
     // A full set of sockets that died without $disconnect (their records stay 2 hours by TTL).
     const ghosts = Array.from({ length: cap() }, (_, i) => `ghost-${i}-${userId}`);
@@ -144,7 +146,7 @@ describe('per-user sockets and per-socket commands', () => {
 
   test('a message goes to at most MAX_SOCKETS_PER_USER sockets: past them the oldest subscribed gets 3504 instead and is unsubscribed', async () => {
     const { session, token, chatId } = await userWithChat();
-    const rt = (session as any).realtime;
+    const rt = realtimeOf(session);
     const c = await liveClient(rt);
     clients.push(c);
     let disconnected: any;
@@ -165,7 +167,7 @@ describe('per-user sockets and per-socket commands', () => {
 
   test('a command flood gets Disconnect 3013 and the socket is closed; the frame past the budget is not run', async () => {
     const { session } = await userWithChat();
-    const rt = (session as any).realtime;
+    const rt = realtimeOf(session);
     const perMinute = config().limits.socketCommandsPerMinute;
     expect(perMinute).toBe(30);
     // The budget is a fixed one-minute window: start well inside one, so the flood does not straddle two.
@@ -186,7 +188,7 @@ describe('per-user sockets and per-socket commands', () => {
 
   test('normal use stays within the limits: reconnects leave no records behind, and the client refreshes and resubscribes', async () => {
     const { session, token, chatId } = await userWithChat();
-    const rt = (session as any).realtime;
+    const rt = realtimeOf(session);
     const c = await liveClient(rt);
     clients.push(c);
     // More reconnects than the cap: each closed socket's $disconnect removes its reference.

@@ -5,9 +5,12 @@ import { Centrifuge } from 'centrifuge';
 import { readFileSync } from 'node:fs';
 import { SignJWT } from 'jose';
 import { call, newSession, userWithChat } from '../support/api';
+import { textMessage } from '../support/fixtures';
 import { liveClient, until, type LiveClient } from '../support/realtime';
+import { sleep, untilExpired } from '../support/wait';
 import { createMessage } from '../../lambdas/flows/send';
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { dynamo, tableName } from '../../lambdas/aws/dynamo';
 import { keys } from '../../lambdas/entities/keys';
 import { withToken } from '../../lambdas/centrifuge/channels';
@@ -15,6 +18,7 @@ import { channelSubscribers } from '../../lambdas/centrifuge/hub';
 import { updateBot } from '../../lambdas/flows/bot-admin';
 import { handler as publisher } from '../../lambdas/realtime/publish';
 import { marshall } from '@aws-sdk/util-dynamodb';
+import { realtimeOf } from '../support/contract';
 
 const clients: LiveClient[] = [];
 const live = async (...args: Parameters<typeof liveClient>) => {
@@ -60,7 +64,7 @@ async function raw(url: string): Promise<{ ws: WebSocket; request(frame: string)
 
 test('the session carries a realtime block; the client receives its own message once, with the HTTP id', async () => {
   const { session, token, chatId } = await userWithChat();
-  const rt = (session as any).realtime;
+  const rt = realtimeOf(session);
   expect(rt).toEqual({
     provider: 'centrifugo',
     url: expect.stringMatching(/^ws:\/\/localhost:\d+\/\?token=[\w.-]+$/),
@@ -71,37 +75,42 @@ test('the session carries a realtime block; the client receives its own message 
   const sent = await send(token, chatId, 'hello realtime');
   const pub = await a.waitFor((d) => d.type === 'message' && d.data.id === sent.body.id);
   expect(pub).toEqual({ type: 'message', data: sent.body });
-  await new Promise((r) => setTimeout(r, 200));
+  // A later message marks the end: the stream hands records on in order, and a socket's frames arrive in order.
+  const next = await send(token, chatId, 'the next one');
+  await a.waitFor((d) => d.data?.id === next.body.id);
   expect(a.publications.filter((d) => d.data.id === sent.body.id)).toHaveLength(1);
 });
 
 test('every connection of the user gets it (tabs, devices); another user does not', async () => {
   const { session, token, chatId, bot } = await userWithChat();
-  const rt = (session as any).realtime;
+  const rt = realtimeOf(session);
   const [tab1, tab2] = [await live(rt), await live(rt)];
   const other = await newSession(bot.client_key);
-  const stranger = await live((other as any).realtime);
+  const stranger = await live(realtimeOf(other));
   const sent = await send(token, chatId, 'to both tabs');
   await tab1.waitFor((d) => d.data?.id === sent.body.id);
   await tab2.waitFor((d) => d.data?.id === sent.body.id);
   // A bot reply (outcoming) arrives the same way.
-  const { item: reply } = await createMessage({ userId: session.user.id, botId: bot.id, chatId, content: 'bot says hi', content_type: 'text', files: [], sender: 'bot' });
+  const { item: reply } = await createMessage(textMessage({ userId: session.user.id, botId: bot.id, chatId }, 'bot says hi'));
   const pub = await tab1.waitFor((d) => d.data?.id === reply.id);
   expect(pub.data).toMatchObject({ sender_type: 'outcoming', sender: 'bot', content: 'bot says hi' });
-  await new Promise((r) => setTimeout(r, 200));
-  expect(stranger.publications).toEqual([]);
+  // The stranger's own message, written after, marks the end: the stream hands records on in order.
+  const own = await call('POST', '/api/client/chats', { token: other.session_token, json: { name: 'own' } });
+  const mine = await send(other.session_token, own.body.id, 'my own');
+  await stranger.waitFor((d) => d.data?.id === mine.body.id);
+  expect(stranger.publications.filter((d) => d.data?.chat_id !== own.body.id)).toEqual([]);
 });
 
 test('POST /read publishes a read action', async () => {
   const { session, token, chatId } = await userWithChat();
-  const c = await live((session as any).realtime);
+  const c = await live(realtimeOf(session));
   await call('POST', `/api/client/chats/${chatId}/read`, { token });
   expect(await c.waitFor((d) => d.type === 'action')).toEqual({ type: 'action', data: { action: 'read', chat_id: chatId } });
 });
 
 test('photo messages arrive with presigned file URLs that download', async () => {
   const { session, token, chatId } = await userWithChat();
-  const c = await live((session as any).realtime);
+  const c = await live(realtimeOf(session));
   const fd = new FormData();
   fd.append('file', new Blob([Buffer.from('PNGDATA')], { type: 'image/png' }), 'p.png');
   const file = await call('POST', '/api/client/files', { token, body: fd });
@@ -112,7 +121,7 @@ test('photo messages arrive with presigned file URLs that download', async () =>
 
 test('token types do not mix: a realtime token is not a session token, nor the reverse', async () => {
   const { session } = await userWithChat();
-  const rt = (session as any).realtime;
+  const rt = realtimeOf(session);
   expect((await call('GET', '/api/client/chats', { token: rt.token })).status).toBe(401);
   const r = await raw(rt.url);
   const [reply] = await r.request(JSON.stringify({ id: 1, connect: { token: session.session_token } }));
@@ -137,7 +146,7 @@ async function handshakeStatus(url: string): Promise<number> {
 
 test('the realtime URL carries the token; a missing, bad or expired one is refused before the socket opens', async () => {
   const { session, bot } = await userWithChat();
-  const rt = (session as any).realtime;
+  const rt = realtimeOf(session);
   expect(new URL(rt.url).searchParams.get('token')).toBe(rt.token);
   const bare = new URL(rt.url);
   bare.search = '';
@@ -150,7 +159,7 @@ test('the realtime URL carries the token; a missing, bad or expired one is refus
   // Bound at $connect: a connect command for another user on that socket is refused.
   const other = await newSession(bot.client_key);
   const r = await raw(rt.url);
-  const [refused] = await r.request(JSON.stringify({ id: 1, connect: { token: (other as any).realtime.token } }));
+  const [refused] = await r.request(JSON.stringify({ id: 1, connect: { token: realtimeOf(other).token } }));
   expect(refused.error.code).toBe(101);
   const [ok] = await r.request(JSON.stringify({ id: 2, connect: { token: rt.token } }));
   expect(ok).toEqual({ id: 2, connect: { client: expect.any(String), version: expect.any(String), expires: true, ttl: expect.any(Number) } });
@@ -159,7 +168,7 @@ test('the realtime URL carries the token; a missing, bad or expired one is refus
 
 test('$connect without a valid token answers 401 and writes no connection; with one, the connection is bound to its user', async () => {
   const { session } = await userWithChat();
-  const rt = (session as any).realtime;
+  const rt = realtimeOf(session);
   const { handler } = await import('../../lambdas/realtime/connect');
   const event = (connectionId: string, token?: string) => ({
     requestContext: { connectionId, routeKey: '$connect', eventType: 'CONNECT' as const, requestId: 'r' },
@@ -177,7 +186,7 @@ test('$connect without a valid token answers 401 and writes no connection; with 
 
 test('bad token in connect → 101 and the client stops (no retry loop)', async () => {
   const { session } = await userWithChat();
-  const rt = (session as any).realtime;
+  const rt = realtimeOf(session);
   const client = new Centrifuge(rt.url, { token: 'bad.token.here', websocket: WebSocket as never, minReconnectDelay: 20, maxReconnectDelay: 50 });
   let connecting = 0;
   client.on('connecting', () => connecting++);
@@ -185,14 +194,14 @@ test('bad token in connect → 101 and the client stops (no retry loop)', async 
   client.connect();
   const ctx = await disconnected;
   expect(ctx.code).toBe(101);
-  await new Promise((r) => setTimeout(r, 500));
+  await sleep(500); // nothing to await: a retry would come within maxReconnectDelay (50 ms), and none may
   expect(client.state).toBe('disconnected');
   expect(connecting).toBe(1);
 });
 
 test('expired token in connect → 109; the client fetches a new token with getToken and connects', async () => {
   const { session, bot } = await userWithChat();
-  const rt = (session as any).realtime;
+  const rt = realtimeOf(session);
   const expired = await realtimeToken(session.user.id, bot.id, Math.floor(Date.now() / 1000) - 5);
   const r = await raw(rt.url);
   const [reply] = await r.request(JSON.stringify({ id: 1, connect: { token: expired } }));
@@ -207,12 +216,12 @@ test('expired token in connect → 109; the client fetches a new token with getT
 
 test('a socket subscribed is found by the next fan-out: the subscribers are read strongly consistent (AWS may lag otherwise; DynamoDB Local never does)', async () => {
   const { session } = await userWithChat();
-  const rt = (session as any).realtime;
+  const rt = realtimeOf(session);
   const c = await live(rt);
   const send = jest.spyOn(dynamo, 'send');
   try {
     expect(await channelSubscribers(rt.channel)).toEqual([c.clientId()]);
-    const queries = send.mock.calls.map(([cmd]) => (cmd as any).input).filter((i) => i.ExpressionAttributeValues?.[':pk'] === keys.subscribers(rt.channel));
+    const queries = send.mock.calls.map(([cmd]) => (cmd as QueryCommand).input).filter((i) => i.ExpressionAttributeValues?.[':pk'] === keys.subscribers(rt.channel));
     expect(queries.map((i) => i.ConsistentRead)).toEqual([true]);
   } finally {
     send.mockRestore();
@@ -222,14 +231,15 @@ test('a socket subscribed is found by the next fan-out: the subscribers are read
 
 test('a bot turned off, or its client interface disabled, while a socket is open: nothing more is published to it', async () => {
   const { session, chatId, bot } = await userWithChat();
-  const c = await live((session as any).realtime);
-  const { item } = await createMessage({ userId: session.user.id, botId: bot.id, chatId, content: 'on', content_type: 'text', files: [], sender: 'bot' }, true);
+  const c = await live(realtimeOf(session));
+  const { item } = await createMessage(textMessage({ userId: session.user.id, botId: bot.id, chatId }, 'on'), true);
   await c.waitFor((d) => d.data?.id === item.id);
   // The publisher itself, on a stream record of a reply (not counted: the chat stays as it is).
   const publishReply = async (n: number) => {
     const id = String(BigInt(item.id) + BigInt(n));
     const record = { eventName: 'INSERT', dynamodb: { SequenceNumber: String(n), NewImage: marshall({ entity: 'message', ...item, id, count_in_chat: false }, { removeUndefinedValues: true }) } };
-    expect(await publisher({ Records: [record] } as any)).toEqual({ batchItemFailures: [] });
+    // marshall's AttributeValue (the SDK's) and the stream event's (aws-lambda's) are the same JSON, typed apart.
+    expect(await publisher({ Records: [record] } as unknown as DynamoDBStreamEvent)).toEqual({ batchItemFailures: [] });
     return id;
   };
   for (const [n, off] of [{ client_api_enabled: false }, { enabled: false }].entries()) {
@@ -246,24 +256,25 @@ test('a bot turned off, or its client interface disabled, while a socket is open
 
 test('a connection lasts as long as its token: connect says when (expires, ttl); a refresh with a new token of the same user extends it, another user\'s is refused', async () => {
   const { session, token, chatId, bot } = await userWithChat();
-  const rt = (session as any).realtime;
+  const rt = realtimeOf(session);
   const userId = session.user.id as string;
   const r = await raw(rt.url);
   const frames: any[] = [];
   r.ws.on('message', (d) => frames.push(...d.toString().split('\n').map((l) => JSON.parse(l))));
-  const soon = await realtimeToken(userId, bot.id, Math.floor(Date.now() / 1000) + 3);
+  const exp = Math.floor(Date.now() / 1000) + 3;
+  const soon = await realtimeToken(userId, bot.id, exp);
   const [connected, subscribed] = await r.request([JSON.stringify({ id: 1, connect: { token: soon } }), JSON.stringify({ id: 2, subscribe: { channel: rt.channel } })].join('\n'));
   // The refresh is asked for 30 s before the token expires (here, at once: 1 s).
   expect([connected.connect.expires, connected.connect.ttl, subscribed]).toEqual([true, 1, { id: 2, subscribe: {} }]);
   const other = await newSession(bot.client_key);
-  const [refused] = await r.request(JSON.stringify({ id: 3, refresh: { token: (other as any).realtime.token } }));
+  const [refused] = await r.request(JSON.stringify({ id: 3, refresh: { token: realtimeOf(other).token } }));
   expect(refused).toEqual({ id: 3, error: { code: 101, message: expect.any(String) } });
   const [refreshed] = await r.request(JSON.stringify({ id: 4, refresh: { token: rt.token } }));
   expect(refreshed).toEqual({ id: 4, refresh: { client: connected.connect.client, version: expect.any(String), expires: true, ttl: expect.any(Number) } });
   expect(refreshed.refresh.ttl).toBeGreaterThan(3600);
   expect(refreshed.refresh.ttl).toBeLessThanOrEqual(86400 - 30);
   // Past the first token's expiry the socket still gets the user's messages.
-  await new Promise((resolve) => setTimeout(resolve, 3500));
+  await untilExpired(exp, 'the first token to expire');
   const sent = await send(token, chatId, 'after the refresh');
   await until(() => frames.some((f) => f.push?.pub?.data?.data?.id === sent.body.id), 15_000, 'the publication');
   r.ws.close();
@@ -271,13 +282,14 @@ test('a connection lasts as long as its token: connect says when (expires, ttl);
 
 test('a token that expires without a refresh: the socket is told (disconnect 3005, it reconnects with a new one) instead of getting the message, and unsubscribed; a subscribe meanwhile changes nothing', async () => {
   const { session, token, chatId, bot } = await userWithChat();
-  const rt = (session as any).realtime;
+  const rt = realtimeOf(session);
   const r = await raw(rt.url);
   const frames: any[] = [];
   r.ws.on('message', (d) => frames.push(...d.toString().split('\n').map((l) => JSON.parse(l))));
-  const soon = await realtimeToken(session.user.id, bot.id, Math.floor(Date.now() / 1000) + 2);
+  const exp = Math.floor(Date.now() / 1000) + 2;
+  const soon = await realtimeToken(session.user.id, bot.id, exp);
   await r.request([JSON.stringify({ id: 1, connect: { token: soon } }), JSON.stringify({ id: 2, subscribe: { channel: rt.channel } })].join('\n'));
-  await new Promise((resolve) => setTimeout(resolve, 2500));
+  await untilExpired(exp);
   // A later subscribe on that connection is taken (never a refusal the client would give up on); the next
   // publication still finds the token expired.
   const [again] = await r.request(JSON.stringify({ id: 3, subscribe: { channel: rt.channel } }));
@@ -293,12 +305,13 @@ test('a token that expires without a refresh: the socket is told (disconnect 300
 
 test('the centrifuge client refreshes its token before it expires (getToken) and keeps receiving', async () => {
   const { session, token, chatId, bot } = await userWithChat();
-  const rt = (session as any).realtime;
-  const soon = await realtimeToken(session.user.id, bot.id, Math.floor(Date.now() / 1000) + 2);
+  const rt = realtimeOf(session);
+  const exp = Math.floor(Date.now() / 1000) + 2;
+  const soon = await realtimeToken(session.user.id, bot.id, exp);
   let asked = 0;
   const c = await live({ ...rt, token: soon }, { getToken: async () => (asked++, rt.token) });
   await until(() => asked > 0, 15_000, 'the client to ask for a new token');
-  await new Promise((resolve) => setTimeout(resolve, 2500));
+  await untilExpired(exp, 'the first token to expire');
   const sent = await send(token, chatId, 'still live');
   await c.waitFor((d) => d.data?.id === sent.body.id);
   expect(c.client.state).toBe('connected');
@@ -307,8 +320,8 @@ test('the centrifuge client refreshes its token before it expires (getToken) and
 test("another user's channel → 103; the connection stays usable", async () => {
   const { session, token, chatId, bot } = await userWithChat();
   const other = await newSession(bot.client_key);
-  const c = await live((session as any).realtime);
-  const foreign = c.client.newSubscription((other as any).realtime.channel);
+  const c = await live(realtimeOf(session));
+  const foreign = c.client.newSubscription(realtimeOf(other).channel);
   // The client unsubscribes with the server's code (103 is not a temporary error: no retry).
   const refused = new Promise<any>((resolve) => foreign.once('unsubscribed', resolve));
   foreign.subscribe();
@@ -320,7 +333,7 @@ test("another user's channel → 103; the connection stays usable", async () => 
 
 test('protocol edge cases: subscribe before connect, unknown method, pong, junk lines, unsubscribe', async () => {
   const { session } = await userWithChat();
-  const rt = (session as any).realtime;
+  const rt = realtimeOf(session);
   const r = await raw(rt.url);
   const [early] = await r.request(JSON.stringify({ id: 1, subscribe: { channel: rt.channel } }));
   expect(early).toEqual({ id: 1, error: { code: 101, message: expect.stringMatching(/connect first/) } });
@@ -354,7 +367,7 @@ test('protocol edge cases: subscribe before connect, unknown method, pong, junk 
 
 test('the server closes a socket → the client reconnects, resubscribes and gets the next message; catch-up with after=', async () => {
   const { session, token, chatId } = await userWithChat();
-  const c = await live((session as any).realtime);
+  const c = await live(realtimeOf(session));
   const first = await send(token, chatId, 'before the drop');
   await c.waitFor((d) => d.data?.id === first.body.id);
   const oldId = c.clientId();
@@ -374,8 +387,8 @@ test('the server closes a socket → the client reconnects, resubscribes and get
 
 test('a post to a gone connection removes it and is not an error; live subscribers still get the message', async () => {
   const { session, token, chatId } = await userWithChat();
-  const c = await live((session as any).realtime);
-  const channel = (session as any).realtime.channel;
+  const c = await live(realtimeOf(session));
+  const channel = realtimeOf(session).channel;
   // A connection that vanished without $disconnect (best effort on API Gateway).
   const ghost = 'ghost-connection=';
   await dynamo.send(new PutCommand({ TableName: tableName(), Item: { ...keys.connection(ghost), entity: 'connection', connection_id: ghost, user_id: session.user.id, connected: true } }));
@@ -390,9 +403,9 @@ test('a post to a gone connection removes it and is not an error; live subscribe
 
 test('closing a socket removes its connection, its subscription and the user\'s reference to it ($disconnect)', async () => {
   const { session } = await userWithChat();
-  const c = await live((session as any).realtime);
+  const c = await live(realtimeOf(session));
   const id = c.clientId();
-  const channel = (session as any).realtime.channel;
+  const channel = realtimeOf(session).channel;
   expect((await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.subscription(channel, id) }))).Item).toBeDefined();
   c.close();
   await until(async () => !(await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.subscription(channel, id), ConsistentRead: true }))).Item, 15_000, '$disconnect');

@@ -8,6 +8,7 @@ import { call, newSession, userWithChat } from '../support/api';
 import { ROOT } from '../support/local-process';
 import { startReceiver } from '../support/receiver';
 import { until } from '../support/realtime';
+import { sleep, untilTime } from '../support/wait';
 import { updateBot } from '../../lambdas/flows/bot-admin';
 import { fireReminder, scheduleReminder, type ReminderJob } from '../../lambdas/flows/reminders';
 import { dynamo, tableName } from '../../lambdas/aws/dynamo';
@@ -40,14 +41,12 @@ async function chatWithReminders(seconds: number | null = 1) {
   return { ...u, hook, reply, read, webhookSecret: bot.webhook_secret as string };
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 test('three replies left unread: one signed reminder with the three, oldest first; none more', async () => {
   // Due 3 s after the first: the three replies land well before it on a loaded machine.
   const c = await chatWithReminders(3);
   const sent = [await c.reply('one'), await c.reply('two'), await c.reply('three')];
   await until(() => c.hook.reminders().length >= 1, 10_000, 'the reminder');
-  await sleep(2500); // a second one would have come by now
+  await sleep(2500); // none may follow, and nothing marks when one would have: a second would be due 3 s after the first
   const [hit, ...more] = c.hook.reminders();
   expect(more).toEqual([]);
   expect(hit.headers['x-webhook-id']).toBe(`reminder:${c.chatId}:${sent[0].id}`);
@@ -68,9 +67,10 @@ test('three replies left unread: one signed reminder with the three, oldest firs
 
 test('a read before it fires cancels it; the next reply after the read starts a new burst with its own reminder', async () => {
   const c = await chatWithReminders(2);
-  await c.reply('are you there?');
+  const asked = await c.reply('are you there?');
   await c.read();
-  await sleep(3500);
+  // Nothing marks a cancelled reminder's job: it runs at the due time and sends nothing. Wait past it.
+  await untilTime(Date.parse(asked.created_at) + 3500, 'past the time the reminder was due (2 s)');
   expect(c.hook.reminders()).toEqual([]);
   const later = await c.reply('a new answer');
   await until(() => c.hook.reminders().length >= 1, 10_000, 'the new burst\'s reminder');
@@ -82,7 +82,7 @@ test('a read before it fires cancels it; the next reply after the read starts a 
 test('a reply while a reminder is due does not postpone it; replies after it fired are a new burst', async () => {
   const c = await chatWithReminders(3);
   const first = await c.reply('first');
-  await sleep(1000);
+  await untilTime(Date.parse(first.created_at) + 1000, 'the second reply a second after the first');
   const second = await c.reply('second');
   await until(() => c.hook.reminders().length >= 1, 10_000, 'the reminder');
   // Due 3 s after the first reply, not after the second.
@@ -157,7 +157,7 @@ test('a reply written before the reminder fired, whose record comes after: in th
 test('reminders off (the default): a reply schedules nothing', async () => {
   const c = await chatWithReminders(null);
   await c.reply('no reminder for me');
-  await sleep(1500);
+  await sleep(1500); // nothing may be scheduled, and the dispatcher that would schedule it leaves no mark when it does not
   expect((await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.reminder(c.chatId), ConsistentRead: true }))).Item).toBeUndefined();
   expect(c.hook.hits).toEqual([]);
 });
@@ -202,7 +202,7 @@ test('a reminder that never fired (its job dropped: webhook or setting removed m
   const first = await c.reply('first');
   await until(async () => (await marker())?.burst === first.id, 10_000, 'the first burst');
   const second = await c.reply('second, while it is due');
-  await sleep(1000);
+  await sleep(1000); // nothing may change, and the dispatcher leaves no mark when it changes nothing
   expect((await marker())?.burst).toBe(first.id); // not postponed, not replaced
   await dynamo.send(new UpdateCommand({ TableName: tableName(), Key: keys.reminder(c.chatId), UpdateExpression: 'SET due_at = :past', ExpressionAttributeValues: { ':past': new Date(Date.now() - 2 * 3600_000).toISOString() } }));
   const third = await c.reply('third, long after');

@@ -5,6 +5,7 @@
 // setting re-dates what is stored (the retention task); newer messages and another bot's stay.
 import { call, newBot, newSession, UUID } from '../support/api';
 import { liveClient, until } from '../support/realtime';
+import { untilTime } from '../support/wait';
 import { startReceiver } from '../support/receiver';
 import { checkSchema } from '../support/openapi';
 import { listBucket, scanTable } from '../support/storage';
@@ -20,10 +21,10 @@ import { retainedUnread, retentionWindow } from '../../lambdas/policies/retentio
 import { retentionTaskId } from '../../lambdas/flows/retention-task';
 import { getUserFile } from '../../lambdas/flows/uploads';
 import { InvalidInputError } from '../../lambdas/shared/errors';
+import { realtimeOf } from '../support/contract';
 
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
 const asBot = (secretKey: string) => ({ headers: { authorization: `Bearer ${secretKey}` } });
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const closers: (() => void)[] = [];
 afterAll(() => closers.forEach((c) => c()));
 
@@ -43,7 +44,7 @@ async function conversation(clientKey: string, secretKey: string, externalId: st
   messageIds.push((await call('POST', `/api/client/chats/${chatId}/messages`, { token, json: { content: 'hello' } })).body.id);
   messageIds.push((await call('POST', `/api/client/chats/${chatId}/messages`, { token, json: { content: '', content_type: 'photo', files: [fileId] } })).body.id);
   for (const content of ['one', 'two']) messageIds.push((await call('POST', `/api/bot/chats/${chatId}/messages`, { ...asBot(secretKey), json: { content } })).body.id);
-  return { token, userId: s.user.id, chatId, fileId, messageIds, realtime: (s as any).realtime };
+  return { token, userId: s.user.id, chatId, fileId, messageIds, realtime: realtimeOf(s) };
 }
 
 const unread = async (token: string) => ((await call('GET', '/api/client/chats', { token })).body as { unread_msg_by_user: number }[])[0].unread_msg_by_user;
@@ -103,7 +104,7 @@ test('messages and files past the retention are gone from every read at once, th
 test('a change of the setting re-dates what is stored: turned on, older messages and files go; turned off, the rest is kept', async () => {
   const { bot, secretKey } = await newBot();
   const old = await conversation(bot.client_key, secretKey, 'before');
-  await sleep(2500);
+  await untilTime(Date.now() + 2500, 'the conversation to be older than 2 "days" (2 s)');
   // On at 2 "days" (2 s): what was sent before is past it at once, and the task dates it for TTL.
   const { bot: on } = await updateBot(bot.id, { retention_days: 2 });
   expect((await call('GET', `/api/client/chats/${old.chatId}/messages`, { token: old.token })).body).toEqual([]);
@@ -166,7 +167,7 @@ test('a side that has not read for longer than the retention is recounted once, 
   const [chatId, other] = [await newChat(), await newChat()];
   const reply = async (content: string, to = chatId) => (await call('POST', `/api/bot/chats/${to}/messages`, { ...asBot(secretKey), json: { content } })).body as { id: string; created_at: string };
   const t1 = Date.parse((await reply('first')).created_at);
-  await sleep(1500);
+  await untilTime(t1 + 1500, 'the second reply 1.5 s after the first');
   const t2 = Date.parse((await reply('second')).created_at);
   const otherReply = await reply('second, in another chat', other);
   const chatItem = async (count: number, id = chatId) => {
@@ -187,7 +188,7 @@ test('a side that has not read for longer than the retention is recounted once, 
     expect([await asOf(chat, t1 + WINDOW + 200), await asOf(chat, t2 + WINDOW - 100)]).toEqual([1, 1]);
     expect(queries()).toBe(1);
     // A newer reply counted by the stream (the stored count moves): counted again, once.
-    await sleep(1500);
+    await untilTime(t2 + 1500, 'the third reply 1.5 s after the second');
     const t3 = Date.parse((await reply('third')).created_at);
     const now = await chatItem(3);
     expect([await asOf(now, t2 + WINDOW - 100), await asOf(now, t2 + WINDOW - 100)]).toEqual([2, 2]);

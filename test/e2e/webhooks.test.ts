@@ -8,13 +8,16 @@ import { call, newSession, userWithChat } from '../support/api';
 import { freePort } from '../support/ports';
 import { jsonLines } from '../support/jsonl';
 import { liveClient, until } from '../support/realtime';
+import { sleep } from '../support/wait';
 import { updateBot } from '../../lambdas/flows/bot-admin';
 import { buildWebhookEvent, mayStillSend } from '../../lambdas/flows/webhook-events';
+import type { MessageItem } from '../../lambdas/entities/messages';
 import { keys } from '../../lambdas/entities/keys';
 import { dynamo, tableName } from '../../lambdas/aws/dynamo';
 import { DeleteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { verifyWebhook } from '../../examples/echo-bot';
 import { checkWebhook } from '../support/openapi';
+import { realtimeOf } from '../support/contract';
 
 interface Hit {
   headers: IncomingMessage['headers'];
@@ -106,7 +109,7 @@ test('a job that comes back after its user was erased and the revocation record 
   const { token, chatId, session, bot } = await userWithChat();
   const sent = await say(token, chatId, 'erase me later');
   const userId = session.user.id as string;
-  const message = (await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.message(userId, chatId, sent.body.id), ConsistentRead: true }))).Item as any;
+  const message = (await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.message(userId, chatId, sent.body.id), ConsistentRead: true }))).Item as MessageItem; // a test's read of the table: the item as the service wrote it
   const job = { bot_id: bot.id, message, attempt: 5 };
   expect(await buildWebhookEvent(job)).toMatchObject({ event: 'message.created', chat: { id: chatId } });
   expect(await mayStillSend({ user_id: userId, chat_id: chatId, bot_id: bot.id })).toBe(true);
@@ -121,7 +124,7 @@ test('a failing receiver is retried with the same event id until it answers 2xx'
   const sent = await say(token, chatId, 'please retry');
   await until(() => hook.hits.length >= 3, 10_000, 'three attempts');
   expect(hook.hits.map((h) => h.headers['x-webhook-id'])).toEqual([sent.body.id, sent.body.id, sent.body.id]);
-  await new Promise((r) => setTimeout(r, 1500));
+  await sleep(1500); // no more may come, and nothing marks when one would have: a retry comes 1 s after (WEBHOOK_RETRY_DELAYS)
   expect(hook.hits).toHaveLength(3); // delivered: no more attempts
 });
 
@@ -168,7 +171,7 @@ test('removing the webhook stops deliveries', async () => {
   const { token, chatId, hook, bot } = await botWithWebhook();
   await updateBot(bot.id, { webhook_url: null });
   await say(token, chatId, 'nobody listens');
-  await new Promise((r) => setTimeout(r, 800));
+  await sleep(800); // none may come, and nothing marks when one would have (the dispatcher's queue is not readable here)
   expect(hook.hits).toEqual([]);
 });
 
@@ -177,7 +180,7 @@ test('the echo bot of the local stack answers text and photos through the Bot AP
   const session = await newSession(demo.client_key);
   const token = session.session_token;
   const chat = await call('POST', '/api/client/chats', { token, json: { name: 'echo' } });
-  const live = await liveClient((session as any).realtime);
+  const live = await liveClient(realtimeOf(session));
   try {
     await say(token, chat.body.id, 'ping');
     const reply = await live.waitFor((d) => d.data?.sender_type === 'outcoming' && d.data.content === 'You said: ping', 10_000);

@@ -11,6 +11,7 @@ import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { jwtVerify } from 'jose';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { freePort } from '../support/ports';
+import { sleep, until } from '../support/wait';
 
 /** One request the stand-in received: the AWS operation (X-Amz-Target) and its JSON body. */
 interface Seen {
@@ -111,8 +112,8 @@ test('a message put that was written but whose reply was lost is retried: the re
   const sdk = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: localDynamo, region: process.env.AWS_REGION }));
   const partition = async () =>
     (await sdk.send(new QueryCommand({ TableName: process.env.TABLE_NAME, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': `USER#${user.id}` }, ConsistentRead: true }))).Items ?? [];
-  for (let i = 0; i < 100 && (await partition()).find((x) => x.entity === 'chat')?.unread_msg_by_operator !== 1; i++) await new Promise((r) => setTimeout(r, 50));
-  await new Promise((r) => setTimeout(r, 300));
+  await until(async () => (await partition()).find((x) => x.entity === 'chat')?.unread_msg_by_operator === 1, 15_000, 'the message counted');
+  await sleep(300); // a second count may not come, and nothing marks when it would have (this chat has no session to send a later message)
   const Items = await partition();
   sdk.destroy();
   expect(Items.filter((i) => i.entity === 'message').map((i) => [i.id, i.content])).toEqual([[item.id, 'once']]);
@@ -187,8 +188,14 @@ test('a rotated JWT secret takes over within JWT_SECRET_MAX_AGE_SECONDS; tokens 
 
   secret = 'b'.repeat(48);
   await tokens.verifyToken('session', before); // still within the maximum age
-  await new Promise((r) => setTimeout(r, 1200));
-  await expect(tokens.verifyToken('session', before)).rejects.toMatchObject({ kind: 'unauthenticated' }); // a 401 over HTTP
+  // The clock moved past the maximum age instead of waited for: Powertools' cache reads Date.now.
+  const past = Date.now() + 1200;
+  const clock = jest.spyOn(Date, 'now').mockImplementation(() => past);
+  try {
+    await expect(tokens.verifyToken('session', before)).rejects.toMatchObject({ kind: 'unauthenticated' }); // a 401 over HTTP
+  } finally {
+    clock.mockRestore();
+  }
   const after = await sessionToken(tokens);
   await expect(jwtVerify(after, new TextEncoder().encode(secret))).resolves.toBeDefined();
   await expect(tokens.verifyToken('session', after)).resolves.toMatchObject({ userId: expect.any(String) });

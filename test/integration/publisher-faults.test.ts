@@ -14,6 +14,7 @@ import { ROOT } from '../support/local-process';
 import { freePort } from '../support/ports';
 import { jsonLines } from '../support/jsonl';
 import { until } from '../support/realtime';
+import { textMessage } from '../support/fixtures';
 
 // This file's own table and a fake @connections API; set before any lambdas/ module reads its config.
 const table = `faults-${Date.now()}`;
@@ -93,7 +94,7 @@ async function setup(connectionId: string, failFirst: number, others: { id: stri
   }
   const { createMessage } = await import('../../lambdas/flows/send');
   const say = async (content: string) =>
-    (await createMessage({ userId: user.id, botId: bot.id, chatId: chat.id, content, content_type: 'text', files: [], sender: 'bot' }, true)).item;
+    (await createMessage(textMessage({ userId: user.id, botId: bot.id, chatId: chat.id }, content), true)).item;
   const { listChats } = await import('../../lambdas/flows/chats');
   const unread = async () => (await listChats(user.id))[0].unread_msg_by_user;
   return { say, unread };
@@ -124,11 +125,12 @@ test('a post throttled with 429 is retried at once; each subscriber of the chann
   const { say } = await setup('steady=', 0, [{ id: 'busy=', failFirst: 1, status: 429 }]);
   await say('throttled once');
   await until(() => contents('busy=').length >= 1 && contents('steady=').length >= 1, 15_000, 'both deliveries');
-  // Long enough for a redelivered record to post again, were the record failed.
-  await new Promise((r) => setTimeout(r, 1000));
-  expect(attempts.get('busy=')).toBe(2);
-  expect(contents('busy=')).toEqual(['throttled once']);
-  expect(contents('steady=')).toEqual(['throttled once']);
+  // A failed record would be delivered again before the next one of the chat: the next one marks the end.
+  await say('the next one');
+  await until(() => contents('busy=').length >= 2 && contents('steady=').length >= 2, 15_000, 'the next message on both');
+  expect(attempts.get('busy=')).toBe(3);
+  expect(contents('busy=')).toEqual(['throttled once', 'the next one']);
+  expect(contents('steady=')).toEqual(['throttled once', 'the next one']);
 }, 45_000);
 
 test('a record that keeps failing goes to the dead-letter file after the bounded retries; later records flow', async () => {

@@ -49,8 +49,7 @@ test('list chats: the user’s chat with its user and unread count; list message
   expect(seenByUser.body.map((m: any) => m.id)).toEqual([...asks.map((m) => m.id), reply.body.id]);
   // The chat counts the reply as the stream publishes it (a moment after the 201).
   const count = async () => (await client('GET', '/chats', { token })).body[0].unread_msg_by_user;
-  for (let i = 0; i < 100 && (await count()) !== 1; i++) await new Promise((r) => setTimeout(r, 100));
-  expect(await count()).toBe(1);
+  await until(async () => (await count()) === 1, T.patienceMs, 'the reply counted');
 
   expect(await botApi('POST', `/chats/${chatId}/read`)).toMatchObject({ status: 200, body: { status: 'ok' } });
   expect((await botChat(chatId, (c) => c.unread_count === 0)).unread_count).toBe(0);

@@ -2,6 +2,7 @@
 // bot's widget says, messages and their history, a safe retry, a photo, unread and read, and the errors a
 // client handles.
 import { ISO_UTC, UUID } from '../support/http';
+import { until } from '../support/wait';
 import { botApi, client, conventionalChat, ext, openSession, originHeader, say, T } from './client';
 
 const byCreated = (a: any, b: any) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id);
@@ -153,8 +154,7 @@ test('unread and read: a bot reply counts as unread for the user; POST /read res
   expect(reply.status).toBe(201);
   // The chat counts the reply as the stream publishes it (a moment after the 201).
   const count = async () => (await client('GET', '/chats', { token })).body.find((c: any) => c.id === chatId).unread_msg_by_user;
-  for (let i = 0; i < 100 && (await count()) !== 1; i++) await new Promise((r) => setTimeout(r, 100));
-  expect(await count()).toBe(1);
+  await until(async () => (await count()) === 1, T.patienceMs, 'the reply counted');
   expect(await client('POST', `/chats/${chatId}/read`, { token })).toMatchObject({ status: 200, body: { status: 'ok' } });
   const read = await client('GET', '/chats', { token });
   expect(read.body.find((c: any) => c.id === chatId).unread_msg_by_user).toBe(0);

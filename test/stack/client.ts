@@ -2,28 +2,13 @@
 // bot's secret key), and the `centrifuge` client over `ws`. Every POST that creates something is written to
 // the run's ledger, so the teardown can say what the run left behind.
 import { call, type CallOptions, type Reply } from '../support/http';
-import { liveClient, type LiveClient, type RealtimeBlock } from '../support/realtime';
+import { liveClient, type LiveClient } from '../support/realtime';
+import { realtimeOf, type Session } from '../support/contract';
+
+export type { Session, User } from '../support/contract';
 import { record, target } from './target';
 
 export const T = target();
-
-export interface User {
-  id: string;
-  external_id: string;
-  bot_id: string;
-  first_name: string;
-  last_name: string;
-  image_url: string | null;
-  status: string;
-}
-
-export interface Session {
-  session_token: string;
-  expires_at: string;
-  user: User;
-  realtime?: RealtimeBlock;
-  widget: { primary_color: string; multiple_chats: boolean; attachments: boolean };
-}
 
 export type Options = Omit<CallOptions, 'base'>;
 
@@ -89,11 +74,11 @@ export const say = (token: string, chatId: string, content: string, extra: Recor
 
 /** The session's realtime connection (REALTIME_URL, when set, replaces the block's URL). */
 export async function live(session: Session): Promise<LiveClient> {
-  if (!session.realtime) throw new Error('the session has no realtime block');
+  const rt = realtimeOf(session);
   // A URL given in the environment gets the session's token, as the session's own URL carries it.
   const url = T.realtimeUrl ? new URL(T.realtimeUrl) : undefined;
-  url?.searchParams.set('token', session.realtime.token);
-  return liveClient({ ...session.realtime, url: url?.href ?? session.realtime.url });
+  url?.searchParams.set('token', rt.token);
+  return liveClient({ ...rt, url: url?.href ?? rt.url });
 }
 
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+export { sleep } from '../support/wait';

@@ -1,7 +1,7 @@
 // Realtime with the real `centrifuge` client, as a browser connects it with the session's realtime block: the
 // user's own message, a bot reply sent through the Bot API, the read action, and nothing for anyone else.
 import type { LiveClient } from '../support/realtime';
-import { botApi, client, live as connect, openSession, say, sleep, T, userWithChat, type Session } from './client';
+import { botApi, client, live as connect, openSession, say, T, userWithChat, type Session } from './client';
 
 const clients: LiveClient[] = [];
 const live = async (session: Session) => {
@@ -36,8 +36,10 @@ describeRealtime(T.realtime ? 'realtime' : `realtime (${reason})`, () => {
     expect(await client('POST', `/chats/${chatId}/read`, { token })).toMatchObject({ status: 200 });
     expect(await tab.waitFor((d) => d.type === 'action', T.patienceMs)).toEqual({ type: 'action', data: { action: 'read', chat_id: chatId } });
 
-    // Delivered once each (the client would dedupe by id anyway), and nothing reached another user.
-    await sleep(500);
+    // Delivered once each (the client would dedupe by id anyway), and nothing reached another user: a later
+    // message of the chat marks the end (the stream hands a chat's records on in order).
+    const last = await say(token, chatId, 'the last one');
+    await tab.waitFor((d) => d.data?.id === last.body.id, T.patienceMs);
     expect(tab.publications.filter((d) => d.data?.id === sent.body.id)).toHaveLength(1);
     expect(tab.publications.filter((d) => d.data?.id === reply.body.id)).toHaveLength(1);
     expect(stranger.publications).toEqual([]);

@@ -2,6 +2,8 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { call } from './http';
+import { until } from './wait';
+import type { Chat, Message, Session } from './contract';
 import { createBot, updateBot, type BotSettings } from '../../lambdas/flows/bot-admin';
 import { tableName } from '../../lambdas/aws/dynamo';
 
@@ -15,10 +17,10 @@ export async function newBot(settings: Omit<BotSettings, 'name'> & { name?: stri
   return { bot, secretKey };
 }
 
-export async function newSession(clientKey: string, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
-  const res = await call('POST', '/api/client/session', { json: { client_key: clientKey, ...extra }, headers });
+export async function newSession(clientKey: string, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}): Promise<Session> {
+  const res = await call<Session>('POST', '/api/client/session', { json: { client_key: clientKey, ...extra }, headers });
   if (res.status !== 200) throw new Error(`session failed: ${res.status} ${JSON.stringify(res.body)}`);
-  return res.body as { session_token: string; expires_at: string; user: { id: string; external_id: string; bot_id: string; first_name: string; last_name: string }; widget: unknown };
+  return res.body;
 }
 
 /** A fresh bot, a user session and one chat: the starting point of most tests. */
@@ -85,4 +87,18 @@ async function scanBotItems(botId: string): Promise<Record<string, unknown>[]> {
 export async function startOfRateWindow(latestSecond: number): Promise<void> {
   const intoMinute = (Date.now() / 1000) % 60;
   if (intoMinute > latestSecond) await new Promise((r) => setTimeout(r, (61 - intoMinute) * 1000));
+}
+
+/**
+ * Marks the end of the stream's work on a chat so far: sends a user message and waits until the stream has moved
+ * the chat's activity to it. Records of one chat come in order, so by then every earlier record of the chat
+ * was handed on (counted, published, sent to a webhook): a test that shows something did NOT happen waits for
+ * this instead of for a while. Returns the marker message (it is in the history).
+ */
+export async function streamPassed(token: string, chatId: string): Promise<Message> {
+  const sent = await call<Message>('POST', `/api/client/chats/${chatId}/messages`, { token, json: { content: 'marker' } });
+  if (sent.status !== 201) throw new Error(`marker failed: ${sent.status} ${JSON.stringify(sent.body)}`);
+  const activity = async () => (await call<Chat[]>('GET', '/api/client/chats', { token })).body.find((c) => c.id === chatId)?.updated_at;
+  await until(async () => (await activity()) === sent.body.created_at, 15_000, 'the stream to count the marker message');
+  return sent.body;
 }

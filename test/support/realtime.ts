@@ -2,13 +2,11 @@
 import { Centrifuge, type PublicationContext, type Subscription } from 'centrifuge';
 import WebSocket from 'ws';
 import { checkSchema } from './openapi';
+import { until } from './wait';
+import type { RealtimeBlock } from './contract';
 
-export interface RealtimeBlock {
-  provider: string;
-  url: string;
-  token: string;
-  channel: string;
-}
+export { until } from './wait';
+export type { RealtimeBlock } from './contract';
 
 export interface LiveClient {
   client: Centrifuge;
@@ -17,15 +15,6 @@ export interface LiveClient {
   clientId(): string;
   waitFor<T = any>(predicate: (data: any) => boolean, timeoutMs?: number): Promise<T>;
   close(): void;
-}
-
-/** Polls `check` until it holds; the default bound is wide for a loaded 2-core machine (a passing wait ends at once). */
-export async function until(check: () => boolean | Promise<boolean>, timeoutMs = 15_000, what = 'condition'): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 /**
