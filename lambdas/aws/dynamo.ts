@@ -2,7 +2,7 @@
 // module shares: the table's name, paged queries, batch reads, and the condition failures they map to statuses.
 import { ConditionalCheckFailedException, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { BatchGetCommand, type BatchGetCommandOutput, BatchWriteCommand, type BatchWriteCommandOutput, DynamoDBDocumentClient, QueryCommand, type QueryCommandInput, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { unmarshall, type NativeAttributeValue } from '@aws-sdk/util-dynamodb';
 import { config } from '../shared/config';
 import { clientOptions } from './options';
 
@@ -12,6 +12,12 @@ export const dynamo = DynamoDBDocumentClient.from(new DynamoDBClient({ ...client
 });
 
 export const tableName = (): string => config().tableName;
+
+/**
+ * An item as the document client returns it, its attributes of any type: only an entity's codec reads one
+ * (lambdas/entities/*), and decodes it once into that entity's typed item.
+ */
+export type RawItem = Record<string, NativeAttributeValue>;
 
 /** A write's ConditionExpression was not met. */
 export const isConditionFailed = (err: unknown): boolean => err instanceof ConditionalCheckFailedException;
@@ -28,7 +34,7 @@ export async function conditionMet(write: Promise<unknown>): Promise<boolean> {
 }
 
 /** The item that failed a condition, when the write asked for it (ReturnValuesOnConditionCheckFailure: ALL_OLD). */
-export const conditionFailedItem = (err: unknown): Record<string, unknown> | undefined => {
+export const conditionFailedItem = (err: unknown): RawItem | undefined => {
   const item = (err as ConditionalCheckFailedException).Item;
   return item ? unmarshall(item) : undefined;
 };
@@ -44,8 +50,8 @@ export async function* queryPages(input: Omit<QueryCommandInput, 'TableName' | '
 }
 
 /** Every item a Query matches, page after page. */
-export async function queryAll(input: Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey'>): Promise<Record<string, unknown>[]> {
-  const items: Record<string, unknown>[] = [];
+export async function queryAll(input: Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey'>): Promise<RawItem[]> {
+  const items: RawItem[] = [];
   for await (const out of queryPages(input)) items.push(...(out.Items ?? []));
   return items;
 }
@@ -57,9 +63,9 @@ const BATCH_GET_MAX = 100;
  * The items at these keys (missing ones are simply absent), 100 keys per BatchGetItem; keys DynamoDB leaves
  * unprocessed under load are asked for again (rare, bounded), and still unprocessed it throws (never a silent gap).
  */
-export async function batchGet(keys: { pk: string; sk: string }[], consistentRead = false): Promise<Record<string, unknown>[]> {
+export async function batchGet(keys: { pk: string; sk: string }[], consistentRead = false): Promise<RawItem[]> {
   const table = tableName();
-  let items: Record<string, unknown>[] = [];
+  let items: RawItem[] = [];
   for (let i = 0; i < keys.length; i += BATCH_GET_MAX) {
     let pending: Record<string, unknown>[] | undefined = keys.slice(i, i + BATCH_GET_MAX);
     for (let attempt = 0; pending?.length; attempt++) {

@@ -10,7 +10,7 @@ import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { getBot } from '../entities/bots';
-import { forgetFileObject } from '../entities/files';
+import { fileFromItem, forgetFileObject } from '../entities/files';
 import { keepSentFiles } from '../flows/files-sent';
 import { releaseRemovedFile } from '../policies/storage-quota';
 import { config, requireEnv } from '../shared/config';
@@ -53,7 +53,7 @@ async function dispatch(record: DynamoDBRecord): Promise<WebhookJob | undefined>
   if (record.eventName === 'REMOVE' && record.dynamodb?.OldImage) {
     const old = image(record.dynamodb.OldImage);
     if (old.entity === 'file' || old.entity === 'export') await forgetFileObject(old);
-    if (old.entity === 'file') await releaseRemovedFile(old);
+    if (old.entity === 'file') await releaseRemovedFile(fileFromItem(old));
     return undefined;
   }
   const newImage = record.dynamodb?.NewImage;

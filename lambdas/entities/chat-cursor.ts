@@ -3,12 +3,13 @@
 import { InvalidInputError } from '../shared/errors';
 import { isUuid } from '../shared/ids';
 import { keys } from './keys';
+import type { ChatPageKey } from './chats';
 
-const CURSOR_KEYS = ['gsi1pk', 'gsi1sk', 'pk', 'sk'];
+const CURSOR_KEYS = ['gsi1pk', 'gsi1sk', 'pk', 'sk'] as const;
 /** An activity time as every item stores it (Date#toISOString). */
 const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
-export function decodeCursor(cursor: string, botId: string): Record<string, string> {
+export function decodeCursor(cursor: string, botId: string): ChatPageKey {
   let key: unknown;
   try {
     key = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
@@ -22,7 +23,7 @@ export function decodeCursor(cursor: string, botId: string): Record<string, stri
     Object.values(key).every((v) => typeof v === 'string') &&
     isChatKeyOf(key as Record<string, string>, botId);
   if (!ok) throw new InvalidInputError('Invalid cursor');
-  return key as Record<string, string>;
+  return key as ChatPageKey;
 }
 
 /**
@@ -38,5 +39,5 @@ function isChatKeyOf(key: Record<string, string>, botId: string): boolean {
 }
 
 /** The cursor that continues after `last` (a page's LastEvaluatedKey); null at the end. */
-export const encodeCursor = (last: Record<string, unknown> | undefined): string | null =>
+export const encodeCursor = (last: ChatPageKey | undefined): string | null =>
   last ? Buffer.from(JSON.stringify(Object.fromEntries(CURSOR_KEYS.map((k) => [k, last[k]])))).toString('base64url') : null;

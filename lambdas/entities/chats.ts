@@ -1,6 +1,7 @@
 // Chats: the owner's copy (list, counters) plus a pointer by chat id, and the Bot API's page of a bot's chats by activity.
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo, tableName } from '../aws/dynamo';
+import { dynamo, queryAll, tableName, type RawItem } from '../aws/dynamo';
+import type { TransactItem } from '../aws/transact';
 import { ForbiddenError, NotFoundError } from '../shared/errors';
 import { TtlCache } from '../shared/cache';
 import { keys } from './keys';
@@ -21,31 +22,128 @@ export interface NewChat {
   image_url?: string | null;
 }
 
+/** The owner's copy of a chat (`entity: chat`), as stored. */
+export interface ChatItem {
+  id: string;
+  user_id: string;
+  bot_id: string;
+  external_id?: string;
+  name: string;
+  additional_info: Record<string, unknown>;
+  image_url: string | null;
+  /** Each side's counter of the other side's messages after its last read (chat-activity.ts SIDES). */
+  unread_msg_by_user: number;
+  unread_msg_by_operator: number;
+  last_read_at: string | null;
+  operator_last_read_at?: string;
+  /** The last stream record counted into the chat (chat-activity.ts). */
+  counted_seq?: string;
+  created_at: string;
+  updated_at: string;
+}
+
 /**
  * additional_info is stored as its JSON text: a DynamoDB map refuses part of what JSON allows (numbers beyond
  * 38 digits or 1e±126-130, empty keys, nesting over 32). Chats written before are maps, read as they are.
  */
-export const storedInfo = (info: Record<string, unknown>): string => JSON.stringify(info);
+const storedInfo = (info: Record<string, unknown>): string => JSON.stringify(info);
 const readInfo = (stored: unknown): Record<string, unknown> =>
-  typeof stored === 'string' ? (JSON.parse(stored) as Record<string, unknown>) : ((stored as Record<string, unknown>) ?? {});
+  typeof stored === 'string' ? (JSON.parse(stored) as Record<string, unknown>) : ((stored as Record<string, unknown> | undefined) ?? {});
 
-export function toChat(item: Record<string, unknown>): Chat {
-  return {
-    id: item.id as string,
-    name: item.name as string,
-    additional_info: readInfo(item.additional_info),
-    image_url: (item.image_url as string | null) ?? null,
-    unread_msg_by_user: Number(item.unread_msg_by_user ?? 0),
-    created_at: item.created_at as string,
-    updated_at: item.updated_at as string,
-  };
-}
+/** The codec: a chat item as DynamoDB returns it (counters absent on older items read as 0). */
+export const chatFromItem = (item: RawItem): ChatItem => ({
+  id: item.id,
+  user_id: item.user_id,
+  bot_id: item.bot_id,
+  ...(typeof item.external_id === 'string' && { external_id: item.external_id }),
+  name: item.name,
+  additional_info: readInfo(item.additional_info),
+  image_url: item.image_url ?? null,
+  unread_msg_by_user: Number(item.unread_msg_by_user ?? 0),
+  unread_msg_by_operator: Number(item.unread_msg_by_operator ?? 0),
+  last_read_at: item.last_read_at ?? null,
+  ...(typeof item.operator_last_read_at === 'string' && { operator_last_read_at: item.operator_last_read_at }),
+  ...(item.counted_seq !== undefined && { counted_seq: item.counted_seq }),
+  created_at: item.created_at,
+  updated_at: item.updated_at,
+});
+
+/** The chat as the APIs show it. */
+export const toChat = (c: ChatItem): Chat => ({
+  id: c.id,
+  name: c.name,
+  additional_info: c.additional_info,
+  image_url: c.image_url,
+  unread_msg_by_user: c.unread_msg_by_user,
+  created_at: c.created_at,
+  updated_at: c.updated_at,
+});
 
 /** Whose chat: the user, their bot, and their external id (the bot side and webhooks show it). */
 export interface ChatOwner {
   userId: string;
   botId: string;
   externalId?: string;
+}
+
+/**
+ * A new chat's writes, each only if its key is free: the owner's copy (with its gsi1 activity key), the pointer
+ * by chat id, and the markers around its messages (flows/chats.ts adds the guards to the same transaction).
+ */
+export function newChatWrites({ userId, botId, externalId }: ChatOwner, chat: Chat): TransactItem[] {
+  const table = tableName();
+  const marker = { entity: 'chat_marker', chat_id: chat.id, bot_id: botId };
+  return [
+    {
+      Put: {
+        TableName: table,
+        Item: {
+          ...keys.chat(userId, chat.id),
+          entity: 'chat',
+          ...chat,
+          additional_info: storedInfo(chat.additional_info),
+          user_id: userId,
+          bot_id: botId,
+          external_id: externalId,
+          unread_msg_by_operator: 0,
+          last_read_at: null,
+          ...keys.chatActivity(botId, chat.created_at, chat.id),
+        },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    },
+    {
+      Put: {
+        TableName: table,
+        Item: { ...keys.chatPointer(chat.id), entity: 'chat_pointer', chat_id: chat.id, user_id: userId, bot_id: botId, external_id: externalId },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    },
+    { Put: { TableName: table, Item: { ...keys.chatStart(userId, chat.id), ...marker } } },
+    { Put: { TableName: table, Item: { ...keys.chatEnd(userId, chat.id), ...marker } } },
+  ];
+}
+
+/** Every chat of the user, strongly consistent (a chat just made is there). */
+export async function userChats(userId: string): Promise<ChatItem[]> {
+  const items = await queryAll({
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :chat)',
+    ExpressionAttributeValues: { ':pk': keys.userPartition(userId), ':chat': keys.chatPrefix },
+    ConsistentRead: true,
+  });
+  return items.map(chatFromItem);
+}
+
+/** The user's chat, strongly consistent; undefined when there is none. */
+export async function readChat(userId: string, chatId: string): Promise<ChatItem | undefined> {
+  const out = await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.chat(userId, chatId), ConsistentRead: true }));
+  return out.Item && chatFromItem(out.Item);
+}
+
+/** Whether the chat is there, and its last counted record (a side's read is written against it), strongly consistent. */
+export async function chatCountedSeq(userId: string, chatId: string): Promise<{ counted_seq?: string } | undefined> {
+  const out = await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.chat(userId, chatId), ProjectionExpression: 'counted_seq', ConsistentRead: true }));
+  return out.Item && { ...(out.Item.counted_seq !== undefined && { counted_seq: out.Item.counted_seq }) };
 }
 
 /**
@@ -60,17 +158,30 @@ export async function rejectChatAccess(userId: string, chatId: string): Promise<
   throw new NotFoundError('Chat not found');
 }
 
+/** The pointer by chat id (`entity: chat_pointer`): whose chat it is. */
+interface ChatPointer {
+  user_id: string;
+  bot_id: string;
+  external_id?: string;
+}
+
+const pointerFromItem = (item: RawItem): ChatPointer => ({
+  user_id: item.user_id,
+  bot_id: item.bot_id,
+  ...(typeof item.external_id === 'string' && { external_id: item.external_id }),
+});
+
 // Who owns a chat never changes, so the Bot API keeps pointers in memory (bounded) after one read.
-const pointerCache = new TtlCache<Record<string, unknown> | undefined>(() => 10 * 60_000, 10_000);
+const pointerCache = new TtlCache<ChatPointer | undefined>(() => 10 * 60_000, 10_000);
 
 /** A chat of this bot, for the Bot API: anything else (unknown, another bot's) is a 404. */
 export async function resolveBotChat(botId: string, chatId: string): Promise<ChatOwner> {
   const pointer = await pointerCache.get(chatId, async () => {
     const out = await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.chatPointer(chatId) }));
-    return out.Item;
+    return out.Item && pointerFromItem(out.Item);
   });
   if (!pointer || pointer.bot_id !== botId) throw new NotFoundError('Chat not found');
-  return { userId: pointer.user_id as string, botId, externalId: pointer.external_id as string | undefined };
+  return { userId: pointer.user_id, botId, externalId: pointer.external_id };
 }
 
 export interface BotChat extends Chat {
@@ -84,8 +195,13 @@ export interface BotChatPage {
   next_cursor: string | null;
 }
 
+/** The gsi1 key of a chat of a page (where the next page starts). */
+export type ChatPageKey = Record<'pk' | 'sk' | 'gsi1pk' | 'gsi1sk', string>;
+
+const pageKeyOf = (item: RawItem): ChatPageKey => ({ pk: item.pk, sk: item.sk, gsi1pk: item.gsi1pk, gsi1sk: item.gsi1sk });
+
 /** One page of the bot's chats from gsi1 (by last activity): the Bot API's list, a retention task's walk. */
-export function botChatsPage(botId: string, page: { limit: number; newestFirst: boolean; start?: Record<string, unknown>; projection?: string }) {
+function queryBotChats(botId: string, page: { limit: number; newestFirst: boolean; start?: ChatPageKey; projection?: string }) {
   return dynamo.send(
     new QueryCommand({
       TableName: tableName(),
@@ -100,3 +216,24 @@ export function botChatsPage(botId: string, page: { limit: number; newestFirst: 
   );
 }
 
+/** A page of the bot's chats, newest activity first, and where the next starts (none: the last page). */
+export async function botChatsPage(botId: string, limit: number, start?: ChatPageKey): Promise<{ chats: ChatItem[]; last?: ChatPageKey }> {
+  const out = await queryBotChats(botId, { limit, newestFirst: true, start });
+  return { chats: (out.Items ?? []).map(chatFromItem), last: out.LastEvaluatedKey && pageKeyOf(out.LastEvaluatedKey) };
+}
+
+/** A chat as a walk over all of them sees it: whose, and where the walk stands once it is done. */
+export interface WalkedChat {
+  id: string;
+  user_id: string;
+  key: ChatPageKey;
+}
+
+/** A page of the bot's chats, oldest activity first (a chat only moves forward, so a walk skips none), their keys only. */
+export async function botChatsWalk(botId: string, limit: number, start?: ChatPageKey): Promise<{ chats: WalkedChat[]; last?: ChatPageKey }> {
+  const out = await queryBotChats(botId, { limit, newestFirst: false, start, projection: 'id, user_id, pk, sk, gsi1pk, gsi1sk' });
+  return {
+    chats: (out.Items ?? []).map((i) => ({ id: i.id, user_id: i.user_id, key: pageKeyOf(i) })),
+    last: out.LastEvaluatedKey && pageKeyOf(out.LastEvaluatedKey),
+  };
+}

@@ -1,7 +1,7 @@
 // Files: bytes in S3 under a key naming bot and user, a record in the table, URLs presigned at read time.
 import { randomBytes } from 'node:crypto';
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo, tableName } from '../aws/dynamo';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { batchGet, dynamo, tableName, type RawItem } from '../aws/dynamo';
 import { deleteObject, presignedGetUrl, putObject, type Disposition } from '../aws/s3';
 import { config } from '../shared/config';
 import { keys } from './keys';
@@ -35,6 +35,38 @@ export interface FileRecord {
 }
 
 export type FileStatus = 'pending' | 'uploaded' | 'rejected';
+
+/** The codec: a file record as DynamoDB (or its stream) gives it. */
+export const fileFromItem = (item: RawItem): FileRecord => ({
+  id: item.id,
+  bot_id: item.bot_id,
+  user_id: item.user_id,
+  s3_key: item.s3_key,
+  type: item.type,
+  name: item.name,
+  size: item.size,
+  mime_type: item.mime_type,
+  status: item.status,
+  ...(item.reason !== undefined && { reason: item.reason }),
+  created_at: item.created_at,
+  ...(item.ttl !== undefined && { ttl: item.ttl }),
+  ...(item.counted && { counted: true as const }),
+  ...(item.sent_at !== undefined && { sent_at: item.sent_at }),
+});
+
+/** The item of a file record. */
+export const fileItem = (record: FileRecord) => ({ ...keys.file(record.id), entity: 'file', ...record });
+
+/** A file's record, strongly consistent; undefined when there is none. */
+export async function readFile(id: string): Promise<FileRecord | undefined> {
+  const out = await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.file(id), ConsistentRead: true }));
+  return out.Item && fileFromItem(out.Item);
+}
+
+/** The records of these files that exist (one BatchGet per 100), strongly consistent or not. */
+export async function readFiles(ids: string[], consistent: boolean): Promise<FileRecord[]> {
+  return (await batchGet(ids.map(keys.file), consistent)).map(fileFromItem);
+}
 
 /** Everything of a bot's users in the bucket: a change of its retention lists it. */
 export const botKeyPrefix = (botId: string): string => `bots/${botId}/`;
@@ -135,7 +167,7 @@ export async function saveUpload(userId: string, botId: string, upload: Upload, 
   const stored = `${as.disposition.split(';')[0]}; filename*=UTF-8''${encodeURIComponent(upload.name)}`;
   await putObject(record.s3_key, upload.bytes, as.contentType, stored);
   await dynamo.send(
-    new PutCommand({ TableName: tableName(), Item: { ...keys.file(record.id), entity: 'file', ...record } }),
+    new PutCommand({ TableName: tableName(), Item: fileItem(record) }),
   );
   return record;
 }

@@ -1,6 +1,6 @@
 // Messages: their shape as the APIs show it, the stored item, and its put; flows/send.ts sends, flows/history.ts reads, flows/edit.ts edits.
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { conditionFailedItem, dynamo, isConditionFailed, tableName } from '../aws/dynamo';
+import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { conditionFailedItem, dynamo, isConditionFailed, tableName, type RawItem } from '../aws/dynamo';
 import { keys } from './keys';
 import { toFileJson, type FileJson, type StoredFile } from './files';
 
@@ -36,10 +36,34 @@ export interface MessageItem extends Omit<Message, 'files' | 'edited_at'> {
   count_in_chat?: true;
   /** When it expires (epoch seconds): its bot's retention; absent: kept for ever. */
   ttl?: number;
+  /** The bot's number of the last edit applied (flows/edit.ts). */
+  edit_version?: number;
 }
 
-export async function toMessage(item: MessageItem | Record<string, unknown>): Promise<Message> {
-  const m = item as MessageItem;
+/** The codec: a message item as DynamoDB (or its stream) gives it; attributes of other items' shapes are left behind. */
+export const messageFromItem = (item: RawItem): MessageItem => ({
+  id: item.id,
+  chat_id: item.chat_id,
+  user_id: item.user_id,
+  bot_id: item.bot_id,
+  ...(item.external_id !== undefined && { external_id: item.external_id }),
+  content: item.content,
+  content_type: item.content_type,
+  sender_type: item.sender_type,
+  sender: item.sender,
+  files: item.files ?? null,
+  is_edited: Boolean(item.is_edited),
+  ...(item.edited_at !== undefined && { edited_at: item.edited_at }),
+  created_at: item.created_at,
+  ...(item.webhook && { webhook: true as const }),
+  ...(item.attaches && { attaches: true as const }),
+  ...(item.count_in_chat && { count_in_chat: true as const }),
+  ...(item.ttl !== undefined && { ttl: item.ttl }),
+  ...(item.edit_version !== undefined && { edit_version: item.edit_version }),
+});
+
+/** The message as the APIs show it (file URLs presigned now). */
+export async function toMessage(m: MessageItem): Promise<Message> {
   return {
     id: m.id,
     chat_id: m.chat_id,
@@ -77,3 +101,20 @@ export async function putMessage(item: MessageItem): Promise<boolean> {
   }
 }
 
+
+/**
+ * A chat's messages from `fromId` on (inclusive), oldest first, strongly consistent: one Query of at most `limit`
+ * items of its range (the end marker among them).
+ */
+export async function messagesFrom(userId: string, chatId: string, fromId: string, limit: number): Promise<MessageItem[]> {
+  const out = await dynamo.send(
+    new QueryCommand({
+      TableName: tableName(),
+      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+      ExpressionAttributeValues: { ':pk': keys.userPartition(userId), ':from': keys.messagePrefix(chatId) + fromId, ':to': keys.chatEnd(userId, chatId).sk },
+      ConsistentRead: true,
+      Limit: limit,
+    }),
+  );
+  return (out.Items ?? []).filter((i) => i.entity === 'message').map(messageFromItem);
+}

@@ -1,7 +1,7 @@
 // End users of a bot: found or created by external id in one conditional upsert (one round trip for a
 // returning user); a new user also gets its reference by id (the Bot API finds and erases users by id).
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo, isConditionFailed, tableName } from '../aws/dynamo';
+import { batchGet, dynamo, isConditionFailed, tableName, type RawItem } from '../aws/dynamo';
 import { keys } from './keys';
 import { newUuid } from '../shared/ids';
 import { ConflictError, NotFoundError } from '../shared/errors';
@@ -16,6 +16,32 @@ export interface User {
   /** `erasing` from the Bot API's DELETE until the erasure completes (then the user is gone). */
   status: 'active' | 'erasing';
 }
+
+/** The user item (`entity: user`, keyed by bot and external id). */
+export interface UserItem {
+  id: string;
+  external_id: string;
+  bot_id: string;
+  first_name: string;
+  last_name: string;
+  image_url: string | null;
+  /** Its user_ref is written (addUserRef). */
+  ref?: true;
+  /** An erasure runs: no new session. */
+  erase_task?: string;
+}
+
+/** The codec: a user item as DynamoDB returns it (names absent on items of older writes read as empty). */
+export const userFromItem = (item: RawItem): UserItem => ({
+  id: item.id,
+  external_id: item.external_id,
+  bot_id: item.bot_id,
+  first_name: item.first_name ?? '',
+  last_name: item.last_name ?? '',
+  image_url: item.image_url ?? null,
+  ...(item.ref && { ref: true as const }),
+  ...(item.erase_task && { erase_task: item.erase_task }),
+});
 
 export interface UserNames {
   first_name?: string;
@@ -70,7 +96,7 @@ export async function findOrCreateUser(botId: string, externalId: string, names:
     if (isConditionFailed(err)) throw new ConflictError('This user is being erased; a new session can start once the erasure is done', { cause: err });
     throw err;
   }
-  const item = out.Attributes as Record<string, unknown>;
+  const item = userFromItem(out.Attributes ?? {});
   if (!item.ref) await addUserRef(item);
   return toUser(item);
 }
@@ -80,18 +106,18 @@ export async function findOrCreateUser(botId: string, externalId: string, names:
  * unset, and the next session writes the reference again). Users made before references existed get theirs
  * at their next session.
  */
-async function addUserRef(item: Record<string, unknown>): Promise<void> {
+async function addUserRef(item: UserItem): Promise<void> {
   const table = tableName();
   await dynamo.send(
     new PutCommand({
       TableName: table,
-      Item: { ...keys.userRef(item.id as string), entity: 'user_ref', user_id: item.id, bot_id: item.bot_id, external_id: item.external_id },
+      Item: { ...keys.userRef(item.id), entity: 'user_ref', user_id: item.id, bot_id: item.bot_id, external_id: item.external_id },
     }),
   );
   await dynamo.send(
     new UpdateCommand({
       TableName: table,
-      Key: keys.user(item.bot_id as string, item.external_id as string),
+      Key: keys.user(item.bot_id, item.external_id),
       UpdateExpression: 'SET #ref = :true',
       ConditionExpression: 'id = :id',
       ExpressionAttributeNames: { '#ref': 'ref' },
@@ -102,23 +128,17 @@ async function addUserRef(item: Record<string, unknown>): Promise<void> {
   });
 }
 
-function toUser(item: Record<string, unknown>): User {
-  return {
-    id: item.id as string,
-    external_id: item.external_id as string,
-    bot_id: item.bot_id as string,
-    first_name: item.first_name as string,
-    last_name: item.last_name as string,
-    image_url: (item.image_url as string | null) ?? null,
-    status: item.erase_task ? 'erasing' : 'active',
-  };
+/** The user as the APIs show it. */
+function toUser(item: UserItem): User {
+  const { ref: _ref, erase_task, ...user } = item;
+  return { ...user, status: erase_task ? 'erasing' : 'active' };
 }
 
 /** The bot's user with this external id (Bot API), strongly consistent; 404 when the bot has none. */
 export async function findUser(botId: string, externalId: string): Promise<User> {
   const out = await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.user(botId, externalId), ConsistentRead: true }));
   if (!out.Item) throw new NotFoundError('User not found');
-  return toUser(out.Item);
+  return toUser(userFromItem(out.Item));
 }
 
 export interface UserRef {
@@ -129,11 +149,19 @@ export interface UserRef {
   erase_task?: string;
 }
 
+const userRefFromItem = (item: RawItem): UserRef => ({
+  user_id: item.user_id,
+  bot_id: item.bot_id,
+  external_id: item.external_id,
+  ...(item.erase_task && { erase_task: item.erase_task }),
+});
+
 /** The reference of the bot's user with this id; another bot's user, or none, is a 404. */
 export async function userRef(botId: string, userId: string): Promise<UserRef> {
   const out = await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.userRef(userId), ConsistentRead: true }));
-  if (!out.Item || out.Item.bot_id !== botId) throw new NotFoundError('User not found');
-  return out.Item as UserRef;
+  const ref = out.Item && userRefFromItem(out.Item);
+  if (!ref || ref.bot_id !== botId) throw new NotFoundError('User not found');
+  return ref;
 }
 
 /** The bot's user with this id (Bot API). */
@@ -142,4 +170,10 @@ export async function getUser(botId: string, userId: string): Promise<User> {
   const user = await findUser(botId, ref.external_id);
   if (user.id !== userId) throw new NotFoundError('User not found');
   return user;
+}
+
+/** The bot's users with these external ids, by external id (one BatchGet; eventually consistent, as a list is). */
+export async function usersByExternalId(botId: string, externalIds: string[]): Promise<Map<string, UserItem>> {
+  const items = await batchGet(externalIds.map((e) => keys.user(botId, e)));
+  return new Map(items.map(userFromItem).map((u) => [u.external_id, u]));
 }

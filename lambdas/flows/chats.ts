@@ -1,13 +1,13 @@
 // The chats of a user and of a bot: a chat made (with its guards in one transaction), the lists with their unread
 // counters as the bot's retention leaves them, and each side's read.
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { batchGet, dynamo, queryAll, tableName } from '../aws/dynamo';
+import { tableName } from '../aws/dynamo';
 import { ConflictError, NotFoundError } from '../shared/errors';
 import { config } from '../shared/config';
-import { transactWrite, type TransactItem } from '../aws/transact';
+import { transactWrite } from '../aws/transact';
 import { byCodeUnits, newUuid } from '../shared/ids';
 import { keys } from '../entities/keys';
-import { botChatsPage, rejectChatAccess, storedInfo, toChat, type BotChatPage, type Chat, type ChatOwner, type NewChat } from '../entities/chats';
+import { botChatsPage, chatCountedSeq, newChatWrites, rejectChatAccess, toChat, userChats, type BotChatPage, type Chat, type ChatOwner, type NewChat } from '../entities/chats';
+import { usersByExternalId } from '../entities/users';
 import { decodeCursor, encodeCursor } from '../entities/chat-cursor';
 import { resetUnread } from '../entities/chat-activity';
 import { rateLimited, rateUpdate, type RateLimit } from '../policies/rate';
@@ -26,39 +26,10 @@ export async function createChat({ userId, botId, externalId }: ChatOwner, input
     updated_at: now,
   };
   const table = tableName();
-  const marker = { entity: 'chat_marker', chat_id: id, bot_id: botId };
   const { chatsPerUser, chatsPerMinute } = config().limits;
   const rate: RateLimit = { name: 'chats', subject: userId, perMinute: chatsPerMinute };
   const rateItem = rateUpdate(rate);
-  const items: TransactItem[] = [
-    {
-      Put: {
-        TableName: table,
-        Item: {
-          ...keys.chat(userId, id),
-          entity: 'chat',
-          ...chat,
-          additional_info: storedInfo(chat.additional_info),
-          user_id: userId,
-          bot_id: botId,
-          external_id: externalId,
-          unread_msg_by_operator: 0,
-          last_read_at: null,
-          ...keys.chatActivity(botId, now, id),
-        },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      },
-    },
-    {
-      Put: {
-        TableName: table,
-        Item: { ...keys.chatPointer(id), entity: 'chat_pointer', chat_id: id, user_id: userId, bot_id: botId, external_id: externalId },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      },
-    },
-    { Put: { TableName: table, Item: { ...keys.chatStart(userId, id), ...marker } } },
-    { Put: { TableName: table, Item: { ...keys.chatEnd(userId, id), ...marker } } },
-  ];
+  const items = newChatWrites({ userId, botId, externalId }, chat);
   // Guards ride in the same transaction: the user's chat count, then this minute's creation count.
   const countAt = chatsPerUser > 0 ? items.length : -2;
   if (chatsPerUser > 0) {
@@ -86,11 +57,7 @@ export async function createChat({ userId, botId, externalId }: ChatOwner, input
  * counters as the bot's retention leaves them (policies/retention.ts).
  */
 export async function listChats(userId: string, w: RetentionWindow = retentionWindow({})): Promise<Chat[]> {
-  const items = await queryAll({
-    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :chat)',
-    ExpressionAttributeValues: { ':pk': keys.userPartition(userId), ':chat': keys.chatPrefix },
-    ConsistentRead: true,
-  });
+  const items = await userChats(userId);
   const chats = await Promise.all(items.map(async (item) => ({ ...toChat(item), unread_msg_by_user: await retainedUnread(item, 'user', w) })));
   return chats.sort((a, b) => byCodeUnits(b.updated_at, a.updated_at) || byCodeUnits(b.id, a.id));
 }
@@ -102,8 +69,8 @@ export async function markChatRead({ userId, chatId, chat }: { userId: string; c
 
 /** The bot side's read: the operator has seen the user's messages (no event for the user). */
 export async function markChatReadByOperator(userId: string, chatId: string): Promise<void> {
-  const out = await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.chat(userId, chatId), ProjectionExpression: 'counted_seq', ConsistentRead: true }));
-  if (!out.Item || !(await resetUnread(userId, chatId, 'operator', out.Item.counted_seq))) throw new NotFoundError('Chat not found');
+  const chat = await chatCountedSeq(userId, chatId);
+  if (!chat || !(await resetUnread(userId, chatId, 'operator', chat.counted_seq))) throw new NotFoundError('Chat not found');
 }
 
 /**
@@ -111,30 +78,19 @@ export async function markChatReadByOperator(userId: string, chatId: string): Pr
  * unread counters as the bot's retention leaves them.
  */
 export async function listBotChats(botId: string, limit: number, cursor?: string, w: RetentionWindow = retentionWindow({})): Promise<BotChatPage> {
-  const out = await botChatsPage(botId, { limit, newestFirst: true, start: cursor ? decodeCursor(cursor, botId) : undefined });
-  const items = out.Items ?? [];
-  const externalIds = [...new Set(items.map((i) => i.external_id as string | undefined).filter((e): e is string => !!e))];
-  const users = new Map((await batchGet(externalIds.map((e) => keys.user(botId, e)))).map((u) => [u.external_id as string, u]));
+  const { chats: items, last } = await botChatsPage(botId, limit, cursor ? decodeCursor(cursor, botId) : undefined);
+  const users = await usersByExternalId(botId, [...new Set(items.flatMap((i) => (i.external_id ? [i.external_id] : [])))]);
   const chats = await Promise.all(
     items.map(async (item) => {
-      const user = users.get(item.external_id as string);
+      const user = item.external_id ? users.get(item.external_id) : undefined;
       const [byUser, byOperator] = await Promise.all([retainedUnread(item, 'user', w), retainedUnread(item, 'operator', w)]);
       return {
         ...toChat(item),
         unread_msg_by_user: byUser,
         unread_count: byOperator,
-        user: {
-          id: item.user_id as string,
-          external_id: (item.external_id as string | undefined) ?? null,
-          first_name: (user?.first_name as string) ?? '',
-          last_name: (user?.last_name as string) ?? '',
-        },
+        user: { id: item.user_id, external_id: item.external_id ?? null, first_name: user?.first_name ?? '', last_name: user?.last_name ?? '' },
       };
     }),
   );
-  const last = out.LastEvaluatedKey;
-  return {
-    chats,
-    next_cursor: encodeCursor(last),
-  };
+  return { chats, next_cursor: encodeCursor(last) };
 }

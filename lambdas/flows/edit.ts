@@ -4,7 +4,7 @@ import { dynamo, isConditionFailed, tableName } from '../aws/dynamo';
 import { ConflictError, ForbiddenError, NotFoundError } from '../shared/errors';
 import type { ChatOwner } from '../entities/chats';
 import { keys } from '../entities/keys';
-import { toMessage, type Message, type MessageItem } from '../entities/messages';
+import { messageFromItem, toMessage, type Message } from '../entities/messages';
 import { isRetained, retentionWindow, type RetentionWindow } from '../policies/retention';
 
 export interface Edit {
@@ -50,17 +50,18 @@ export async function editMessage(owner: ChatOwner, chatId: string, messageId: s
           ReturnValues: 'ALL_NEW',
         }),
       );
-      return toMessage(out.Attributes as MessageItem);
+      return toMessage(messageFromItem(out.Attributes ?? {}));
     } catch (err) {
       if (!isConditionFailed(err)) throw err;
     }
     // Error path only: say why, or move past an edit stamped in the same millisecond (or by a clock ahead).
-    const { Item: item } = await dynamo.send(new GetCommand({ TableName: tableName(), Key: key, ConsistentRead: true }));
-    if (!item || item.entity !== 'message' || !isRetained(item, w)) throw new NotFoundError('Message not found');
+    const { Item: raw } = await dynamo.send(new GetCommand({ TableName: tableName(), Key: key, ConsistentRead: true }));
+    const item = raw?.entity === 'message' ? messageFromItem(raw) : undefined;
+    if (!item || !isRetained(item, w)) throw new NotFoundError('Message not found');
     if (item.sender_type !== 'outcoming') throw new ForbiddenError("Only the bot's or an operator's messages can be edited");
     if (edit.version !== undefined && typeof item.edit_version === 'number' && item.edit_version >= edit.version) {
       // The same edit again (a retry whose first reply was lost): applied already, so answered as it was then.
-      if (item.edit_version === edit.version && item.content === edit.content) return toMessage(item as MessageItem);
+      if (item.edit_version === edit.version && item.content === edit.content) return toMessage(item);
       throw new ConflictError(`A newer edit of this message is applied already (version ${item.edit_version})`);
     }
     if (attempt >= 3) throw new ConflictError('The message is being edited concurrently; retry');

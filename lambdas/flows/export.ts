@@ -3,13 +3,13 @@
 // `{type: "message", message}` lines in order, each `{type: "file", file}` with a presigned URL) under the user's prefix in the bucket; the task hands out a presigned GET of it for a day. An
 // item with a TTL stands for the file: when DynamoDB removes it, the webhook dispatcher deletes the object.
 import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { batchGet, dynamo, tableName } from '../aws/dynamo';
+import { dynamo, tableName } from '../aws/dynamo';
 import { deleteObject, presignedGetUrl, putObject } from '../aws/s3';
 import { ConflictError } from '../shared/errors';
 import { byCodeUnits, newUuid } from '../shared/ids';
 import { getBot } from '../entities/bots';
 import { listChats } from './chats';
-import { toUploadJson, userKeyPrefix, type FileRecord } from '../entities/files';
+import { readFiles, toUploadJson, userKeyPrefix } from '../entities/files';
 import { allMessages } from './history';
 import { keys } from '../entities/keys';
 import { toMessage } from '../entities/messages';
@@ -68,7 +68,7 @@ export async function exportUser(task: TaskRecord): Promise<void> {
     lines.push({ type: 'chat', chat });
     for (const m of await allMessages(userId, chat.id, w)) lines.push({ type: 'message', message: await toMessage(m) });
   }
-  const files = ((await batchGet([...data.fileIds].map(keys.file), true)) as unknown as FileRecord[]).filter((f) => isRetained(f, w));
+  const files = (await readFiles([...data.fileIds], true)).filter((f) => isRetained(f, w));
   for (const f of files.sort((a, b) => byCodeUnits(a.created_at, b.created_at))) lines.push({ type: 'file', file: await toUploadJson(f) });
   const key = exportKey(task.bot_id, userId, task.task_id);
   await putObject(key, Buffer.from(lines.map((l) => JSON.stringify(l)).join('\n') + '\n'), AS_DOWNLOAD.contentType, AS_DOWNLOAD.disposition);

@@ -4,7 +4,7 @@ import { dynamo, queryAll, tableName } from '../aws/dynamo';
 import { byCodeUnits } from '../shared/ids';
 import { rejectChatAccess } from '../entities/chats';
 import { keys } from '../entities/keys';
-import type { MessageItem } from '../entities/messages';
+import { messageFromItem, type MessageItem } from '../entities/messages';
 import { isRetained, retainedFrom, retentionWindow, type RetentionWindow } from '../policies/retention';
 
 export interface HistoryPage {
@@ -50,8 +50,10 @@ export async function listMessages(userId: string, chatId: string, page: History
     return rejectChatAccess(userId, chatId);
   }
   const messages = items
-    .filter((i) => i.entity === 'message' && i.id !== page.after && i.id !== page.before && isRetained(i, w))
-    .slice(0, page.limit) as MessageItem[];
+    .filter((i) => i.entity === 'message')
+    .map(messageFromItem)
+    .filter((m) => m.id !== page.after && m.id !== page.before && isRetained(m, w))
+    .slice(0, page.limit);
   return messages.sort((a, b) => byCodeUnits(a.id, b.id));
 }
 
@@ -69,5 +71,5 @@ export async function allMessages(userId: string, chatId: string, w: RetentionWi
     ExpressionAttributeValues: { ':pk': keys.userPartition(userId), ':low': retainedFrom(chatId, w) ?? keys.chatStart(userId, chatId).sk, ':high': keys.chatEnd(userId, chatId).sk },
     ConsistentRead: true,
   });
-  return items.filter((i) => i.entity === 'message' && isRetained(i, w)) as unknown as MessageItem[];
+  return items.filter((i) => i.entity === 'message').map(messageFromItem).filter((m) => isRetained(m, w));
 }

@@ -3,12 +3,12 @@
 // (or since the last reminder fired); its reminder is scheduled once, by its first reply, as a delayed job on the
 // webhook queue, and the chat's reminder item says which burst is due and whether it fired, so a redelivered
 // record or job never gives a second one. A read needs no write here: the firing checks it (docs/reminders.md).
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { conditionFailedItem, dynamo, isConditionFailed, tableName } from '../aws/dynamo';
 import { keys } from '../entities/keys';
-import { toChat } from '../entities/chats';
+import { readChat, toChat } from '../entities/chats';
 import { retainedUnread, retentionWindow, type Retained } from '../policies/retention';
-import { toMessage, type MessageItem } from '../entities/messages';
+import { messagesFrom, toMessage, type MessageItem } from '../entities/messages';
 import { chatAndUser, type WebhookUser } from './webhook-events';
 
 /** What the dispatcher queues (delayed until the reminder is due) and the deliverer fires. */
@@ -45,8 +45,6 @@ const UNREAD_SCAN = 100;
 /** The webhook's id for a reminder: the same on every retry, and per burst. */
 export const reminderId = (event: ReminderEvent): string => `reminder:${event.chat.id}:${event.messages[0].id}`;
 
-const readChat = async (m: { user_id: string; chat_id: string }) =>
-  (await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.chat(m.user_id, m.chat_id), ConsistentRead: true }))).Item;
 
 /**
  * A reply of the bot side, seen on the stream: if it starts a burst, its reminder becomes due (the returned job,
@@ -54,8 +52,8 @@ const readChat = async (m: { user_id: string; chat_id: string }) =>
  * of a burst that fired. Idempotent: the first reply of a burst, delivered again, returns the same job.
  */
 export async function scheduleReminder(m: MessageItem, seconds: number): Promise<{ job: ReminderJob; delaySeconds: number } | undefined> {
-  const chat = await readChat(m);
-  const lastRead = (chat?.last_read_at as string | null | undefined) ?? '';
+  const chat = await readChat(m.user_id, m.chat_id);
+  const lastRead = chat?.last_read_at ?? '';
   if (!chat || m.created_at <= lastRead) return undefined; // gone, or already read
   const dueAt = Date.parse(m.created_at) + seconds * 1000;
   try {
@@ -133,18 +131,8 @@ export async function fireReminder(job: ReminderJob, token: string, bot: Retaine
   // The chat (strongly consistent: has the user read?) and the user, in one round trip.
   const { chat, user, erased } = await chatAndUser(job, true);
   if (!chat || erased) return undefined;
-  const lastRead = (chat.last_read_at as string | null) ?? '';
-  const prefix = keys.messagePrefix(job.chat_id);
-  const out = await dynamo.send(
-    new QueryCommand({
-      TableName: tableName(),
-      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-      ExpressionAttributeValues: { ':pk': keys.userPartition(job.user_id), ':from': prefix + job.burst, ':to': keys.chatEnd(job.user_id, job.chat_id).sk },
-      ConsistentRead: true,
-      Limit: UNREAD_SCAN,
-    }),
-  );
-  const unread = (out.Items ?? []).filter((i) => i.entity === 'message' && i.sender_type === 'outcoming' && (i.created_at as string) > lastRead);
+  const lastRead = chat.last_read_at ?? '';
+  const unread = (await messagesFrom(job.user_id, job.chat_id, job.burst, UNREAD_SCAN)).filter((m) => m.sender_type === 'outcoming' && m.created_at > lastRead);
   // What this reminder carries: a reply among them whose record reaches the dispatcher late starts no new
   // burst; one it did not see does.
   await dynamo.send(
@@ -153,7 +141,7 @@ export async function fireReminder(job: ReminderJob, token: string, bot: Retaine
       Key: keys.reminder(job.chat_id),
       UpdateExpression: 'SET included = :ids',
       ConditionExpression: 'burst = :burst AND fired_by = :token',
-      ExpressionAttributeValues: { ':ids': unread.map((i) => i.id as string), ':burst': job.burst, ':token': token },
+      ExpressionAttributeValues: { ':ids': unread.map((m) => m.id), ':burst': job.burst, ':token': token },
     }),
   );
   if (unread.length === 0) return undefined;
@@ -164,6 +152,6 @@ export async function fireReminder(job: ReminderJob, token: string, bot: Retaine
     user,
     messages: await Promise.all(unread.slice(0, REMINDER_MESSAGES).map((i) => toMessage(i))),
     unread_count: unread.length,
-    first_unread_at: unread[0].created_at as string,
+    first_unread_at: unread[0].created_at,
   };
 }

@@ -5,12 +5,12 @@
 // already apply the new setting (policies/retention.ts); this makes DynamoDB's TTL, and through it S3, follow.
 import { createHash } from 'node:crypto';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { batchGet, conditionMet, dynamo, queryAll, tableName } from '../aws/dynamo';
+import { conditionMet, dynamo, queryAll, tableName } from '../aws/dynamo';
 import { listKeysPage } from '../aws/s3';
 import { config, TASK_TIME_MARGIN_MS } from '../shared/config';
 import { readBot } from '../entities/bots';
-import { botChatsPage } from '../entities/chats';
-import { botKeyPrefix, type FileRecord } from '../entities/files';
+import { botChatsWalk, type ChatPageKey } from '../entities/chats';
+import { botKeyPrefix, readFiles } from '../entities/files';
 import { keys, type Key } from '../entities/keys';
 import { expiryOf, type Retained } from '../policies/retention';
 import { completeTask, putTask, queueTask, saveTaskCursor, type TaskRecord } from '../entities/tasks';
@@ -68,7 +68,7 @@ function needsTtl(bot: Retained, item: { created_at?: unknown; ttl?: unknown }):
   return item.ttl !== datedTtl(bot, item.created_at);
 }
 
-type Cursor = { phase: 'chats'; key?: Record<string, unknown> } | { phase: 'files'; token?: string };
+type Cursor = { phase: 'chats'; key?: ChatPageKey } | { phase: 'files'; token?: string };
 
 /**
  * The worker's part: a page of chats, or of the bot's objects, at a time; the cursor saved after each, so a
@@ -92,14 +92,13 @@ export async function applyRetention(task: TaskRecord, timeLeft: () => number): 
 }
 
 /** Up to CHATS_PER_PAGE chats; out of time within the page, the cursor is the last chat done. */
-async function chatsPage(botId: string, bot: Retained, enough: () => boolean, start?: Record<string, unknown>): Promise<Cursor> {
-  // Oldest activity first: a chat only moves forward, so none is skipped while the walk runs.
-  const out = await botChatsPage(botId, { limit: CHATS_PER_PAGE, newestFirst: false, start, projection: 'id, user_id, pk, sk, gsi1pk, gsi1sk' });
-  for (const chat of out.Items ?? []) {
-    await redateChat(bot, chat.user_id as string, chat.id as string);
-    if (!enough()) return { phase: 'chats', key: { pk: chat.pk, sk: chat.sk, gsi1pk: chat.gsi1pk, gsi1sk: chat.gsi1sk } };
+async function chatsPage(botId: string, bot: Retained, enough: () => boolean, start?: ChatPageKey): Promise<Cursor> {
+  const page = await botChatsWalk(botId, CHATS_PER_PAGE, start);
+  for (const chat of page.chats) {
+    await redateChat(bot, chat.user_id, chat.id);
+    if (!enough()) return { phase: 'chats', key: chat.key };
   }
-  return out.LastEvaluatedKey ? { phase: 'chats', key: out.LastEvaluatedKey } : { phase: 'files' };
+  return page.last ? { phase: 'chats', key: page.last } : { phase: 'files' };
 }
 
 async function redateChat(bot: Retained, userId: string, chatId: string): Promise<void> {
@@ -122,7 +121,7 @@ async function filesPage(botId: string, bot: Retained, token?: string): Promise<
   const page = await listKeysPage(botKeyPrefix(botId), token);
   // Once each: a direct upload's sealed copy and its upload key (not yet deleted) name the same file.
   const ids = [...new Set(page.keys.map(fileIdOfKey).filter((id): id is string => Boolean(id)))];
-  const records = (await batchGet(ids.map(keys.file), true)) as unknown as FileRecord[];
+  const records = await readFiles(ids, true);
   await inParallel(records, async (f) => {
     if (f.status === 'uploaded' && f.sent_at && needsTtl(bot, { ttl: f.ttl, created_at: f.sent_at })) await setTtl(keys.file(f.id), datedTtl(bot, f.sent_at), 'uploaded');
   });

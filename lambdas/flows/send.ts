@@ -1,12 +1,10 @@
 // A send (no transaction: the chat moves from the stream; docs/architecture.md): the chat and the files it
 // attaches checked, the idempotency key claimed, the rate counted, the message put.
 import { createHash } from 'node:crypto';
-import { batchGet } from '../aws/dynamo';
 import { config } from '../shared/config';
 import { ConflictError, ForbiddenError, InvalidInputError } from '../shared/errors';
 import { newMessageId } from '../shared/ids';
-import { keys } from '../entities/keys';
-import { toStoredFile, type FileRecord, type StoredFile } from '../entities/files';
+import { readFiles, toStoredFile, type FileRecord, type StoredFile } from '../entities/files';
 import { putMessage, toMessage, type Message, type MessageItem, type Sender } from '../entities/messages';
 import type { ChatOwner } from '../entities/chats';
 import { consumeRate, type RateLimit } from '../policies/rate';
@@ -84,8 +82,7 @@ function newItem(input: NewMessage, now: number): MessageItem {
  */
 export async function getOwnedFiles(userId: string, ids: string[], w: RetentionWindow = retentionWindow({})): Promise<FileRecord[]> {
   // Strongly consistent: a file uploaded a moment ago is attached at once.
-  const items = await batchGet(ids.map((id) => keys.file(id)), true);
-  const byId = new Map(items.map((item) => [item.id as string, item as unknown as FileRecord]));
+  const byId = new Map((await readFiles(ids, true)).map((f) => [f.id, f]));
   return ids.map((id, i) => {
     const file = byId.get(id);
     if (!file || !isRetained(file, w)) throw new InvalidInputError(`files.${i}: no uploaded file has id ${id}`);

@@ -2,12 +2,12 @@
 // S3 with a presigned POST, so nothing large goes through API Gateway or a Lambda. The file is `pending`
 // until its object lands; then the completion function (S3's ObjectCreated event) seals a copy of it, checks
 // the copy's size and first bytes and makes it `uploaded` (serving that copy), or `rejected` with a reason.
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { batchWrite, dynamo, isConditionFailed, tableName } from '../aws/dynamo';
 import { copyObject, deleteObject, objectHead, presignedPost } from '../aws/s3';
 import { config } from '../shared/config';
 import { InvalidInputError } from '../shared/errors';
-import { newFileRecord, sealedKeyOf, toUploadJson, unsentExpiry, type FileRecord, type UploadJson } from '../entities/files';
+import { fileFromItem, fileItem, newFileRecord, readFile, sealedKeyOf, toUploadJson, unsentExpiry, type FileRecord, type UploadJson } from '../entities/files';
 import { transactWrite } from '../aws/transact';
 import { releaseItem } from '../policies/storage-quota';
 import { isRetained, retentionWindow, type RetentionWindow } from '../policies/retention';
@@ -48,9 +48,10 @@ export async function createUpload(userId: string, botId: string, input: NewUplo
   const now = Date.now();
   // Pending for at most a day; uploaded, it expires unless a message attaches it (settle); `counted` when its
   // declared size is in the user's storage quota (a client's upload).
+  const ttl = Math.floor(now / 1000) + PENDING_TTL_SECONDS;
   const record: FileRecord = {
     ...newFileRecord(userId, botId, { type: input.type, name: input.name, size: input.size, mime_type: input.mime_type.toLowerCase() }, 'pending', now),
-    ttl: Math.floor(now / 1000) + PENDING_TTL_SECONDS,
+    ttl,
     ...(o.counted && { counted: true as const }),
   };
   // The policy first: a refused presign leaves no record behind.
@@ -58,8 +59,8 @@ export async function createUpload(userId: string, botId: string, input: NewUplo
   // With the user's reference to it: an erasure finds a pending upload even before (or without) its object. The
   // reference outlives the record's TTL by the days DynamoDB may take to delete an expired item.
   await batchWrite([
-    { PutRequest: { Item: { ...keys.file(record.id), entity: 'file', ...record } } },
-    { PutRequest: { Item: { ...keys.uploadRef(userId, record.id), entity: 'upload_ref', file_id: record.id, ttl: (record.ttl as number) + 3 * 86400 } } },
+    { PutRequest: { Item: fileItem(record) } },
+    { PutRequest: { Item: { ...keys.uploadRef(userId, record.id), entity: 'upload_ref', file_id: record.id, ttl: ttl + 3 * 86400 } } },
   ]);
   return { record, upload: { url: post.url, fields: post.fields }, expires_at: new Date(now + UPLOAD_POLICY_SECONDS * 1000).toISOString() };
 }
@@ -143,15 +144,14 @@ async function settle(record: FileRecord, to: { status: 'uploaded'; s3Key: strin
     return (await readFileRecord(record.id)) ?? record; // failed === 0: settled by another delivery of the event
   }
   try {
-    return (await dynamo.send(new UpdateCommand({ ...update, ReturnValues: 'ALL_NEW' }))).Attributes as FileRecord;
+    return fileFromItem((await dynamo.send(new UpdateCommand({ ...update, ReturnValues: 'ALL_NEW' }))).Attributes ?? {});
   } catch (err) {
     if (!isConditionFailed(err)) throw err;
     return (await readFileRecord(record.id)) ?? record; // settled by another delivery of the event
   }
 }
 
-const readFileRecord = async (id: string): Promise<FileRecord | undefined> =>
-  (await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.file(id), ConsistentRead: true }))).Item as FileRecord | undefined;
+const readFileRecord = readFile;
 
 /** A user's file, as GET /files/{id} shows it; another user's, an expired one (or none) is undefined. */
 export async function getUserFile(userId: string, fileId: string, w: RetentionWindow = retentionWindow({})): Promise<FileRecord | undefined> {

@@ -2,7 +2,8 @@
 // about a chat may still go out; reminders are built in flows/reminders.ts, deliveries in adapters/webhooks.ts.
 import { batchGet } from '../aws/dynamo';
 import { keys } from '../entities/keys';
-import { toChat } from '../entities/chats';
+import { chatFromItem, toChat, type ChatItem } from '../entities/chats';
+import { userFromItem } from '../entities/users';
 import { toMessage, type MessageItem } from '../entities/messages';
 import { retainedUnread, retentionWindow, type Retained } from '../policies/retention';
 
@@ -38,21 +39,17 @@ export interface WebhookEvent {
 export async function chatAndUser(
   c: { user_id: string; chat_id: string; bot_id: string; external_id?: string },
   consistent = false,
-): Promise<{ chat?: Record<string, unknown>; user: WebhookUser; erased: boolean }> {
+): Promise<{ chat?: ChatItem; user: WebhookUser; erased: boolean }> {
   const items = await batchGet(
     [keys.chat(c.user_id, c.chat_id), keys.revokedUser(c.user_id), ...(c.external_id ? [keys.user(c.bot_id, c.external_id)] : [])],
     consistent,
   );
-  const user = items.find((i) => i.entity === 'user');
+  const [chat, user] = [items.find((i) => i.entity === 'chat'), items.find((i) => i.entity === 'user')];
+  const names = user && userFromItem(user);
   return {
     erased: items.some((i) => i.entity === 'revoked_user'),
-    chat: items.find((i) => i.entity === 'chat'),
-    user: {
-      id: c.user_id,
-      external_id: c.external_id ?? null,
-      first_name: (user?.first_name as string) ?? '',
-      last_name: (user?.last_name as string) ?? '',
-    },
+    chat: chat && chatFromItem(chat),
+    user: { id: c.user_id, external_id: c.external_id ?? null, first_name: names?.first_name ?? '', last_name: names?.last_name ?? '' },
   };
 }
 

@@ -2,16 +2,10 @@
 // 24 h by TTL, holding the message it stands for, so that a retry finds the first send's message, or finishes
 // a send that stopped between its claim and its put.
 import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { conditionFailedItem, dynamo, isConditionFailed, tableName } from '../aws/dynamo';
+import { conditionFailedItem, dynamo, isConditionFailed, tableName, type RawItem } from '../aws/dynamo';
 import { ConflictError } from '../shared/errors';
 import { keys, type Key } from '../entities/keys';
-
-/** What a claim stands for: a message item (entities/messages.ts), known here by its key only. */
-interface Claimed {
-  id: string;
-  user_id: string;
-  chat_id: string;
-}
+import { messageFromItem, type MessageItem } from '../entities/messages';
 
 const IDEMPOTENCY_TTL_SECONDS = 24 * 3600;
 
@@ -22,14 +16,14 @@ export const idempotencyKey = (chatId: string, side: 'user' | 'bot', key: string
  * its message, or (when it stopped before its put) the claimed message, put now by `put`. A key already used
  * for a different message is a 409.
  */
-export async function claimKey<M extends Claimed>(
+export async function claimKey(
   key: Key,
-  item: M,
+  item: MessageItem,
   fingerprint: string,
   now: number,
-  put: (m: M) => Promise<boolean>,
-): Promise<{ item: M; created: boolean } | undefined> {
-  let old: Record<string, unknown> | undefined;
+  put: (m: MessageItem) => Promise<boolean>,
+): Promise<{ item: MessageItem; created: boolean } | undefined> {
+  let old: RawItem | undefined;
   try {
     await dynamo.send(
       new PutCommand({
@@ -50,11 +44,12 @@ export async function claimKey<M extends Claimed>(
   // Our own claim, its reply lost and the put retried by the SDK.
   if (!old || old.message_id === item.id) return undefined;
   if (old.fingerprint !== fingerprint) throw new ConflictError('This idempotency key was already used for a different message in this chat');
-  const claimed = old.message as M;
+  // The claim holds the message it stands for, as its item.
+  const claimed = messageFromItem(old.message);
   const found = await dynamo.send(
     new GetCommand({ TableName: tableName(), Key: keys.message(claimed.user_id, claimed.chat_id, claimed.id), ConsistentRead: true }),
   );
-  if (found.Item) return { item: found.Item as M, created: false };
+  if (found.Item) return { item: messageFromItem(found.Item), created: false };
   // The first send is still writing, or stopped: its message either way (the first send answers 201).
   await put(claimed);
   return { item: claimed, created: false };

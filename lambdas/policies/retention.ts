@@ -9,6 +9,7 @@ import { InvalidInputError } from '../shared/errors';
 import { firstMessageIdAt } from '../shared/ids';
 import { keys } from '../entities/keys';
 import { SIDES } from '../entities/chat-activity';
+import type { ChatItem } from '../entities/chats';
 import { isPastTtl } from '../entities/expiry';
 
 export const MAX_RETENTION_DAYS = 3650;
@@ -80,12 +81,12 @@ const MAX_RECOUNTS = 10_000;
  * stored counter stays as it was (the stream counts each new message into it) and the window has not passed
  * the oldest message it kept: a list asked again meanwhile makes no Query. Never above the stored count.
  */
-export async function retainedUnread(chat: Record<string, unknown>, side: keyof typeof SIDES, w: RetentionWindow): Promise<number> {
+export async function retainedUnread(chat: ChatItem, side: keyof typeof SIDES, w: RetentionWindow): Promise<number> {
   const { count, read, counts } = SIDES[side];
-  const stored = Number(chat[count] ?? 0);
-  const from = typeof chat[read] === 'string' ? (chat[read]) : (chat.created_at as string);
+  const stored = chat[count];
+  const from = chat[read] ?? chat.created_at;
   if (!w.since || stored === 0 || from >= w.since) return stored;
-  const chatId = chat.id as string;
+  const chatId = chat.id;
   const key = `${chatId} ${side} ${from}`;
   const known = recounts.get(key);
   if (known && known.stored === stored && known.since <= w.since && w.since <= (known.until ?? w.since)) return Math.min(known.kept, stored);
@@ -100,9 +101,9 @@ export async function retainedUnread(chat: Record<string, unknown>, side: keyof 
     ProjectionExpression: 'created_at, #ttl',
     ExpressionAttributeNames: { '#ttl': 'ttl' },
     ExpressionAttributeValues: {
-      ':pk': keys.userPartition(chat.user_id as string),
+      ':pk': keys.userPartition(chat.user_id),
       ':low': retainedFrom(chatId, w),
-      ':high': keys.chatEnd(chat.user_id as string, chatId).sk,
+      ':high': keys.chatEnd(chat.user_id, chatId).sk,
       ':side': counts,
     },
     ConsistentRead: true,

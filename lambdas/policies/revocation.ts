@@ -6,7 +6,7 @@ import { batchGet, dynamo, tableName } from '../aws/dynamo';
 import { config } from '../shared/config';
 import { UnauthenticatedError } from '../shared/errors';
 import { keys } from '../entities/keys';
-import { rejectChatAccess } from '../entities/chats';
+import { chatFromItem, rejectChatAccess, type ChatItem } from '../entities/chats';
 
 /** How long after the last token could expire the revocation is kept (clock skew, a slow request). */
 const MARGIN_SECONDS = 3600;
@@ -36,9 +36,10 @@ export async function assertNotRevoked(userId: string): Promise<void> {
  * scope with it): the chat and the request's erasure check in one strongly consistent BatchGetItem; 401 (erased),
  * 403 or 404 otherwise.
  */
-export async function ownChat(userId: string, chatId: string): Promise<Record<string, unknown>> {
+export async function ownChat(userId: string, chatId: string): Promise<ChatItem> {
   const items = await batchGet([keys.chat(userId, chatId), keys.revokedUser(userId)], true);
   if (items.some((i) => i.entity === 'revoked_user')) throw erasedUserError();
-  return items.find((i) => i.entity === 'chat') ?? (await rejectChatAccess(userId, chatId));
+  const chat = items.find((i) => i.entity === 'chat');
+  return chat ? chatFromItem(chat) : rejectChatAccess(userId, chatId);
 }
 

@@ -9,6 +9,7 @@ import { transactWrite, type TransactItem } from '../aws/transact';
 import { config } from '../shared/config';
 import { RateLimitedError, TooLargeError, UnavailableError } from '../shared/errors';
 import { keys } from '../entities/keys';
+import type { FileRecord } from '../entities/files';
 import { consumeRateAnd } from './rate';
 
 const DAY_SECONDS = 86400;
@@ -118,12 +119,12 @@ export const releaseItem = (userId: string, bytes: number): TransactItem => ({
  * A counted file removed before it was sent (expired pending or unsent, erased): its bytes go back once,
  * with a marker that a redelivered REMOVE finds. A rejected or sent file gave them back already.
  */
-export async function releaseRemovedFile(old: Record<string, unknown>): Promise<void> {
+export async function releaseRemovedFile(old: FileRecord): Promise<void> {
   if (!old.counted || old.sent_at || old.status === 'rejected') return;
-  const marker = { ...keys.quotaRelease(old.id as string), entity: 'quota_release', ttl: Math.floor(Date.now() / 1000) + RELEASE_MARKER_SECONDS };
+  const marker = { ...keys.quotaRelease(old.id), entity: 'quota_release', ttl: Math.floor(Date.now() / 1000) + RELEASE_MARKER_SECONDS };
   await transactWrite([
     { Put: { TableName: tableName(), Item: marker, ConditionExpression: 'attribute_not_exists(pk)' } },
-    releaseItem(old.user_id as string, Number(old.size)),
+    releaseItem(old.user_id, Number(old.size)),
   ]);
 }
 

@@ -6,8 +6,8 @@
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { toMessage } from '../entities/messages';
-import { toUploadJson, type FileRecord } from '../entities/files';
+import { messageFromItem, toMessage } from '../entities/messages';
+import { fileFromItem, toUploadJson } from '../entities/files';
 import { countMessage, type CountedMessage } from '../entities/chat-activity';
 import { publish } from '../centrifuge/hub';
 import { userChannel } from '../centrifuge/channels';
@@ -38,7 +38,7 @@ export async function publicationOf(record: DynamoDBRecord): Promise<Publication
   // A new message, or a new version of an edited one (a client replaces its copy: same id, later edited_at).
   if (item.entity === 'message' && (record.eventName === 'INSERT' || (record.eventName === 'MODIFY' && item.is_edited && item.edited_at !== old.edited_at))) {
     const counts = record.eventName === 'INSERT' && item.count_in_chat ? (item as CountedMessage) : undefined;
-    return to({ type: 'message', data: await toMessage(item) }, counts);
+    return to({ type: 'message', data: await toMessage(messageFromItem(item)) }, counts);
   }
   if (item.entity === 'typing' && (record.eventName === 'INSERT' || record.eventName === 'MODIFY')) {
     // eslint-disable-next-line @typescript-eslint/no-unsafe-assignment -- a stream image is unmarshalled untyped (any): no codec reads stream records yet
@@ -46,7 +46,7 @@ export async function publicationOf(record: DynamoDBRecord): Promise<Publication
   }
   // A direct upload's record settled by its checks (its status changed).
   if (record.eventName === 'MODIFY' && item.entity === 'file' && (item.status === 'uploaded' || item.status === 'rejected') && item.status !== old.status) {
-    return to({ type: 'file', data: await toUploadJson(item as FileRecord) });
+    return to({ type: 'file', data: await toUploadJson(fileFromItem(item)) });
   }
   if (record.eventName === 'MODIFY' && item.entity === 'chat' && item.last_event === 'read') {
     // eslint-disable-next-line @typescript-eslint/no-unsafe-assignment -- a stream image is unmarshalled untyped (any): no codec reads stream records yet

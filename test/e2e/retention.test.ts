@@ -16,6 +16,7 @@ import { listMessages } from '../../lambdas/flows/history';
 import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, tableName } from '../../lambdas/aws/dynamo';
 import { keys } from '../../lambdas/entities/keys';
+import { chatFromItem } from '../../lambdas/entities/chats';
 import { retainedUnread, retentionWindow } from '../../lambdas/policies/retention';
 import { retentionTaskId } from '../../lambdas/flows/retention-task';
 import { getUserFile } from '../../lambdas/flows/uploads';
@@ -178,7 +179,7 @@ test('a side that has not read for longer than the retention is recounted once, 
   const otherChat = await chatItem(1, other);
   const send = jest.spyOn(dynamo, 'send');
   const queries = () => send.mock.calls.filter(([command]) => command instanceof QueryCommand).length;
-  const asOf = (item: Record<string, unknown>, ms: number) => retainedUnread(item, 'user', retentionWindow({ retention_days: DAYS }, ms));
+  const asOf = (item: Record<string, unknown>, ms: number) => retainedUnread(chatFromItem(item), 'user', retentionWindow({ retention_days: DAYS }, ms));
   try {
     // Past the first reply's retention, within the second's: one Query finds one kept.
     expect(await asOf(chat, t1 + WINDOW + 100)).toBe(1);

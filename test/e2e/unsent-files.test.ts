@@ -93,6 +93,6 @@ test('with retention on, a sent file expires with its message; an unsent one rem
   const old = await fileRecord(loose);
   await dynamo.send(new DeleteCommand({ TableName: tableName(), Key: keys.file(loose) }));
   await until(async () => (await openBytes(u.userId)) === 0, 10_000, 'the removed file\'s bytes given back');
-  await releaseRemovedFile(old as unknown as Record<string, unknown>);
+  await releaseRemovedFile(old as FileRecord);
   expect(await openBytes(u.userId)).toBe(0);
 });
