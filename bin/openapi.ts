@@ -91,7 +91,7 @@ const CONFIG: ConversionConfig = {
 /** The parts of a generated JSON Schema that are edited here. */
 type JsonSchema = { properties: Record<string, { anyOf?: { type?: string; maxItems?: number }[]; description?: string }> };
 
-/** The parts of bin/openapi.base.yaml that are filled in here. */
+/** The parts of the merged document (bin/openapi/*.yaml) that are filled in here. */
 type BaseDocument = {
   components: { schemas: Record<string, unknown> };
   paths: Record<string, Record<string, { responses?: Record<string, unknown> }>>;
@@ -153,10 +153,10 @@ export function baseDocument(): Tree {
 }
 
 export function buildDocument(): string {
-  const doc = baseDocument() as Record<string, any>;
+  const doc = baseDocument() as BaseDocument;
   doc.components.schemas = { ...doc.components.schemas, ...requestSchemas() };
   // API Gateway's own answers apply to every operation, stated once in document.yaml.
-  for (const item of Object.values(doc.paths as Record<string, Record<string, { responses?: Record<string, unknown> }>>)) {
+  for (const item of Object.values(doc.paths)) {
     for (const op of Object.values(item)) {
       if (!op.responses) continue;
       const statuses = { ...op.responses, ...doc['x-gateway-responses'].responses };

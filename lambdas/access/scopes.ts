@@ -13,7 +13,7 @@
 // always was: after the credential, before the chat.
 import { botForSecretKey, openBotOfToken } from '../policies/bot-access';
 import type { Bot } from '../entities/bots';
-import { resolveBotChat, type ChatOwner } from '../entities/chats';
+import { resolveBotChat, type ChatItem, type ChatOwner } from '../entities/chats';
 import { webhookMarks, type WebhookMarks } from '../flows/send';
 import { consumeRate } from '../policies/rate';
 import { retentionWindow, type RetentionWindow } from '../policies/retention';
@@ -53,7 +53,7 @@ export interface SessionChatScope extends SessionScope {
 
 /** …on one chat of the user's, read (strongly consistent) with the erasure check. */
 export interface OwnChatScope extends SessionChatScope {
-  chat: Record<string, unknown>;
+  chat: ChatItem;
 }
 
 /** A bot's secret key, the bot on. */

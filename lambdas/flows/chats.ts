@@ -6,7 +6,7 @@ import { config } from '../shared/config';
 import { transactWrite } from '../aws/transact';
 import { byCodeUnits, newUuid } from '../shared/ids';
 import { keys } from '../entities/keys';
-import { botChatsPage, chatCountedSeq, newChatWrites, rejectChatAccess, toChat, userChats, type BotChatPage, type Chat, type ChatOwner, type NewChat } from '../entities/chats';
+import { botChatsPage, chatCountedSeq, newChatWrites, rejectChatAccess, toChat, userChats, type BotChatPage, type Chat, type ChatItem, type ChatOwner, type NewChat } from '../entities/chats';
 import { usersByExternalId } from '../entities/users';
 import { decodeCursor, encodeCursor } from '../entities/chat-cursor';
 import { resetUnread } from '../entities/chat-activity';
@@ -63,7 +63,7 @@ export async function listChats(userId: string, w: RetentionWindow = retentionWi
 }
 
 /** The user's read (POST …/read) of its own chat, as its scope read it (ownChat): the reset (entities/chat-activity.ts resetUnread). */
-export async function markChatRead({ userId, chatId, chat }: { userId: string; chatId: string; chat: Record<string, unknown> }): Promise<void> {
+export async function markChatRead({ userId, chatId, chat }: { userId: string; chatId: string; chat: ChatItem }): Promise<void> {
   if (!(await resetUnread(userId, chatId, 'user', chat.counted_seq))) await rejectChatAccess(userId, chatId);
 }
 
