@@ -30,8 +30,8 @@ export const ROOT = join(__dirname, '..', '..');
 /** The results of full runs, kept with the code they measured (docs/benchmarks.md "Results"). */
 export const RESULTS_FILE = join('benchmarks', 'results.json');
 export const options = {
-  quick: values.quick!,
-  json: values.json!,
+  quick: values.quick,
+  json: values.json,
   before: values.before,
   coldRuns,
   out: values.out ?? (values.quick ? undefined : RESULTS_FILE),

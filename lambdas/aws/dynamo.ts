@@ -19,6 +19,12 @@ export const tableName = (): string => config().tableName;
  */
 export type RawItem = Record<string, NativeAttributeValue>;
 
+/**
+ * A codec's view of a raw item: the attributes its entity declares, typed as written, and any other attribute
+ * unknown. The one cast from RawItem is made in the codec that takes it (`raw as Stored<…>`).
+ */
+export type Stored<T> = T & Record<string, unknown>;
+
 /** A write's ConditionExpression was not met. */
 export const isConditionFailed = (err: unknown): boolean => err instanceof ConditionalCheckFailedException;
 

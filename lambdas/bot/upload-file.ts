@@ -12,7 +12,7 @@ const input = async (req: { header(name: string): string | undefined; rawBody():
 };
 
 // Stored as the chat user's file, so it can be attached to that chat's messages (not in the user's storage quota).
-export const handler = scoped('bot-chat:create', { input, chatId: (upload) => upload.fields.chat_id as string }, async ({ owner, botId }, upload) => ({
+export const handler = scoped('bot-chat:create', { input, chatId: (upload) => upload.fields.chat_id }, async ({ owner, botId }, upload) => ({
   status: 201,
   body: await toUploadJson(await saveUpload(owner.userId, botId, upload)),
 }));

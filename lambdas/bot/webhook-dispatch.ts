@@ -17,7 +17,7 @@ import { config, requireEnv } from '../shared/config';
 import { sendBatchToQueue, sendToQueue } from '../aws/sqs';
 import { scheduleReminder } from '../flows/reminders';
 import { startRetentionTask } from '../flows/retention-task';
-import type { MessageItem } from '../entities/messages';
+import { messageFromItem, type MessageItem } from '../entities/messages';
 import type { WebhookJob } from '../flows/webhook-events';
 import { log } from '../shared/log';
 import { processStreamBatch } from '../aws/stream-batch';
@@ -59,15 +59,17 @@ async function dispatch(record: DynamoDBRecord): Promise<WebhookJob | undefined>
   const newImage = record.dynamodb?.NewImage;
   if (record.eventName === 'MODIFY' && newImage && record.dynamodb?.OldImage) {
     const [before, after] = [image(record.dynamodb.OldImage), image(newImage)];
+    // eslint-disable-next-line @typescript-eslint/no-unsafe-argument -- a bot's stream image: bots have no item codec yet
     if (after.entity === 'bot' && before.retention_set_at !== after.retention_set_at) await startRetentionTask(after.id, after.updated_at, after.retention_days);
     return undefined;
   }
   if (record.eventName !== 'INSERT' || !newImage) return undefined;
-  const { pk: _pk, sk: _sk, entity, ...message } = image(newImage);
-  if (entity !== 'message') return undefined;
+  const item = image(newImage);
+  if (item.entity !== 'message') return undefined;
+  const message = messageFromItem(item);
   const bot = await getBot(message.bot_id);
   // Its files and its webhook side by side: a record waits on the longer of the two, not on both.
-  const [, job] = await Promise.all([message.attaches && keepSentFiles(message as MessageItem, bot ?? {}), webhookStep(message as MessageItem, bot)]);
+  const [, job] = await Promise.all([message.attaches && keepSentFiles(message, bot ?? {}), webhookStep(message, bot)]);
   return job;
 }
 

@@ -65,7 +65,7 @@ export async function countMessage(m: CountedMessage, sequence: string): Promise
       const chat = conditionFailedItem(err);
       // The chat is gone, or this record was counted already.
       if (!chat || (typeof chat.counted_seq === 'string' && chat.counted_seq >= seq)) return;
-      const read = chat[reader.read];
+      const read: unknown = chat[reader.read];
       count &&= !(typeof read === 'string' && read >= m.created_at);
       move &&= !(typeof chat.updated_at === 'string' && chat.updated_at > m.created_at);
       // Each refusal turns a part off, so a third one cannot happen; if it did, the stream retries the record.
@@ -108,7 +108,8 @@ export async function resetUnread(userId: string, chatId: string, side: keyof ty
       const item = conditionFailedItem(err);
       if (!item) return false;
       // After the newest message counted (its activity), whatever this instance's clock says.
-      [counted, at] = [item.counted_seq, Math.max(Date.now(), typeof item.updated_at === 'string' ? Date.parse(item.updated_at) + 1 : 0)];
+      const seen: unknown = item.counted_seq;
+      [counted, at] = [seen, Math.max(Date.now(), typeof item.updated_at === 'string' ? Date.parse(item.updated_at) + 1 : 0)];
     }
   }
 }

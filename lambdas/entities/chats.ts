@@ -1,6 +1,6 @@
 // Chats: the owner's copy (list, counters) plus a pointer by chat id, and the Bot API's page of a bot's chats by activity.
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo, queryAll, tableName, type RawItem } from '../aws/dynamo';
+import { dynamo, queryAll, tableName, type RawItem, type Stored } from '../aws/dynamo';
 import type { TransactItem } from '../aws/transact';
 import { ForbiddenError, NotFoundError } from '../shared/errors';
 import { TtlCache } from '../shared/cache';
@@ -51,22 +51,25 @@ const readInfo = (stored: unknown): Record<string, unknown> =>
   typeof stored === 'string' ? (JSON.parse(stored) as Record<string, unknown>) : ((stored as Record<string, unknown> | undefined) ?? {});
 
 /** The codec: a chat item as DynamoDB returns it (counters absent on older items read as 0). */
-export const chatFromItem = (item: RawItem): ChatItem => ({
-  id: item.id,
-  user_id: item.user_id,
-  bot_id: item.bot_id,
-  ...(typeof item.external_id === 'string' && { external_id: item.external_id }),
-  name: item.name,
-  additional_info: readInfo(item.additional_info),
-  image_url: item.image_url ?? null,
-  unread_msg_by_user: Number(item.unread_msg_by_user ?? 0),
-  unread_msg_by_operator: Number(item.unread_msg_by_operator ?? 0),
-  last_read_at: item.last_read_at ?? null,
-  ...(typeof item.operator_last_read_at === 'string' && { operator_last_read_at: item.operator_last_read_at }),
-  ...(item.counted_seq !== undefined && { counted_seq: item.counted_seq }),
-  created_at: item.created_at,
-  updated_at: item.updated_at,
-});
+export const chatFromItem = (raw: RawItem): ChatItem => {
+  const item = raw as Stored<ChatItem>;
+  return {
+    id: item.id,
+    user_id: item.user_id,
+    bot_id: item.bot_id,
+    ...(typeof item.external_id === 'string' && { external_id: item.external_id }),
+    name: item.name,
+    additional_info: readInfo(item.additional_info),
+    image_url: item.image_url ?? null,
+    unread_msg_by_user: Number(item.unread_msg_by_user ?? 0),
+    unread_msg_by_operator: Number(item.unread_msg_by_operator ?? 0),
+    last_read_at: item.last_read_at ?? null,
+    ...(typeof item.operator_last_read_at === 'string' && { operator_last_read_at: item.operator_last_read_at }),
+    ...(item.counted_seq !== undefined && { counted_seq: item.counted_seq }),
+    created_at: item.created_at,
+    updated_at: item.updated_at,
+  };
+};
 
 /** The chat as the APIs show it. */
 export const toChat = (c: ChatItem): Chat => ({
@@ -143,7 +146,8 @@ export async function readChat(userId: string, chatId: string): Promise<ChatItem
 /** Whether the chat is there, and its last counted record (a side's read is written against it), strongly consistent. */
 export async function chatCountedSeq(userId: string, chatId: string): Promise<{ counted_seq?: string } | undefined> {
   const out = await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.chat(userId, chatId), ProjectionExpression: 'counted_seq', ConsistentRead: true }));
-  return out.Item && { ...(out.Item.counted_seq !== undefined && { counted_seq: out.Item.counted_seq }) };
+  const seq: unknown = out.Item?.counted_seq;
+  return out.Item && { ...(typeof seq === 'string' && { counted_seq: seq }) };
 }
 
 /**
@@ -165,11 +169,14 @@ interface ChatPointer {
   external_id?: string;
 }
 
-const pointerFromItem = (item: RawItem): ChatPointer => ({
-  user_id: item.user_id,
-  bot_id: item.bot_id,
-  ...(typeof item.external_id === 'string' && { external_id: item.external_id }),
-});
+const pointerFromItem = (raw: RawItem): ChatPointer => {
+  const item = raw as Stored<ChatPointer>;
+  return {
+    user_id: item.user_id,
+    bot_id: item.bot_id,
+    ...(typeof item.external_id === 'string' && { external_id: item.external_id }),
+  };
+};
 
 // Who owns a chat never changes, so the Bot API keeps pointers in memory (bounded) after one read.
 const pointerCache = new TtlCache<ChatPointer | undefined>(() => 10 * 60_000, 10_000);
@@ -198,7 +205,10 @@ export interface BotChatPage {
 /** The gsi1 key of a chat of a page (where the next page starts). */
 export type ChatPageKey = Record<'pk' | 'sk' | 'gsi1pk' | 'gsi1sk', string>;
 
-const pageKeyOf = (item: RawItem): ChatPageKey => ({ pk: item.pk, sk: item.sk, gsi1pk: item.gsi1pk, gsi1sk: item.gsi1sk });
+const pageKeyOf = (raw: RawItem): ChatPageKey => {
+  const item = raw as Stored<ChatPageKey>;
+  return { pk: item.pk, sk: item.sk, gsi1pk: item.gsi1pk, gsi1sk: item.gsi1sk };
+};
 
 /** One page of the bot's chats from gsi1 (by last activity): the Bot API's list, a retention task's walk. */
 function queryBotChats(botId: string, page: { limit: number; newestFirst: boolean; start?: ChatPageKey; projection?: string }) {
@@ -233,7 +243,7 @@ export interface WalkedChat {
 export async function botChatsWalk(botId: string, limit: number, start?: ChatPageKey): Promise<{ chats: WalkedChat[]; last?: ChatPageKey }> {
   const out = await queryBotChats(botId, { limit, newestFirst: false, start, projection: 'id, user_id, pk, sk, gsi1pk, gsi1sk' });
   return {
-    chats: (out.Items ?? []).map((i) => ({ id: i.id, user_id: i.user_id, key: pageKeyOf(i) })),
+    chats: (out.Items ?? []).map((i) => ({ id: String(i.id), user_id: String(i.user_id), key: pageKeyOf(i) })),
     last: out.LastEvaluatedKey && pageKeyOf(out.LastEvaluatedKey),
   };
 }

@@ -1,7 +1,7 @@
 // Files: bytes in S3 under a key naming bot and user, a record in the table, URLs presigned at read time.
 import { randomBytes } from 'node:crypto';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { batchGet, dynamo, tableName, type RawItem } from '../aws/dynamo';
+import { batchGet, dynamo, tableName, type RawItem, type Stored } from '../aws/dynamo';
 import { deleteObject, presignedGetUrl, putObject, type Disposition } from '../aws/s3';
 import { config } from '../shared/config';
 import { keys } from './keys';
@@ -37,22 +37,25 @@ export interface FileRecord {
 export type FileStatus = 'pending' | 'uploaded' | 'rejected';
 
 /** The codec: a file record as DynamoDB (or its stream) gives it. */
-export const fileFromItem = (item: RawItem): FileRecord => ({
-  id: item.id,
-  bot_id: item.bot_id,
-  user_id: item.user_id,
-  s3_key: item.s3_key,
-  type: item.type,
-  name: item.name,
-  size: item.size,
-  mime_type: item.mime_type,
-  status: item.status,
-  ...(item.reason !== undefined && { reason: item.reason }),
-  created_at: item.created_at,
-  ...(item.ttl !== undefined && { ttl: item.ttl }),
-  ...(item.counted && { counted: true as const }),
-  ...(item.sent_at !== undefined && { sent_at: item.sent_at }),
-});
+export const fileFromItem = (raw: RawItem): FileRecord => {
+  const item = raw as Stored<FileRecord>;
+  return {
+    id: item.id,
+    bot_id: item.bot_id,
+    user_id: item.user_id,
+    s3_key: item.s3_key,
+    type: item.type,
+    name: item.name,
+    size: item.size,
+    mime_type: item.mime_type,
+    status: item.status,
+    ...(item.reason !== undefined && { reason: item.reason }),
+    created_at: item.created_at,
+    ...(item.ttl !== undefined && { ttl: item.ttl }),
+    ...(item.counted && { counted: true as const }),
+    ...(item.sent_at !== undefined && { sent_at: item.sent_at }),
+  };
+};
 
 /** The item of a file record. */
 export const fileItem = (record: FileRecord) => ({ ...keys.file(record.id), entity: 'file', ...record });

@@ -1,6 +1,6 @@
 // Messages: their shape as the APIs show it, the stored item, and its put; flows/send.ts sends, flows/history.ts reads, flows/edit.ts edits.
 import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { conditionFailedItem, dynamo, isConditionFailed, tableName, type RawItem } from '../aws/dynamo';
+import { conditionFailedItem, dynamo, isConditionFailed, tableName, type RawItem, type Stored } from '../aws/dynamo';
 import { keys } from './keys';
 import { toFileJson, type FileJson, type StoredFile } from './files';
 
@@ -41,26 +41,29 @@ export interface MessageItem extends Omit<Message, 'files' | 'edited_at'> {
 }
 
 /** The codec: a message item as DynamoDB (or its stream) gives it; attributes of other items' shapes are left behind. */
-export const messageFromItem = (item: RawItem): MessageItem => ({
-  id: item.id,
-  chat_id: item.chat_id,
-  user_id: item.user_id,
-  bot_id: item.bot_id,
-  ...(item.external_id !== undefined && { external_id: item.external_id }),
-  content: item.content,
-  content_type: item.content_type,
-  sender_type: item.sender_type,
-  sender: item.sender,
-  files: item.files ?? null,
-  is_edited: Boolean(item.is_edited),
-  ...(item.edited_at !== undefined && { edited_at: item.edited_at }),
-  created_at: item.created_at,
-  ...(item.webhook && { webhook: true as const }),
-  ...(item.attaches && { attaches: true as const }),
-  ...(item.count_in_chat && { count_in_chat: true as const }),
-  ...(item.ttl !== undefined && { ttl: item.ttl }),
-  ...(item.edit_version !== undefined && { edit_version: item.edit_version }),
-});
+export const messageFromItem = (raw: RawItem): MessageItem => {
+  const item = raw as Stored<MessageItem>;
+  return {
+    id: item.id,
+    chat_id: item.chat_id,
+    user_id: item.user_id,
+    bot_id: item.bot_id,
+    ...(item.external_id !== undefined && { external_id: item.external_id }),
+    content: item.content,
+    content_type: item.content_type,
+    sender_type: item.sender_type,
+    sender: item.sender,
+    files: item.files ?? null,
+    is_edited: Boolean(item.is_edited),
+    ...(item.edited_at !== undefined && { edited_at: item.edited_at }),
+    created_at: item.created_at,
+    ...(item.webhook && { webhook: true as const }),
+    ...(item.attaches && { attaches: true as const }),
+    ...(item.count_in_chat && { count_in_chat: true as const }),
+    ...(item.ttl !== undefined && { ttl: item.ttl }),
+    ...(item.edit_version !== undefined && { edit_version: item.edit_version }),
+  };
+};
 
 /** The message as the APIs show it (file URLs presigned now). */
 export async function toMessage(m: MessageItem): Promise<Message> {

@@ -1,7 +1,7 @@
 // End users of a bot: found or created by external id in one conditional upsert (one round trip for a
 // returning user); a new user also gets its reference by id (the Bot API finds and erases users by id).
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { batchGet, dynamo, isConditionFailed, tableName, type RawItem } from '../aws/dynamo';
+import { batchGet, dynamo, isConditionFailed, tableName, type RawItem, type Stored } from '../aws/dynamo';
 import { keys } from './keys';
 import { newUuid } from '../shared/ids';
 import { ConflictError, NotFoundError } from '../shared/errors';
@@ -32,16 +32,19 @@ export interface UserItem {
 }
 
 /** The codec: a user item as DynamoDB returns it (names absent on items of older writes read as empty). */
-export const userFromItem = (item: RawItem): UserItem => ({
-  id: item.id,
-  external_id: item.external_id,
-  bot_id: item.bot_id,
-  first_name: item.first_name ?? '',
-  last_name: item.last_name ?? '',
-  image_url: item.image_url ?? null,
-  ...(item.ref && { ref: true as const }),
-  ...(item.erase_task && { erase_task: item.erase_task }),
-});
+export const userFromItem = (raw: RawItem): UserItem => {
+  const item = raw as Stored<UserItem>;
+  return {
+    id: item.id,
+    external_id: item.external_id,
+    bot_id: item.bot_id,
+    first_name: item.first_name ?? '',
+    last_name: item.last_name ?? '',
+    image_url: item.image_url ?? null,
+    ...(item.ref && { ref: true as const }),
+    ...(item.erase_task && { erase_task: item.erase_task }),
+  };
+};
 
 export interface UserNames {
   first_name?: string;
@@ -149,12 +152,15 @@ export interface UserRef {
   erase_task?: string;
 }
 
-const userRefFromItem = (item: RawItem): UserRef => ({
-  user_id: item.user_id,
-  bot_id: item.bot_id,
-  external_id: item.external_id,
-  ...(item.erase_task && { erase_task: item.erase_task }),
-});
+const userRefFromItem = (raw: RawItem): UserRef => {
+  const item = raw as Stored<UserRef>;
+  return {
+    user_id: item.user_id,
+    bot_id: item.bot_id,
+    external_id: item.external_id,
+    ...(item.erase_task && { erase_task: item.erase_task }),
+  };
+};
 
 /** The reference of the bot's user with this id; another bot's user, or none, is a 404. */
 export async function userRef(botId: string, userId: string): Promise<UserRef> {

@@ -54,7 +54,7 @@ export function scoped<N extends HttpScopeName, I>(name: N, specOrRun: Spec<I> |
 }
 
 const transport = (req: HttpRequest): Transport => ({
-  beside: req.guard,
+  beside: (check) => req.guard(check),
   identified: ({ botId, userId }) => Object.assign(req.logKeys, { bot_id: botId }, userId && { user_id: userId }),
 });
 

@@ -45,6 +45,7 @@ export async function claimKey(
   if (!old || old.message_id === item.id) return undefined;
   if (old.fingerprint !== fingerprint) throw new ConflictError('This idempotency key was already used for a different message in this chat');
   // The claim holds the message it stands for, as its item.
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-argument -- the claim's copy is a raw message item: messageFromItem is its codec
   const claimed = messageFromItem(old.message);
   const found = await dynamo.send(
     new GetCommand({ TableName: tableName(), Key: keys.message(claimed.user_id, claimed.chat_id, claimed.id), ConsistentRead: true }),
