@@ -1,7 +1,7 @@
 // The Bot API's background tasks (erase a user, export one, apply a new retention): a record the bot polls, and a job on the task
 // queue that the task worker (lambdas/bot/task-worker.ts) runs, resumably, until the record says completed.
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { conditionFailedItem, conditionMet, dynamo, isConditionFailed, tableName } from '../aws/dynamo';
+import { conditionFailedItem, conditionMet, dynamo, isConditionFailed, tableName, type RawItem, type Stored } from '../aws/dynamo';
 import { sendToQueue } from '../aws/sqs';
 import { config, requireEnv } from '../shared/config';
 import { NotFoundError } from '../shared/errors';
@@ -32,6 +32,27 @@ export interface TaskRecord {
   ttl?: number;
 }
 
+/** The codec: a task item as DynamoDB returns it (its keys and `entity` left behind). */
+export const taskFromItem = (raw: RawItem): TaskRecord => {
+  const item = raw as Stored<TaskRecord>;
+  return {
+    task_id: item.task_id,
+    kind: item.kind,
+    status: item.status,
+    bot_id: item.bot_id,
+    ...(item.user_id !== undefined && { user_id: item.user_id }),
+    ...(item.external_id !== undefined && { external_id: item.external_id }),
+    ...(item.error !== undefined && { error: item.error }),
+    ...(item.download_key !== undefined && { download_key: item.download_key }),
+    ...(item.expires_at !== undefined && { expires_at: item.expires_at }),
+    ...(item.cursor !== undefined && { cursor: item.cursor }),
+    ...(item.retention_days !== undefined && { retention_days: item.retention_days }),
+    created_at: item.created_at,
+    ...(item.completed_at !== undefined && { completed_at: item.completed_at }),
+    ...(item.ttl !== undefined && { ttl: item.ttl }),
+  };
+};
+
 /** What the worker's queue carries: the task's id only (the record holds the rest). */
 export interface TaskJob {
   task_id: string;
@@ -60,13 +81,15 @@ export async function putTask(task: TaskRecord): Promise<TaskRecord> {
     return task;
   } catch (err) {
     if (!isConditionFailed(err)) throw err;
-    return conditionFailedItem(err) as unknown as TaskRecord;
+    // The stored task comes back with the refusal; read it should the reply lack it.
+    const stored = conditionFailedItem(err);
+    return stored ? taskFromItem(stored) : ((await readTask(task.task_id)) ?? task);
   }
 }
 
 export async function readTask(taskId: string): Promise<TaskRecord | undefined> {
   const out = await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.task(taskId), ConsistentRead: true }));
-  return out.Item as TaskRecord | undefined;
+  return out.Item && taskFromItem(out.Item);
 }
 
 /**

@@ -11,7 +11,8 @@ import { keys, type Key } from '../entities/keys';
 import { revokeUser } from '../policies/revocation';
 import { completeTask, putTask, queueTask, setTaskStatus, type TaskRecord } from '../entities/tasks';
 import { userRef } from '../entities/users';
-import { partitionItems, userData } from './user-data';
+import { userData } from './user-data';
+import { partitionItems, type PartitionItem } from '../entities/partition';
 
 /** The rate limits whose subject is a user (their windows name the user id). */
 const USER_RATE_LIMITS = ['messages', 'chats', 'uploads', 'reads'];
@@ -67,7 +68,7 @@ async function markUserItem(botId: string, externalId: string, userId: string, t
     });
 }
 
-const keyOf = (item: Record<string, unknown>): Key => ({ pk: item.pk as string, sk: item.sk as string });
+const keyOf = ({ pk, sk }: PartitionItem): Key => ({ pk, sk });
 const deletes = (items: Key[]): WriteRequest[] => items.map((Key) => ({ DeleteRequest: { Key } }));
 
 /**
@@ -92,7 +93,7 @@ export async function eraseUser(task: TaskRecord, timeLeft: () => number): Promi
   for (const name of USER_RATE_LIMITS) await batchWrite(deletes((await partitionItems(keys.ratePartition(name, userId))).map(keyOf)));
   // The user's own partition (chats, messages, markers, counters, references, exports and their tasks, which
   // name the export's key), its reference by id last: a run cut short is found again from it.
-  const exportTasks = owned.filter((i) => i.entity === 'export' && typeof i.task_id === 'string').map((i) => keys.task(i.task_id as string));
+  const exportTasks = owned.flatMap((i) => (i.entity === 'export' && i.task_id ? [keys.task(i.task_id)] : []));
   await batchWrite(deletes([...exportTasks, ...owned.filter((i) => i.sk !== keys.userRef(userId).sk).map(keyOf)]));
   if (!enough()) return false;
   // The user item only if it is still this user's: once deleted, the external id may start a new user.
