@@ -8,8 +8,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT } from '../support/local-process';
 
+// A guard against a hung run, not a time target: the quick run takes about 80 s alone and up to four times that
+// while the rest of the suite shares the two cores.
 const bench = (...args: string[]) =>
-  spawnSync(process.execPath, [join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'), join(ROOT, 'bin', 'bench', 'main.ts'), ...args], { cwd: ROOT, encoding: 'utf8', timeout: 240_000 });
+  spawnSync(process.execPath, [join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'), join(ROOT, 'bin', 'bench', 'main.ts'), ...args], { cwd: ROOT, encoding: 'utf8', timeout: 400_000 });
 
 test('the quick benchmark prints one JSON object with every figure, and writes it where --out says; round trips meet their targets', () => {
   const dir = mkdtempSync(join(tmpdir(), 'bench-out-'));
@@ -106,7 +108,7 @@ test('the quick benchmark prints one JSON object with every figure, and writes i
   expect(result.targets['cost.usd_per_1m_exchanges']).toMatchObject({ value: cost.usd_per_1m_exchanges, target: '<= 14' });
   expect(result.rss_mb.at_rest.total).toBeGreaterThan(0);
   expect(result.rss_mb.under_load.total).toBeGreaterThan(0);
-}, 260_000);
+}, 420_000);
 
 // The before/after comparison (`--before <git-ref>`) is checked before anything starts: a ref that names no
 // commit fails the run at once.
