@@ -43,7 +43,8 @@ export const DEFAULT_WIDGET: Widget = { primary_color: '#2563eb', multiple_chats
 const botCache = new TtlCache<Bot | undefined>(() => config().botCacheTtlMs);
 const clientKeyCache = new TtlCache<string | undefined>(() => config().botCacheTtlMs);
 
-function stripKeys(item: Record<string, unknown> | undefined): Bot | undefined {
+/** The codec: a bot item as DynamoDB returns it, its keys left behind. */
+function botFromItem(item: Record<string, unknown> | undefined): Bot | undefined {
   if (!item) return undefined;
   const { pk: _pk, sk: _sk, entity: _e, gsi1pk: _g1, gsi1sk: _g2, ...bot } = item;
   return bot as unknown as Bot;
@@ -54,7 +55,7 @@ const botItem = (bot: Bot) => ({ ...keys.bot(bot.id), entity: 'bot', gsi1pk: key
 export function getBot(botId: string): Promise<Bot | undefined> {
   return botCache.get(botId, async () => {
     const out = await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.bot(botId) }));
-    return stripKeys(out.Item);
+    return botFromItem(out.Item);
   });
 }
 
@@ -71,12 +72,12 @@ export async function readBot(botId: string): Promise<Bot | undefined> {
   const out = await dynamo.send(
     new GetCommand({ TableName: tableName(), Key: keys.bot(botId), ConsistentRead: true }),
   );
-  return stripKeys(out.Item);
+  return botFromItem(out.Item);
 }
 
 export async function listBots(): Promise<Bot[]> {
   const items = await queryAll({ IndexName: 'gsi1', KeyConditionExpression: 'gsi1pk = :p', ExpressionAttributeValues: { ':p': keys.botsIndex } });
-  return items.map((item) => stripKeys(item) as Bot);
+  return items.map((item) => botFromItem(item) as Bot);
 }
 
 /** A new bot and its client key's item, in one transaction: neither exists without the other. */
