@@ -97,6 +97,10 @@ test('SIGKILL of the whole stack under load, restart on the same data folder: no
     }
   });
   await until(() => acknowledged.size >= BEFORE_KILL, 60_000, `${BEFORE_KILL} acknowledged writes`);
+  // The kill lands while a delivery is held: the receiver answers 300 ms after a request arrives, so the one that
+  // just arrived is still unanswered (its job unacknowledged) when the stack dies.
+  const seen = hook.hits.length;
+  await until(() => hook.hits.length > seen, 30_000, 'a webhook delivery to arrive');
   await crash(stack as LocalProcess);
   killed = true;
   await Promise.all(load);
