@@ -140,7 +140,9 @@ describe('per-user sockets and per-socket commands', () => {
     expect(await socketRefs(userId)).toHaveLength(cap());
     const sent = await call('POST', `/api/client/chats/${chatId}/messages`, { token, json: { content: 'past the ghosts' } });
     await c.waitFor((d) => d.data?.id === sent.body.id);
+    // The publisher deletes a gone socket's reference and its subscription as separate writes: wait for both.
     await until(async () => (await socketRefs(userId)).length === 1, 15_000, 'the ghosts removed');
+    await until(async () => (await channelSubscribers(rt.channel)).length === 1, 15_000, 'the ghosts unsubscribed');
     expect(await channelSubscribers(rt.channel)).toEqual([c.clientId()]);
   });
 
