@@ -1,5 +1,7 @@
 // What one Lambda of the stack is (FunctionDef) and the settings every function shares: memory, logging,
 // timeouts. The route table (routes.ts) and the consumers (consumers.ts) are lists of these.
+import type { ScopeName } from '../lambdas/access/declarations';
+
 export type DynamoAction =
   | 'GetItem'
   | 'BatchGetItem'
@@ -66,3 +68,12 @@ export const HANDLER_TIMEOUT_SECONDS = 10;
  * sized from it, for a whole batch at its slowest: a timeout fails, and replays, the whole batch.
  */
 export const AWS_CALL_SECONDS = 7;
+
+/**
+ * Every entry point a request reaches declares its scope: which caller, and whether it reads, updates or creates
+ * (lambdas/access/declarations.ts). The handler is made for the same scope (lambdas/http/scoped.ts,
+ * lambdas/centrifuge/ws.ts), which builds it before the handler runs; test/e2e/scopes.test.ts walks this table.
+ */
+export interface Scoped {
+  scope: ScopeName;
+}

@@ -1,18 +1,9 @@
 // The ONE route table: CDK makes one Lambda + route per entry, the local HTTP gateway serves the same entries.
 // `dynamodb`/`s3` list exactly the IAM actions a handler uses; CDK grants nothing else.
-import type { FunctionDef } from './function-def';
-import type { ScopeName } from '../lambdas/access/declarations';
+import type { FunctionDef, Scoped } from './function-def';
 
 export * from './function-def';
-
-/**
- * Every entry point a request reaches declares its scope: which caller, and whether it reads, updates or creates
- * (lambdas/access/declarations.ts). The handler is made for the same scope (lambdas/http/scoped.ts,
- * lambdas/centrifuge/ws.ts), which builds it before the handler runs; test/e2e/scopes.test.ts walks this table.
- */
-export interface Scoped {
-  scope: ScopeName;
-}
+export * from './ws-routes';
 
 export interface RouteDef extends FunctionDef, Scoped {
   method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
@@ -244,48 +235,6 @@ export const ROUTES: RouteDef[] = [
 
 /** Every request no route matches (the HTTP API's default route). */
 export const NOT_FOUND: FunctionDef & Scoped = { id: 'not_found', scope: 'public', entry: 'lambdas/client/not-found.ts', dynamodb: [] };
-
-export interface WsRouteDef extends FunctionDef, Scoped {
-  routeKey: '$connect' | '$default' | '$disconnect';
-  /** Replies to the client through the route response (no @connections call). */
-  returnResponse?: boolean;
-}
-
-export const WS_ROUTES: WsRouteDef[] = [
-  {
-    id: 'ws_connect',
-    scope: 'realtime:handshake',
-    routeKey: '$connect',
-    entry: 'lambdas/realtime/connect.ts',
-    // GetItem: the user not erased; BatchWriteItem: the connection and the user's reference to it; Query: the
-    // user's sockets (MAX_SOCKETS_PER_USER); DeleteItem: the reference of a socket it closes.
-    dynamodb: ['GetItem', 'BatchWriteItem', 'Query', 'DeleteItem'],
-    jwt: true,
-    // The Disconnect push and DeleteConnection: the user's oldest sockets past the cap.
-    closeConnections: true,
-  },
-  {
-    id: 'ws_default',
-    scope: 'realtime',
-    routeKey: '$default',
-    entry: 'lambdas/realtime/default.ts',
-    // UpdateItem: the bind, a refresh and the socket's command counter; DeleteItem: an unsubscribe, and the
-    // records of a socket it closes.
-    dynamodb: ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'ConditionCheckItem'],
-    jwt: true,
-    returnResponse: true,
-    // The Disconnect push and DeleteConnection: a socket past its command budget.
-    closeConnections: true,
-  },
-  {
-    id: 'ws_disconnect',
-    scope: 'connection',
-    routeKey: '$disconnect',
-    entry: 'lambdas/realtime/disconnect.ts',
-    // The connection, its subscription and the user's reference to it.
-    dynamodb: ['DeleteItem'],
-  },
-];
 
 /**
  * CORS of the HTTP API (and the local gateway's preflight replies): any origin (the bot's allowed_origins is
