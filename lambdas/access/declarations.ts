@@ -1,5 +1,5 @@
 // What access each entry point declares in the route table (lib/routes.ts `scope`): which caller, and whether the
-// request reads, updates or creates items. The scope builders (./session.ts, ./bot.ts, ./realtime.ts) derive
+// request reads, updates or creates items. The scope builders (./scopes.ts, ./realtime.ts) derive
 // every check and where it runs from this one word.
 
 /**
