@@ -24,7 +24,6 @@ export default defineConfig(
       'test/moto/**',
       'test/stack/**',
       'test/support/**',
-      'test/unit/**',
     ],
   },
   js.configs.recommended,
