@@ -20,7 +20,6 @@ export default defineConfig(
       'test/e2e/**',
       'test/fuzz/**',
       'test/infra/**',
-      'test/integration/**',
       'test/moto/**',
       'test/stack/**',
       'test/support/**',
