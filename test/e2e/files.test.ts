@@ -1,6 +1,7 @@
 // POST /files and file messages: bytes round-trip through S3 presigned URLs; ownership; size and part rules.
 import { randomBytes } from 'node:crypto';
 import { botItems, call, newSession, userWithChat, UUID } from '../support/api';
+import { firstFileUrl, present } from '../support/contract';
 
 const PNG = Buffer.from(
   'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==',
@@ -33,16 +34,16 @@ test('upload a PNG → 201 with id, type, url, status, metadata; the URL serves 
     created_at: expect.any(String),
   });
   // Stored under a key that names bot and user.
-  expect(new URL(res.body.url).pathname).toContain(`/bots/${bot.id}/users/${userId}/`);
-  const download = await fetch(res.body.url);
+  expect(new URL(present(res.body.url, 'the file’s url')).pathname).toContain(`/bots/${bot.id}/users/${userId}/`);
+  const download = await fetch(present(res.body.url, 'the file’s url'));
   expect(download.status).toBe(200);
   expect(Buffer.from(await download.arrayBuffer()).equals(PNG)).toBe(true);
   expect(download.headers.get('content-type')).toBe('image/png');
   // The emulator checks signatures, as S3 does: the same URL with another signature or a later expiry is refused.
-  const tampered = new URL(res.body.url);
+  const tampered = new URL(present(res.body.url, 'the file’s url'));
   tampered.searchParams.set('X-Amz-Signature', '0'.repeat(64));
   expect((await fetch(tampered)).status).toBe(403);
-  const extended = new URL(res.body.url);
+  const extended = new URL(present(res.body.url, 'the file’s url'));
   extended.searchParams.set('X-Amz-Expires', '604800');
   expect((await fetch(extended)).status).toBe(403);
 
@@ -57,7 +58,7 @@ test('upload a PNG → 201 with id, type, url, status, metadata; the URL serves 
     { id: res.body.id, type: 'photo', url: expect.stringMatching(/^http/), name: 'pixel.png', size: PNG.length, mime_type: 'image/png' },
   ]);
   const history = await call('GET', `/api/client/chats/${chatId}/messages`, { token });
-  const fromHistory = await fetch(history.body[0].files[0].url);
+  const fromHistory = await fetch(firstFileUrl(history.body[0]));
   expect(Buffer.from(await fromHistory.arrayBuffer()).equals(PNG)).toBe(true);
 });
 
@@ -176,6 +177,6 @@ describe('upload errors', () => {
     ]);
     const res = await call('POST', '/api/client/files', { token, headers: { 'content-type': 'multipart/form-data; boundary=XYZ' }, body });
     expect(res).toMatchObject({ status: 201, body: { name: '\uFFFD.p', status: 'uploaded' } });
-    expect(await (await fetch(res.body.url)).text()).toBe('hello');
+    expect(await (await fetch(present(res.body.url, 'the file’s url'))).text()).toBe('hello');
   });
 });

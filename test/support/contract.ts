@@ -16,3 +16,12 @@ export function realtimeOf(session: Pick<Session, 'realtime'>): RealtimeBlock {
   if (!session.realtime) throw new Error('the session has no realtime block (is realtime off on this stack?)');
   return session.realtime;
 }
+
+/** A field the contract makes nullable or optional that this test's request must have filled (fails naming it). */
+export function present<T>(value: T | null | undefined, what: string): T {
+  if (value === null || value === undefined) throw new Error(`${what} is ${String(value)}`);
+  return value;
+}
+
+/** The download URL of a message's first file (a file of a sent message always has one). */
+export const firstFileUrl = (message: Pick<Message, 'files'>): string => present(present(message.files, 'the message’s files')[0]?.url, 'its first file’s url');
