@@ -23,7 +23,6 @@ export default defineConfig(
       'test/integration/**',
       'test/moto/**',
       'test/stack/**',
-      'test/support/**',
       'test/unit/**',
     ],
   },
