@@ -22,7 +22,6 @@ export default defineConfig(
       'test/infra/**',
       'test/moto/**',
       'test/stack/**',
-      'test/support/**',
     ],
   },
   js.configs.recommended,
