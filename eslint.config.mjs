@@ -21,7 +21,6 @@ export default defineConfig(
       'test/fuzz/**',
       'test/moto/**',
       'test/stack/**',
-      'test/support/**',
     ],
   },
   js.configs.recommended,
