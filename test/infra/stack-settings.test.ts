@@ -55,7 +55,7 @@ describe('settings (lib/stack-config.ts)', () => {
       // Per function: 512 MB for requests, 256 for the stream, queue and S3 event consumers (mostly waiting on I/O).
       expect([def.id, props.MemorySize, props.Architectures]).toEqual([def.id, 'filters' in def || def === WEBHOOK_DELIVERER || def === UPLOAD_COMPLETER || def === TASK_WORKER ? 256 : 512, ['arm64']]);
       // JSON lines; Lambda's START/END/REPORT lines off (LAMBDA_LOGGING).
-      expect([def.id, props.LoggingConfig]).toEqual([def.id, { LogFormat: 'JSON', SystemLogLevel: 'WARN', ApplicationLogLevel: 'INFO', LogGroup: expect.anything() as unknown }]);
+      expect([def.id, props.LoggingConfig]).toEqual([def.id, { LogFormat: 'JSON', SystemLogLevel: 'WARN', ApplicationLogLevel: 'INFO', LogGroup: expect.anything() }]);
     }
     const [[, httpStage]] = ofType<StageProps>(template, 'AWS::ApiGatewayV2::Stage', { Properties: { StageName: '$default' } });
     const { AccessLogSettings } = httpStage.Properties;
