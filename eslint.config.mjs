@@ -18,7 +18,6 @@ export default defineConfig(
       // when its folder passes `npx eslint test/<folder> --no-ignore`.
       'test/browser/**',
       'test/e2e/**',
-      'test/fuzz/**',
       'test/moto/**',
       'test/stack/**',
     ],
