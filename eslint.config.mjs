@@ -16,7 +16,6 @@ export default defineConfig(
       'node_modules/**',
       // Test folders not lint-clean yet (nearly all `any` from untyped JSON replies: no-unsafe-*); each line goes
       // when its folder passes `npx eslint test/<folder> --no-ignore`.
-      'test/browser/**',
       'test/e2e/**',
       'test/moto/**',
       'test/stack/**',
