@@ -10,6 +10,7 @@ import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, tableName } from '../../lambdas/aws/dynamo';
 import { ROOT, stackEnv, startLocalProcess } from '../support/local-process';
 import { until, untilTime } from '../support/wait';
+import { present } from '../support/contract';
 
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
 const OUT = join(ROOT, 'test-output');
@@ -217,7 +218,8 @@ test('after the server drops the socket the page reconnects and catches up with 
   await page.locator('.message.outcoming', { hasText: 'You said: before the drop' }).waitFor();
   const external = await storedExternalId(page);
   const auth = { authorization: `Bearer ${demo().secret_key}` };
-  const chat = (await call('GET', '/api/bot/chats?limit=20', { headers: auth })).body.chats.find((c: any) => c.user.external_id === external);
+  const chat = (await call('GET', '/api/bot/chats?limit=20', { headers: auth })).body.chats.find((c) => c.user.external_id === external);
+  if (!chat) throw new Error('the page’s user has no chat in the bot’s list');
   const subs = await dynamo.send(
     new QueryCommand({ TableName: tableName(), KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': `SUB#nexus:user#${chat.user.id}` } }),
   );
@@ -228,7 +230,7 @@ test('after the server drops the socket the page reconnects and catches up with 
   await call('POST', `/api/bot/chats/${chat.id}/messages`, { headers: auth, json: { content: 'sent while you were away', sender: 'operator' } });
   // And an earlier reply edited meanwhile: the page shows its latest version, in place.
   const history = await call('GET', `/api/bot/chats/${chat.id}/messages`, { headers: auth });
-  const reply = history.body.find((m: any) => m.content === 'You said: before the drop');
+  const reply = present(history.body.find((m) => m.content === 'You said: before the drop'), 'the reply before the drop');
   expect((await call('PATCH', `/api/bot/chats/${chat.id}/messages/${reply.id}`, { headers: auth, json: { content: 'You said: before the drop (corrected)' } })).status).toBe(200);
   await page.locator('.message.outcoming', { hasText: 'sent while you were away' }).waitFor({ timeout: 10_000 });
   await page.locator('.message.outcoming', { hasText: 'You said: before the drop (corrected)' }).waitFor({ timeout: 10_000 });

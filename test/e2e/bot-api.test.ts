@@ -3,7 +3,7 @@
 import { botItems, call, newBot, newSession, streamPassed, userWithChat, UUID } from '../support/api';
 import { liveClient, until } from '../support/realtime';
 import { updateBot } from '../../lambdas/flows/bot-admin';
-import { realtimeOf } from '../support/contract';
+import { firstFileUrl, realtimeOf } from '../support/contract';
 
 const bot = (method: string, path: string, secret: string, opts: Parameters<typeof call>[2] = {}) =>
   call(method, `/api/bot${path}`, { ...opts, headers: { ...opts.headers, authorization: `Bearer ${secret}` } });
@@ -140,7 +140,7 @@ test('bot upload for a chat, then a photo reply by id; the user downloads the sa
   const msg = await bot('POST', `/chats/${chatId}/messages`, secretKey, { json: { content: '', content_type: 'photo', files: [up.body.id] } });
   expect(msg.status).toBe(201);
   const history = await call('GET', `/api/client/chats/${chatId}/messages`, { token });
-  expect(await (await fetch(history.body[0].files[0].url)).text()).toBe('BOTPNG');
+  expect(await (await fetch(firstFileUrl(history.body[0]))).text()).toBe('BOTPNG');
 
   // Upload errors: no chat_id, a chat of another bot, no file.
   const before = await botItems(b.id);

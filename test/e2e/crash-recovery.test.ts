@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { ROOT, stackEnv, startLocalProcess, type LocalProcess } from '../support/local-process';
 import { call } from '../support/api';
 import { startReceiver } from '../support/receiver';
-import type { BotChatPage, Message } from '../support/contract';
+import { type BotChatPage, type Message, realtimeOf } from '../support/contract';
 import { liveClient, until, type LiveClient } from '../support/realtime';
 import { png } from '../support/files';
 
@@ -74,7 +74,7 @@ test('SIGKILL of the whole stack under load, restart on the same data folder: no
   for (let i = 0; i < CHATS; i++) {
     const s = await call('POST', '/api/client/session', { base, json: { client_key: demo.client_key } });
     const chat = await call('POST', '/api/client/chats', { base, token: s.body.session_token, json: { name: `crash ${i}` } });
-    const live = await liveClient(s.body.realtime);
+    const live = await liveClient(realtimeOf(s.body));
     clients.push(live);
     const c: Chat = { token: s.body.session_token, chatId: chat.body.id, live, subscribed: 1 };
     live.sub.on('subscribed', () => c.subscribed++);

@@ -5,7 +5,7 @@ import { botItems, call, userWithChat, UUID } from '../support/api';
 import { liveClient, until } from '../support/realtime';
 import { listKeys } from '../../lambdas/aws/s3';
 import { png } from '../support/files';
-import { realtimeOf } from '../support/contract';
+import { firstFileUrl, present, realtimeOf } from '../support/contract';
 
 const PNG = png(8 + 6 * 1024 * 1024);
 // An executable (a Windows PE starts "MZ") under a photo's name and type.
@@ -54,7 +54,7 @@ test('a 6 MB photo: 201 pending with a presigned POST; the bytes go to S3; the f
 
     const sent = await call('POST', `/api/client/chats/${u.chatId}/messages`, { token: u.token, json: { content_type: 'photo', files: [file.id] } });
     expect(sent.status).toBe(201);
-    expect(sent.body.files[0]).toMatchObject({ id: file.id, type: 'photo', size: PNG.length, mime_type: 'image/png' });
+    expect(present(sent.body.files, 'the message’s files')[0]).toMatchObject({ id: file.id, type: 'photo', size: PNG.length, mime_type: 'image/png' });
   } finally {
     live.close();
   }
@@ -77,11 +77,11 @@ test('the same presigned POST sent again after the photo was sent, with other by
     // S3 accepted the bytes; the completion deletes them, as the file was settled already.
     await until(async () => !(await listKeys(uploadKey)).includes(uploadKey), 10_000, 'the re-POSTed object to be deleted');
     const history = await call('GET', `/api/client/chats/${u.chatId}/messages`, { token: u.token });
-    const shown = await fetch(history.body[0].files[0].url);
+    const shown = await fetch(firstFileUrl(history.body[0]));
     expect([shown.status, Buffer.from(await shown.arrayBuffer()).equals(photo)]).toEqual([200, true]);
     const file = (await call('GET', `/api/client/files/${res.body.file.id}`, { token: u.token })).body;
     expect(file.status).toBe('uploaded');
-    expect(Buffer.from(await (await fetch(file.url)).arrayBuffer()).equals(photo)).toBe(true);
+    expect(Buffer.from(await (await fetch(present(file.url, 'the file’s url'))).arrayBuffer()).equals(photo)).toBe(true);
   }
 });
 

@@ -5,6 +5,7 @@ import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { botItems, call, clientEndpoints, newBot, newSession, userWithChat } from '../support/api';
 import { dynamo, tableName } from '../../lambdas/aws/dynamo';
 import { keys } from '../../lambdas/entities/keys';
+import { present } from '../support/contract';
 
 /** `{"a":{"a":…1…}}` with `levels` objects, the outermost included, as raw JSON text. */
 const nested = (levels: number): string => '{"a":'.repeat(levels - 1) + '{"a":1}' + '}'.repeat(levels - 1);
@@ -38,9 +39,9 @@ describe('additional_info round-trips exactly (POST, GET /chats, the Bot API)', 
     expect(created.status).toBe(201);
     expect(created.body.additional_info).toEqual(expected);
     const listed = await call('GET', '/api/client/chats', { token: ctx.token });
-    expect(listed.body.find((c: { id: string }) => c.id === created.body.id).additional_info).toEqual(expected);
+    expect(present(listed.body.find((c) => c.id === created.body.id), 'the chat in the list').additional_info).toEqual(expected);
     const bot = await call('GET', '/api/bot/chats?limit=200', { headers: { authorization: `Bearer ${ctx.secretKey}` } });
-    expect(bot.body.chats.find((c: { id: string }) => c.id === created.body.id).additional_info).toEqual(expected);
+    expect(present(bot.body.chats.find((c) => c.id === created.body.id), 'the chat in the bot’s list').additional_info).toEqual(expected);
   });
 });
 

@@ -13,6 +13,7 @@ import { keepSentFiles } from '../../lambdas/flows/files-sent';
 import { releaseRemovedFile } from '../../lambdas/policies/storage-quota';
 import type { MessageItem } from '../../lambdas/entities/messages';
 import { png } from '../support/files';
+import { present } from '../support/contract';
 
 const PNG = png(3008);
 
@@ -77,7 +78,7 @@ test('a sent file is kept: with retention off its expiry is removed, and the swe
   expect(await openBytes(u.userId)).toBe(0);
   // Its message's URLs serve the files (the sweep runs every 2 s: they stay).
   const history = await call('GET', `/api/client/chats/${u.chatId}/messages`, { token: u.token });
-  for (const f of history.body[0].files) expect(Buffer.from(await (await fetch(f.url)).arrayBuffer()).equals(PNG)).toBe(true);
+  for (const f of present(history.body[0].files, 'the message’s files')) expect(Buffer.from(await (await fetch(present(f.url, 'a file’s url'))).arrayBuffer()).equals(PNG)).toBe(true);
   expect(await listKeys(fileKeyPrefix(u.bot.id, u.userId))).toHaveLength(2);
 });
 

@@ -12,6 +12,7 @@ import { dynamo, tableName } from '../../lambdas/aws/dynamo';
 import { keys } from '../../lambdas/entities/keys';
 import { until } from '../support/realtime';
 import { png } from '../support/files';
+import { present } from '../support/contract';
 
 const PNG = png(2008);
 const HTML = Buffer.from('<!DOCTYPE html><html><body><script>alert(document.cookie)</script></body></html>');
@@ -113,7 +114,7 @@ test('every file URL of a small upload opens as its kind says: media inline, any
     form.append('file', new Blob([bytes], { type }), name);
     const res = await call('POST', '/api/client/files', { token, body: form });
     expect(res.status).toBe(201);
-    return fetch(res.body.url);
+    return fetch(present(res.body.url, 'the file’s url'));
   };
   const page = await small('page.html', 'text/html', HTML);
   expect(page.headers.get('content-disposition')).toMatch(/^attachment/);
