@@ -19,7 +19,6 @@ export default defineConfig(
       'test/browser/**',
       'test/e2e/**',
       'test/fuzz/**',
-      'test/infra/**',
       'test/moto/**',
       'test/stack/**',
     ],
