@@ -22,7 +22,6 @@ export default defineConfig(
       'test/infra/**',
       'test/integration/**',
       'test/moto/**',
-      'test/stack/**',
       'test/unit/**',
     ],
   },
