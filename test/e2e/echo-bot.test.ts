@@ -21,7 +21,7 @@ interface Seen {
 /** A proxy to the stack's gateway: `plan(request, its attempt number for this method and path)` picks a fault. */
 async function faultProxy(plan: (method: string, path: string, attempt: number) => Fault) {
   const seen: Seen[] = [];
-  const server: Server = createServer(async (req: IncomingMessage, res: ServerResponse) => {
+  const serve = async (req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const body = Buffer.concat(chunks);
@@ -37,7 +37,7 @@ async function faultProxy(plan: (method: string, path: string, attempt: number) 
       return res.end(JSON.stringify({ error: 'injected' }));
     }
     const target = new URL(req.url as string, apiUrl());
-    const up = request(target, { method, headers: { ...req.headers, host: target.host } }, async (upRes) => {
+    const relay = async (upRes: IncomingMessage) => {
       const out: Buffer[] = [];
       for await (const c of upRes) out.push(c as Buffer);
       entry.upstream = upRes.statusCode;
@@ -45,9 +45,11 @@ async function faultProxy(plan: (method: string, path: string, attempt: number) 
       if (fault === 'drop-reply') return req.socket.destroy();
       res.writeHead(upRes.statusCode as number, upRes.headers);
       res.end(Buffer.concat(out));
-    });
+    };
+    const up = request(target, { method, headers: { ...req.headers, host: target.host } }, (upRes) => void relay(upRes));
     up.end(body);
-  });
+  };
+  const server: Server = createServer((req, res) => void serve(req, res));
   const port = await freePort();
   await new Promise<void>((r) => server.listen(port, '127.0.0.1', () => r()));
   return {
@@ -87,8 +89,8 @@ test('under 503s, 429s, lost replies and resets the echo bot retries with the sa
 
   const sent = await call('POST', `/api/client/chats/${chatId}/messages`, { token, json: { content: 'hello reliable world' } });
   expect(sent.status).toBe(201);
-  const replies = async () => (await call('GET', `/api/client/chats/${chatId}/messages`, { token })).body.filter((m: any) => m.sender_type === 'outcoming');
-  await until(async () => (await replies()).some((m: any) => m.content === 'You said: hello reliable world'), 30_000, 'the whole reply');
+  const replies = async () => (await call('GET', `/api/client/chats/${chatId}/messages`, { token })).body.filter((m) => m.sender_type === 'outcoming');
+  await until(async () => (await replies()).some((m) => m.content === 'You said: hello reliable world'), 30_000, 'the whole reply');
 
   const [reply, ...more] = await replies();
   expect(more).toEqual([]);
@@ -98,7 +100,7 @@ test('under 503s, 429s, lost replies and resets the echo bot retries with the sa
   expect(sends.map((s) => [s.fault, s.upstream])).toEqual([[{ status: 503, retryAfter: '1' }, undefined], ['drop-reply', 201], ['forward', 200]]);
   expect(new Set(sends.map((s) => s.key))).toEqual(new Set([`echo-reply-${sent.body.id}`]));
   const patches = proxy.seen.filter((s) => s.method === 'PATCH');
-  expect(patches.map((s) => [JSON.parse(s.body).version, s.fault, s.upstream])).toEqual([
+  expect(patches.map((s) => [(JSON.parse(s.body) as { version: number }).version, s.fault, s.upstream])).toEqual([
     [1, 'drop-reply', 200],
     [1, 'forward', 200],
     [2, 'reset', undefined],
@@ -121,7 +123,7 @@ test('the same edit sent again (its reply lost) is a 200 and writes nothing; ano
   expect(again.body).toEqual(first.body);
   expect((await botApiCall(api, 'PATCH', path, { content: 'other', version: 1 })).status).toBe(409);
   const history = (await call('GET', `/api/client/chats/${chatId}/messages`, { token })).body;
-  expect(history.map((m: any) => m.content)).toEqual(['v1']);
+  expect(history.map((m) => m.content)).toEqual(['v1']);
 });
 
 test('retries are bounded: a write that keeps getting 503 is given up after the policy\'s attempts', async () => {

@@ -13,7 +13,7 @@ import { eraseUser } from '../../lambdas/flows/erase';
 import { readTask } from '../../lambdas/entities/tasks';
 import { queryAll } from '../../lambdas/aws/dynamo';
 import { keys } from '../../lambdas/entities/keys';
-import { realtimeOf } from '../support/contract';
+import { present, realtimeOf, type Schemas } from '../support/contract';
 
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
 
@@ -23,16 +23,16 @@ afterAll(() => closers.forEach((c) => c()));
 /** A webhook receiver that answers 500: the bot's jobs stay queued and retried (pending webhook work). */
 async function failingReceiver() {
   const r = await startReceiver(500);
-  closers.push(r.close);
+  closers.push(() => r.close());
   return r;
 }
 
 const bot = (secretKey: string) => ({ headers: { authorization: `Bearer ${secretKey}` } });
 
-async function waitForTask(secretKey: string, taskId: string, status = 'completed') {
-  let task: any;
+async function waitForTask(secretKey: string, taskId: string, status = 'completed'): Promise<Schemas['Task']> {
+  let task = undefined as Schemas['Task'] | undefined;
   await until(async () => (task = (await call('GET', `/api/bot/tasks/${taskId}`, bot(secretKey))).body).status === status, 20_000, `task ${status}`);
-  return task;
+  return present(task, `task ${taskId}`);
 }
 
 function fileForm(name: string): FormData {
@@ -63,7 +63,7 @@ describe('finding a user', () => {
       expect(res.body).toEqual({ error: 'User not found' });
     }
     for (const path of ['/api/bot/users', '/api/bot/users?external_id=', '/api/bot/users/not-a-uuid', '/api/bot/tasks/not-a-uuid']) {
-      const res = await call('GET', path, bot(secretKey));
+      const res = await call<Schemas['Error']>('GET', path, bot(secretKey));
       expect([path, res.status, typeof res.body.error]).toEqual([path, 400, 'string']);
     }
     expect((await call('GET', '/api/bot/users?external_id=crm-42')).status).toBe(401);
@@ -116,7 +116,7 @@ describe('erasing a user', () => {
 
     const del = await call('DELETE', `/api/bot/users/${userId}`, bot(secretKey));
     expect(del.status).toBe(202);
-    expect(del.body).toEqual({ task_id: expect.stringMatching(UUID), kind: 'erase', status: 'pending', created_at: expect.any(String) });
+    expect(del.body).toEqual({ task_id: expect.stringMatching(UUID) as unknown, kind: 'erase', status: 'pending', created_at: expect.any(String) as unknown });
     expect(checkSchema('Task', del.body)).toEqual([]);
     // At once: the user's token is refused everywhere, its socket closes, no new session starts.
     for (const [method, path, json] of [
@@ -129,7 +129,7 @@ describe('erasing a user', () => {
       ['GET', `/api/client/files/${loose}`],
     ] as [string, string, object?][]) {
       const res = await call(method, path, { token, json });
-      expect([method, path, res.status, res.body]).toEqual([method, path, 401, { error: expect.stringMatching(/erased/) }]);
+      expect([method, path, res.status, res.body]).toEqual([method, path, 401, { error: expect.stringMatching(/erased/) as unknown }]);
     }
     expect((await call('POST', '/api/client/files', { token, body: fileForm('late.png') })).status).toBe(401);
     // Told not to reconnect (a terminal code), and the socket closed.
@@ -143,7 +143,7 @@ describe('erasing a user', () => {
     expect((await call('DELETE', `/api/bot/users/${userId}`, bot(secretKey))).body.task_id).toBe(del.body.task_id);
 
     const done = await waitForTask(secretKey, del.body.task_id);
-    expect(done).toEqual({ ...del.body, status: 'completed', completed_at: expect.any(String) });
+    expect(done).toEqual({ ...del.body, status: 'completed', completed_at: expect.any(String) as unknown });
     expect(checkSchema('Task', done)).toEqual([]);
     const left = (await scanTable()).filter(mentions);
     expect(left).toEqual([]);
@@ -154,7 +154,7 @@ describe('erasing a user', () => {
     expect((await call('GET', `/api/bot/users/${userId}`, bot(secretKey))).status).toBe(404);
     expect((await call('GET', '/api/bot/users?external_id=erase-me', bot(secretKey))).status).toBe(404);
     // The kept user's failing webhooks go on being retried; none of the erased user's is sent after.
-    const sentAfter = hook.hits.filter((e) => e.at > Date.parse(done.completed_at) && mentions(e.raw));
+    const sentAfter = hook.hits.filter((e) => e.at > Date.parse(present(done.completed_at, 'the completed task’s completed_at')) && mentions(e.raw));
     expect(hook.hits.some((e) => mentions(e.raw))).toBe(true);
     expect(sentAfter).toEqual([]);
     // The external id starts a new user with no chats.
@@ -172,7 +172,7 @@ describe('erasing a user', () => {
     expect(res.status).toBe(404);
     expect(res.body).toEqual({ error: 'User not found' });
     expect((await call('GET', '/api/client/chats', { token: s.session_token })).status).toBe(200);
-    expect((await call('GET', '/api/bot/users/' + s.user.id, bot(theirs.secretKey))).body.status).toBe('active');
+    expect((await call('GET', `/api/bot/users/${s.user.id}`, bot(theirs.secretKey))).body.status).toBe('active');
     // A task is its bot's only.
     const task = await call('DELETE', `/api/bot/users/${s.user.id}`, bot(theirs.secretKey));
     expect((await call('GET', `/api/bot/tasks/${task.body.task_id}`, bot(mine.secretKey))).status).toBe(404);

@@ -6,7 +6,9 @@ import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { processesOf, stackEnv, startLocalProcess, type LocalProcess } from '../support/local-process';
-import { call } from '../support/api';
+import { call, type Reply } from '../support/api';
+import type { BodyOf } from '../support/paths';
+import type { DemoBot } from '../../lib/local/stack';
 import { until } from '../support/realtime';
 
 let dir: string;
@@ -19,11 +21,11 @@ beforeAll(async () => {
   // Short AWS timeouts so a frozen dependency fails a request in about a second.
   env = await stackEnv(dir, { AWS_REQUEST_TIMEOUT_MS: '400', ECHO_BOT: 'off', DYNAMODB_IN_MEMORY: 'off' });
   stack = await startLocalProcess(env);
-  clientKey = JSON.parse(readFileSync(join(dir, 'demo-bot.json'), 'utf8')).client_key;
+  clientKey = (JSON.parse(readFileSync(join(dir, 'demo-bot.json'), 'utf8')) as DemoBot).client_key;
 }, 60_000);
 afterAll(async () => {
-  const pids = JSON.parse(readFileSync(join(dir, 'local-stack.json'), 'utf8'));
-  for (const pid of [pids.dynamodb, pids.s3]) {
+  const { dynamodb, s3 } = pids();
+  for (const pid of [dynamodb, s3]) {
     try {
       process.kill(pid, 'SIGCONT');
     } catch {
@@ -37,7 +39,7 @@ afterAll(async () => {
 const pids = () => JSON.parse(readFileSync(join(dir, 'local-stack.json'), 'utf8')) as { stack: number; dynamodb: number; s3: number };
 
 /** The shared test client, pointed at this file's own stack. */
-async function api(method: string, path: string, token?: string, json?: unknown, body?: FormData) {
+async function api<M extends string, U extends string>(method: M, path: U, token?: string, json?: unknown, body?: FormData): Promise<Reply<BodyOf<M, U>> & { retryAfter: string | null }> {
   const res = await call(method, path, { base: stack.apiUrl, token, json, body });
   return { ...res, retryAfter: res.headers.get('retry-after') };
 }
@@ -45,7 +47,7 @@ async function api(method: string, path: string, token?: string, json?: unknown,
 async function userWithChat() {
   const s = await api('POST', '/api/client/session', undefined, { client_key: clientKey });
   const chat = await api('POST', '/api/client/chats', s.body.session_token, { name: 'faults' });
-  return { token: s.body.session_token as string, chatId: chat.body.id as string, userId: s.body.user.id as string };
+  return { token: s.body.session_token, chatId: chat.body.id, userId: s.body.user.id };
 }
 
 function items() {
@@ -65,13 +67,13 @@ test('DynamoDB frozen mid-request → 503 {error} with Retry-After; after it is 
     process.kill(pids().dynamodb, 'SIGCONT');
   }
   expect(during.status).toBe(503);
-  expect(during.body).toEqual({ error: expect.any(String) });
+  expect(during.body).toEqual({ error: expect.any(String) as unknown });
   expect(during.retryAfter).toBe('1');
   // The client retries with the same key: the message exists once, whether or not the first try landed.
   const retry = await api('POST', `/api/client/chats/${chatId}/messages`, token, { content: 'while frozen', client_message_id: 'frozen-1' });
   expect([200, 201]).toContain(retry.status);
   const history = await api('GET', `/api/client/chats/${chatId}/messages`, token);
-  expect(history.body.map((m: any) => m.content)).toEqual(['while frozen']);
+  expect(history.body.map((m) => m.content)).toEqual(['while frozen']);
   // The chat moves with the one message, from the stream, a moment after the send's answer.
   const chatMoved = async () => (await items()).find((i) => i.entity === 'chat' && i.id === chatId)?.updated_at === history.body[0].created_at;
   await until(chatMoved, 15_000, 'the chat to move with the message');
@@ -90,7 +92,7 @@ test('S3 down during an upload → 503 {error}, and no file record left behind',
     process.kill(pids().s3, 'SIGCONT');
   }
   expect(res.status).toBe(503);
-  expect(res.body).toEqual({ error: expect.any(String) });
+  expect(res.body).toEqual({ error: expect.any(String) as unknown });
   expect((await items()).filter((i) => i.entity === 'file').length).toBe(before);
   // Back up: uploads work again.
   const fd = new FormData();
@@ -120,6 +122,6 @@ test('the stack killed with SIGKILL under load and restarted: every acknowledged
   await stack.stop();
   stack = await startLocalProcess(env);
   const history = await api('GET', `/api/client/chats/${chatId}/messages?limit=500`, token);
-  const ids = new Set(history.body.map((m: any) => m.id));
+  const ids = new Set(history.body.map((m) => m.id));
   expect(acknowledged.filter((id) => !ids.has(id))).toEqual([]);
 }, 90_000);

@@ -4,7 +4,9 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stackEnv, startLocalProcess, type LocalProcess } from '../support/local-process';
-import { call, startOfRateWindow, userWithChat } from '../support/api';
+import { call, startOfRateWindow, userWithChat, type Reply } from '../support/api';
+import type { BodyOf } from '../support/paths';
+import type { DemoBot } from '../../lib/local/stack';
 
 let stack: LocalProcess;
 let dir: string;
@@ -22,7 +24,7 @@ beforeAll(async () => {
       ECHO_BOT: 'off',
     }),
   );
-  clientKey = JSON.parse(readFileSync(join(dir, 'demo-bot.json'), 'utf8')).client_key;
+  clientKey = (JSON.parse(readFileSync(join(dir, 'demo-bot.json'), 'utf8')) as DemoBot).client_key;
 }, 60_000);
 afterAll(async () => {
   await stack?.stop();
@@ -33,14 +35,14 @@ afterAll(async () => {
 const startOfWindow = () => startOfRateWindow(50);
 
 /** The shared test client, pointed at this file's own stack. */
-async function api(method: string, path: string, token?: string, json?: unknown, body?: FormData) {
+async function api<M extends string, U extends string>(method: M, path: U, token?: string, json?: unknown, body?: FormData): Promise<Reply<BodyOf<M, U>> & { retryAfter: string | null }> {
   const res = await call(method, path, { base: stack.apiUrl, token, json, body });
   return { ...res, retryAfter: res.headers.get('retry-after') };
 }
 
-const expect429 = (res: { status: number; body: any; retryAfter: string | null }) => {
+const expect429 = (res: { status: number; body: unknown; retryAfter: string | null }) => {
   expect(res.status).toBe(429);
-  expect(res.body).toEqual({ error: expect.stringMatching(/Too many/) });
+  expect(res.body).toEqual({ error: expect.stringMatching(/Too many/) as unknown });
   expect(Number(res.retryAfter)).toBeGreaterThanOrEqual(1);
   expect(Number(res.retryAfter)).toBeLessThanOrEqual(60);
 };
@@ -57,7 +59,7 @@ test('messages: 3 a minute per user, then 429 with Retry-After and nothing writt
   const replay = await api('POST', `/api/client/chats/${chat.body.id}/messages`, token, { content: 'm0', client_message_id: 'k0' });
   expect(replay).toMatchObject({ status: 200, body: { id: sent[0].body.id } });
   const history = await api('GET', `/api/client/chats/${chat.body.id}/messages`, token);
-  expect(history.body.map((m: any) => m.content)).toEqual(['m0', 'm1', 'm2']);
+  expect(history.body.map((m) => m.content)).toEqual(['m0', 'm1', 'm2']);
   // Another user has a budget of their own.
   const other = await api('POST', '/api/client/session', undefined, { client_key: clientKey });
   const otherChat = await api('POST', '/api/client/chats', other.body.session_token, { name: 'mine' });
@@ -119,6 +121,6 @@ test('a user may have at most 100 chats (the default): the 101st is a 409', asyn
     if (res.status !== 201) throw new Error(`chat ${i}: ${res.status} ${JSON.stringify(res.body)}`);
   }
   const over = await call('POST', '/api/client/chats', { token, json: { name: 'one too many' } });
-  expect(over).toMatchObject({ status: 409, body: { error: expect.stringMatching(/at most 100 chats/) } });
+  expect(over).toMatchObject({ status: 409, body: { error: expect.stringMatching(/at most 100 chats/) as unknown } });
   expect((await call('GET', '/api/client/chats', { token })).body).toHaveLength(100);
 }, 60_000);
