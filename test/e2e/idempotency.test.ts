@@ -18,7 +18,7 @@ test('a retry with the same client_message_id returns the first message (200) an
   expect(retry.body).toEqual(first.body);
   expect(await botItems(bot.id)).toEqual(before);
   const history = await call('GET', `/api/client/chats/${chatId}/messages`, { token });
-  expect(history.body.map((m: any) => m.id)).toEqual([first.body.id]);
+  expect(history.body.map((m) => m.id)).toEqual([first.body.id]);
   // The key is kept for a day, then expires by TTL.
   const key = await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.idempotency(chatId, 'user', 'tap-1') }));
   expect(key.Item?.ttl - Date.now() / 1000).toBeGreaterThan(23 * 3600);
@@ -31,7 +31,7 @@ test('the Idempotency-Key header works the same; the same key with another messa
   expect((await post(token, chatId, { content: 'hello', client_message_id: 'k-1' })).body.id).toBe(first.body.id);
   const before = await botItems(bot.id);
   const clash = await post(token, chatId, { content: 'something else' }, { 'idempotency-key': 'k-1' });
-  expect(clash).toMatchObject({ status: 409, body: { error: expect.stringMatching(/idempotency key/i) } });
+  expect(clash).toMatchObject({ status: 409, body: { error: expect.stringMatching(/idempotency key/i) as unknown } });
   expect(await botItems(bot.id)).toEqual(before);
   // Another chat, another scope: the same key makes a new message there.
   const other = await call('POST', '/api/client/chats', { token, json: { name: 'two' } });
