@@ -1,9 +1,10 @@
 // The DynamoDB document client (one per container, made at cold start) and the table helpers every store
 // module shares: the table's name, paged queries, batch reads, and the condition failures they map to statuses.
-import { ConditionalCheckFailedException, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { type AttributeValue, ConditionalCheckFailedException, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { BatchGetCommand, type BatchGetCommandOutput, BatchWriteCommand, type BatchWriteCommandOutput, DynamoDBDocumentClient, QueryCommand, type QueryCommandInput, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
 import { unmarshall, type NativeAttributeValue } from '@aws-sdk/util-dynamodb';
 import { config } from '../shared/config';
+import type { StreamRecord } from 'aws-lambda';
 import { clientOptions } from './options';
 
 export const dynamo = DynamoDBDocumentClient.from(new DynamoDBClient({ ...clientOptions(), endpoint: config().dynamodbEndpoint }), {
@@ -24,6 +25,26 @@ export type RawItem = Record<string, NativeAttributeValue>;
  * unknown. The one cast from RawItem is made in the codec that takes it (`raw as Stored<…>`).
  */
 export type Stored<T> = T & Record<string, unknown>;
+
+/**
+ * The attributes a codec copies only when the item has them (an optional attribute stays absent, never
+ * `undefined`): `{ ...item-fields, ...optional(item, 'ttl', 'reason') }`.
+ */
+export function optional<T extends object, K extends keyof T>(item: T, ...names: K[]): Partial<Pick<T, K>> {
+  const picked: Partial<Pick<T, K>> = {};
+  for (const name of names) if (item[name] !== undefined) picked[name] = item[name];
+  return picked;
+}
+
+/** Which entity's item a raw item is (its `entity` attribute), to choose the codec that reads it. */
+export const entityOf = (raw: RawItem): string | undefined => (typeof raw.entity === 'string' ? raw.entity : undefined);
+
+/**
+ * A stream record's image (NewImage or OldImage) as a raw item, for the codec of its entity: the one path from
+ * a stream record to an item. The aws-lambda typings declare their own AttributeValue, the same wire shape.
+ */
+export const streamImage = (image: StreamRecord['NewImage']): RawItem | undefined =>
+  image && unmarshall(image as Record<string, AttributeValue>);
 
 /** A write's ConditionExpression was not met. */
 export const isConditionFailed = (err: unknown): boolean => err instanceof ConditionalCheckFailedException;

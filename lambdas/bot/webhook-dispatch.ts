@@ -7,10 +7,9 @@
 // It only queues (never calls a receiver), so a slow or failing webhook cannot hold back the stream. Records run
 // through Powertools' batch processor (lambdas/aws/stream-batch.ts).
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { getBot } from '../entities/bots';
+import { botFromItem, getBot } from '../entities/bots';
 import { fileFromItem, forgetFileObject } from '../entities/files';
+import { exportFromItem } from '../entities/exports';
 import { keepSentFiles } from '../flows/files-sent';
 import { releaseRemovedFile } from '../policies/storage-quota';
 import { config, requireEnv } from '../shared/config';
@@ -21,10 +20,10 @@ import { messageFromItem, type MessageItem } from '../entities/messages';
 import type { WebhookJob } from '../flows/webhook-events';
 import { log } from '../shared/log';
 import { processStreamBatch } from '../aws/stream-batch';
+import { entityOf, streamImage } from '../aws/dynamo';
 
 const queueUrl = () => config().webhookQueueUrl ?? requireEnv('WEBHOOK_QUEUE_URL');
 const FAILURE_LOG = 'a stream record failed; the batch will be retried from it';
-const image = (i: unknown) => unmarshall(i as Record<string, AttributeValue>);
 
 export async function handler(event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> {
   const jobs: WebhookJob[] = [];
@@ -50,22 +49,23 @@ export async function handler(event: DynamoDBStreamEvent): Promise<DynamoDBBatch
 
 /** What one record asks for: done here, except a user message's webhook job, returned to be queued with the batch's. */
 async function dispatch(record: DynamoDBRecord): Promise<WebhookJob | undefined> {
-  if (record.eventName === 'REMOVE' && record.dynamodb?.OldImage) {
-    const old = image(record.dynamodb.OldImage);
-    if (old.entity === 'file' || old.entity === 'export') await forgetFileObject(old);
-    if (old.entity === 'file') await releaseRemovedFile(fileFromItem(old));
+  const [old, item] = [streamImage(record.dynamodb?.OldImage), streamImage(record.dynamodb?.NewImage)];
+  if (record.eventName === 'REMOVE' && old) {
+    if (entityOf(old) === 'file') {
+      const file = fileFromItem(old);
+      await forgetFileObject(file);
+      await releaseRemovedFile(file);
+    }
+    if (entityOf(old) === 'export') await forgetFileObject(exportFromItem(old));
     return undefined;
   }
-  const newImage = record.dynamodb?.NewImage;
-  if (record.eventName === 'MODIFY' && newImage && record.dynamodb?.OldImage) {
-    const [before, after] = [image(record.dynamodb.OldImage), image(newImage)];
-    // eslint-disable-next-line @typescript-eslint/no-unsafe-argument -- a bot's stream image is read untyped: entities/bots.ts' codec is not applied to stream images yet
-    if (after.entity === 'bot' && before.retention_set_at !== after.retention_set_at) await startRetentionTask(after.id, after.updated_at, after.retention_days);
+  if (record.eventName === 'MODIFY' && item && old) {
+    if (entityOf(item) !== 'bot') return undefined;
+    const [before, after] = [botFromItem(old), botFromItem(item)];
+    if (before.retention_set_at !== after.retention_set_at) await startRetentionTask(after.id, after.updated_at, after.retention_days);
     return undefined;
   }
-  if (record.eventName !== 'INSERT' || !newImage) return undefined;
-  const item = image(newImage);
-  if (item.entity !== 'message') return undefined;
+  if (record.eventName !== 'INSERT' || !item || entityOf(item) !== 'message') return undefined;
   const message = messageFromItem(item);
   const bot = await getBot(message.bot_id);
   // Its files and its webhook side by side: a record waits on the longer of the two, not on both.

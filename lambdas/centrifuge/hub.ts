@@ -1,10 +1,11 @@
 // Realtime: connections and subscriptions, and fan-out to sockets through the @connections API.
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { batchWrite, dynamo, isConditionFailed, queryAll, tableName } from '../aws/dynamo';
+import { batchWrite, dynamo, isConditionFailed, tableName } from '../aws/dynamo';
 import { config } from '../shared/config';
 import { closeConnection, postToConnection } from '../aws/connections';
 import { keys } from '../entities/keys';
+import { channelSubscriptions, connectionFromItem, connectionRefs } from '../entities/connections';
 import { ForbiddenError, UnauthenticatedError } from '../shared/errors';
 import type { TokenClaims, VerifiedClaims } from '../adapters/tokens';
 import { channelUser, userChannel } from './channels';
@@ -121,11 +122,12 @@ export async function subscribe(connectionId: string, channel: string, known?: {
   }
   // A refresh landing between the read and the write changes token_exp: read again, once.
   for (let tries = 1; ; tries++) {
-    const conn = (await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.connection(connectionId), ConsistentRead: true }))).Item;
+    const item = (await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.connection(connectionId), ConsistentRead: true }))).Item;
+    const conn = item && connectionFromItem(item);
     if (!conn?.connected) throw new UnauthenticatedError('connect first');
     if (conn.user_id !== owner) throw new ForbiddenError('not your channel');
     // Past its token's expiry it is still subscribed: the next publication tells it to reconnect (publish).
-    const exp = typeof conn.token_exp === 'number' ? conn.token_exp : undefined;
+    const exp = conn.token_exp;
     try {
       await dynamo.send(
         new TransactWriteCommand({
@@ -163,7 +165,7 @@ export async function removeConnection(connectionId: string, userId?: string): P
   const out = await dynamo.send(
     new DeleteCommand({ TableName: tableName(), Key: keys.connection(connectionId), ReturnValues: 'ALL_OLD' }),
   );
-  const owner = userId ?? (out.Attributes?.user_id as string | undefined);
+  const owner = userId ?? (out.Attributes && connectionFromItem(out.Attributes).user_id);
   if (!owner) return;
   // A connection can only ever subscribe to its own user's channel, so this is its one subscription.
   await Promise.all([
@@ -189,21 +191,17 @@ const EXPIRED_FRAME = disconnectFrame(DISCONNECTS.tokenExpired);
  * of its connections and subscriptions deleted. Idempotent; with realtime off there are none.
  */
 export async function closeUserConnections(userId: string): Promise<void> {
-  const refs = await queryAll({
-    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :conn)',
-    ExpressionAttributeValues: { ':pk': keys.userPartition(userId), ':conn': keys.connectionRefPrefix },
-    ConsistentRead: true,
-  });
+  const refs = (await connectionRefs(userId)).map((r) => r.connection_id);
   const channel = userChannel(userId);
   const subscribers = await channelSubscribers(channel);
   // Subscribed or not (a socket opened before connection refs existed has none, but is subscribed).
-  const ids = [...new Set([...refs.map((r) => r.connection_id as string), ...subscribers])];
+  const ids = [...new Set([...refs, ...subscribers])];
   // A Disconnect push with a terminal code first (the client does not reconnect), then the socket closed.
   if (config().wsManagementEndpoint) await Promise.all(ids.map(async (id) => (await postToConnection(id, ERASED_FRAME)) && closeConnection(id)));
   await batchWrite([
     ...ids.map((id) => ({ DeleteRequest: { Key: keys.connection(id) } })),
     ...subscribers.map((id) => ({ DeleteRequest: { Key: keys.subscription(channel, id) } })),
-    ...refs.map((r) => ({ DeleteRequest: { Key: { pk: r.pk as string, sk: r.sk as string } } })),
+    ...refs.map((id) => ({ DeleteRequest: { Key: keys.connectionRef(userId, id) } })),
   ]);
 }
 
@@ -221,18 +219,10 @@ export async function channelSubscribers(channel: string): Promise<string[]> {
  * (none for a subscription made before expiries were kept).
  */
 async function channelSockets(channel: string): Promise<{ id: string; exp?: number }[]> {
-  const items = await queryAll({
-    KeyConditionExpression: 'pk = :pk',
-    ExpressionAttributeValues: { ':pk': keys.subscribers(channel) },
-    ProjectionExpression: 'connection_id, token_exp, #ttl',
-    ExpressionAttributeNames: { '#ttl': 'ttl' },
-    ConsistentRead: true,
-  });
-  const since = (i: Record<string, unknown>) => (typeof i.ttl === 'number' ? i.ttl : 0);
-  return items
-    .filter((i) => typeof i.connection_id === 'string')
+  const since = (s: { ttl?: number }) => s.ttl ?? 0;
+  return (await channelSubscriptions(channel))
     .sort((a, b) => since(b) - since(a))
-    .map((i) => ({ id: i.connection_id as string, ...(typeof i.token_exp === 'number' && { exp: i.token_exp }) }));
+    .map((s) => ({ id: s.connection_id, ...(s.token_exp !== undefined && { exp: s.token_exp }) }));
 }
 
 /** A Centrifuge publication frame for a channel. */

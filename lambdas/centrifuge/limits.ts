@@ -2,7 +2,8 @@
 // MAX_SOCKETS_PER_USER are closed, oldest first, with 3504; a socket sending more than
 // RATE_SOCKET_COMMANDS_PER_MINUTE commands is closed with 3013.
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo, queryAll, tableName } from '../aws/dynamo';
+import { dynamo, tableName } from '../aws/dynamo';
+import { connectionRefs, type SocketItem } from '../entities/connections';
 import { keys } from '../entities/keys';
 import { consumeRate } from '../policies/rate';
 import { config } from '../shared/config';
@@ -17,17 +18,8 @@ import { DISCONNECTS, DisconnectError } from './errors';
  */
 export async function userSockets(userId: string): Promise<string[]> {
   if (config().limits.socketsPerUser <= 0) return [];
-  const refs = await queryAll({
-    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :conn)',
-    ExpressionAttributeValues: { ':pk': keys.userPartition(userId), ':conn': keys.connectionRefPrefix },
-    ProjectionExpression: 'connection_id, created_at',
-    ConsistentRead: true,
-  });
-  const at = (r: Record<string, unknown>) => `${typeof r.created_at === 'string' ? r.created_at : ''}#${String(r.connection_id)}`;
-  return refs
-    .filter((r) => typeof r.connection_id === 'string')
-    .sort((a, b) => at(a).localeCompare(at(b)))
-    .map((r) => r.connection_id as string);
+  const at = (r: SocketItem) => `${r.created_at ?? ''}#${r.connection_id}`;
+  return (await connectionRefs(userId, 'connection_id, created_at')).sort((a, b) => at(a).localeCompare(at(b))).map((r) => r.connection_id);
 }
 
 /**

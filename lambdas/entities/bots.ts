@@ -1,6 +1,6 @@
 // Bots: their settings as stored, read by every request (cached per TTL), and the writes of the bot CLI's commands (flows/bot-admin.ts).
 import { GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo, queryAll, tableName } from '../aws/dynamo';
+import { dynamo, optional, queryAll, tableName, type RawItem, type Stored } from '../aws/dynamo';
 import { config } from '../shared/config';
 import { keys } from './keys';
 import { TtlCache } from '../shared/cache';
@@ -43,26 +43,40 @@ export const DEFAULT_WIDGET: Widget = { primary_color: '#2563eb', multiple_chats
 const botCache = new TtlCache<Bot | undefined>(() => config().botCacheTtlMs);
 const clientKeyCache = new TtlCache<string | undefined>(() => config().botCacheTtlMs);
 
-/** The codec: a bot item as DynamoDB returns it, its keys left behind. */
-function botFromItem(item: Record<string, unknown> | undefined): Bot | undefined {
-  if (!item) return undefined;
-  const { pk: _pk, sk: _sk, entity: _e, gsi1pk: _g1, gsi1sk: _g2, ...bot } = item;
-  return bot as unknown as Bot;
-}
+/** The codec: a bot item as DynamoDB (or its stream) gives it, its keys left behind. */
+export const botFromItem = (raw: RawItem): Bot => {
+  const item = raw as Stored<Bot>;
+  return {
+    id: item.id,
+    name: item.name,
+    client_key: item.client_key,
+    secret_hash: item.secret_hash,
+    enabled: item.enabled,
+    client_api_enabled: item.client_api_enabled,
+    allowed_origins: item.allowed_origins,
+    widget: item.widget,
+    ...optional(item, 'webhook_url', 'webhook_secret', 'identity_secret', 'require_identity', 'unread_reminder_seconds', 'retention_days', 'retention_set_at'),
+    created_at: item.created_at,
+    updated_at: item.updated_at,
+  };
+};
+
+/** A client key's item: the bot it opens. */
+const clientKeyFromItem = (raw: RawItem): { bot_id: string } => ({ bot_id: (raw as Stored<{ bot_id: string }>).bot_id });
 
 const botItem = (bot: Bot) => ({ ...keys.bot(bot.id), entity: 'bot', gsi1pk: keys.botsIndex, gsi1sk: bot.created_at, ...bot });
 
 export function getBot(botId: string): Promise<Bot | undefined> {
   return botCache.get(botId, async () => {
     const out = await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.bot(botId) }));
-    return botFromItem(out.Item);
+    return out.Item && botFromItem(out.Item);
   });
 }
 
 export async function getBotByClientKey(clientKey: string): Promise<Bot | undefined> {
   const botId = await clientKeyCache.get(clientKey, async () => {
     const out = await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.clientKey(clientKey) }));
-    return out.Item?.bot_id as string | undefined;
+    return out.Item && clientKeyFromItem(out.Item).bot_id;
   });
   return botId ? getBot(botId) : undefined;
 }
@@ -72,12 +86,12 @@ export async function readBot(botId: string): Promise<Bot | undefined> {
   const out = await dynamo.send(
     new GetCommand({ TableName: tableName(), Key: keys.bot(botId), ConsistentRead: true }),
   );
-  return botFromItem(out.Item);
+  return out.Item && botFromItem(out.Item);
 }
 
 export async function listBots(): Promise<Bot[]> {
   const items = await queryAll({ IndexName: 'gsi1', KeyConditionExpression: 'gsi1pk = :p', ExpressionAttributeValues: { ':p': keys.botsIndex } });
-  return items.map((item) => botFromItem(item) as Bot);
+  return items.map(botFromItem);
 }
 
 /** A new bot and its client key's item, in one transaction: neither exists without the other. */

@@ -16,21 +16,22 @@ export function decodeCursor(cursor: string, botId: string): ChatPageKey {
   } catch {
     key = undefined;
   }
-  const ok =
-    typeof key === 'object' &&
-    key !== null &&
-    Object.keys(key).sort().join() === CURSOR_KEYS.join() &&
-    Object.values(key).every((v) => typeof v === 'string') &&
-    isChatKeyOf(key as Record<string, string>, botId);
-  if (!ok) throw new InvalidInputError('Invalid cursor');
-  return key as ChatPageKey;
+  if (!isPageKey(key) || !isChatKeyOf(key, botId)) throw new InvalidInputError('Invalid cursor');
+  return key;
 }
+
+/** A client's JSON has exactly the four key attributes, each a string. */
+const isPageKey = (key: unknown): key is ChatPageKey =>
+  typeof key === 'object' &&
+  key !== null &&
+  Object.keys(key).sort().join() === CURSOR_KEYS.join() &&
+  Object.values(key).every((v) => typeof v === 'string');
 
 /**
  * A chat's gsi1 key of this bot as keys.ts builds it (a user and a chat id, an activity time): anything else,
  * e.g. an empty or over-long value DynamoDB itself would refuse as a start key, is not a cursor of ours.
  */
-function isChatKeyOf(key: Record<string, string>, botId: string): boolean {
+function isChatKeyOf(key: ChatPageKey, botId: string): boolean {
   const [userId, chatId] = [key.pk.slice(keys.userPartition('').length), key.sk.slice(keys.chatPrefix.length)];
   const at = key.gsi1sk.slice(0, -(chatId.length + 1));
   if (!isUuid(userId) || !isUuid(chatId) || !ISO_UTC.test(at)) return false;

@@ -1,6 +1,6 @@
 // Chats: the owner's copy (list, counters) plus a pointer by chat id, and the Bot API's page of a bot's chats by activity.
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo, queryAll, tableName, type RawItem, type Stored } from '../aws/dynamo';
+import { dynamo, optional, queryAll, tableName, type RawItem, type Stored } from '../aws/dynamo';
 import type { TransactItem } from '../aws/transact';
 import { ForbiddenError, NotFoundError } from '../shared/errors';
 import { TtlCache } from '../shared/cache';
@@ -29,6 +29,7 @@ export interface ChatItem {
   bot_id: string;
   external_id?: string;
   name: string;
+  /** As the chat's JSON text stores it (a DynamoDB map on older chats), parsed: a client's JSON object. */
   additional_info: Record<string, unknown>;
   image_url: string | null;
   /** Each side's counter of the other side's messages after its last read (chat-activity.ts SIDES). */
@@ -38,6 +39,8 @@ export interface ChatItem {
   operator_last_read_at?: string;
   /** The last stream record counted into the chat (chat-activity.ts). */
   counted_seq?: string;
+  /** What last changed it: a message counted, or a side's read (the user's read is published). */
+  last_event?: 'message' | 'read' | 'operator_read';
   created_at: string;
   updated_at: string;
 }
@@ -47,8 +50,12 @@ export interface ChatItem {
  * 38 digits or 1e±126-130, empty keys, nesting over 32). Chats written before are maps, read as they are.
  */
 const storedInfo = (info: Record<string, unknown>): string => JSON.stringify(info);
-const readInfo = (stored: unknown): Record<string, unknown> =>
-  typeof stored === 'string' ? (JSON.parse(stored) as Record<string, unknown>) : ((stored as Record<string, unknown> | undefined) ?? {});
+const readInfo = (stored: unknown): Record<string, unknown> => {
+  // A JSON value a client gave (an object, as the APIs accept it), not an item: it is read as JSON is, unknown inside.
+  const info: unknown = typeof stored === 'string' ? JSON.parse(stored) : stored;
+  return isJsonObject(info) ? info : {};
+};
+const isJsonObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** The codec: a chat item as DynamoDB returns it (counters absent on older items read as 0). */
 export const chatFromItem = (raw: RawItem): ChatItem => {
@@ -65,7 +72,7 @@ export const chatFromItem = (raw: RawItem): ChatItem => {
     unread_msg_by_operator: Number(item.unread_msg_by_operator ?? 0),
     last_read_at: item.last_read_at ?? null,
     ...(typeof item.operator_last_read_at === 'string' && { operator_last_read_at: item.operator_last_read_at }),
-    ...(item.counted_seq !== undefined && { counted_seq: item.counted_seq }),
+    ...optional(item, 'counted_seq', 'last_event'),
     created_at: item.created_at,
     updated_at: item.updated_at,
   };

@@ -1,7 +1,7 @@
 // Files: bytes in S3 under a key naming bot and user, a record in the table, URLs presigned at read time.
 import { randomBytes } from 'node:crypto';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { batchGet, dynamo, tableName, type RawItem, type Stored } from '../aws/dynamo';
+import { batchGet, dynamo, optional, tableName, type RawItem, type Stored } from '../aws/dynamo';
 import { deleteObject, presignedGetUrl, putObject, type Disposition } from '../aws/s3';
 import { config } from '../shared/config';
 import { keys } from './keys';
@@ -49,11 +49,8 @@ export const fileFromItem = (raw: RawItem): FileRecord => {
     size: item.size,
     mime_type: item.mime_type,
     status: item.status,
-    ...(item.reason !== undefined && { reason: item.reason }),
     created_at: item.created_at,
-    ...(item.ttl !== undefined && { ttl: item.ttl }),
-    ...(item.counted && { counted: true as const }),
-    ...(item.sent_at !== undefined && { sent_at: item.sent_at }),
+    ...optional(item, 'reason', 'ttl', 'counted', 'sent_at'),
   };
 };
 
@@ -179,9 +176,9 @@ export async function saveUpload(userId: string, botId: string, upload: Upload, 
  * A file record removed (its pending upload or its expiry passed, or erased): its object is deleted too, and for
  * a direct upload whatever its presigned POST may have written since its check. Idempotent.
  */
-export async function forgetFileObject(record: { s3_key?: unknown; id?: unknown; bot_id?: unknown; user_id?: unknown }): Promise<void> {
-  if (typeof record.s3_key !== 'string') return;
-  const uploadKey = typeof record.id === 'string' ? fileKey(String(record.bot_id), String(record.user_id), record.id) : record.s3_key;
+export async function forgetFileObject(record: FileRecord | { s3_key?: string; id?: undefined }): Promise<void> {
+  if (record.s3_key === undefined) return;
+  const uploadKey = record.id !== undefined ? fileKey(record.bot_id, record.user_id, record.id) : record.s3_key;
   await Promise.all([deleteObject(record.s3_key), record.s3_key.startsWith(`${uploadKey}.`) && deleteObject(uploadKey)]);
 }
 

@@ -1,6 +1,6 @@
 // Messages: their shape as the APIs show it, the stored item, and its put; flows/send.ts sends, flows/history.ts reads, flows/edit.ts edits.
-import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { conditionFailedItem, dynamo, isConditionFailed, tableName, type RawItem, type Stored } from '../aws/dynamo';
+import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { conditionFailedItem, dynamo, isConditionFailed, optional, tableName, type RawItem, type Stored } from '../aws/dynamo';
 import { keys } from './keys';
 import { toFileJson, type FileJson, type StoredFile } from './files';
 
@@ -48,20 +48,14 @@ export const messageFromItem = (raw: RawItem): MessageItem => {
     chat_id: item.chat_id,
     user_id: item.user_id,
     bot_id: item.bot_id,
-    ...(item.external_id !== undefined && { external_id: item.external_id }),
     content: item.content,
     content_type: item.content_type,
     sender_type: item.sender_type,
     sender: item.sender,
     files: item.files ?? null,
     is_edited: Boolean(item.is_edited),
-    ...(item.edited_at !== undefined && { edited_at: item.edited_at }),
     created_at: item.created_at,
-    ...(item.webhook && { webhook: true as const }),
-    ...(item.attaches && { attaches: true as const }),
-    ...(item.count_in_chat && { count_in_chat: true as const }),
-    ...(item.ttl !== undefined && { ttl: item.ttl }),
-    ...(item.edit_version !== undefined && { edit_version: item.edit_version }),
+    ...optional(item, 'external_id', 'edited_at', 'webhook', 'attaches', 'count_in_chat', 'ttl', 'edit_version'),
   };
 };
 
@@ -104,6 +98,11 @@ export async function putMessage(item: MessageItem): Promise<boolean> {
   }
 }
 
+/** The message, strongly consistent; undefined when there is none. */
+export async function readMessage(userId: string, chatId: string, id: string): Promise<MessageItem | undefined> {
+  const out = await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.message(userId, chatId, id), ConsistentRead: true }));
+  return out.Item && messageFromItem(out.Item);
+}
 
 /**
  * A chat's messages from `fromId` on (inclusive), oldest first, strongly consistent: one Query of at most `limit`

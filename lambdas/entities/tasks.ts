@@ -1,7 +1,7 @@
 // The Bot API's background tasks (erase a user, export one, apply a new retention): a record the bot polls, and a job on the task
 // queue that the task worker (lambdas/bot/task-worker.ts) runs, resumably, until the record says completed.
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { conditionFailedItem, conditionMet, dynamo, isConditionFailed, tableName, type RawItem, type Stored } from '../aws/dynamo';
+import { conditionFailedItem, conditionMet, dynamo, isConditionFailed, optional, tableName, type RawItem, type Stored } from '../aws/dynamo';
 import { sendToQueue } from '../aws/sqs';
 import { config, requireEnv } from '../shared/config';
 import { NotFoundError } from '../shared/errors';
@@ -40,16 +40,8 @@ export const taskFromItem = (raw: RawItem): TaskRecord => {
     kind: item.kind,
     status: item.status,
     bot_id: item.bot_id,
-    ...(item.user_id !== undefined && { user_id: item.user_id }),
-    ...(item.external_id !== undefined && { external_id: item.external_id }),
-    ...(item.error !== undefined && { error: item.error }),
-    ...(item.download_key !== undefined && { download_key: item.download_key }),
-    ...(item.expires_at !== undefined && { expires_at: item.expires_at }),
-    ...(item.cursor !== undefined && { cursor: item.cursor }),
-    ...(item.retention_days !== undefined && { retention_days: item.retention_days }),
     created_at: item.created_at,
-    ...(item.completed_at !== undefined && { completed_at: item.completed_at }),
-    ...(item.ttl !== undefined && { ttl: item.ttl }),
+    ...optional(item, 'user_id', 'external_id', 'error', 'download_key', 'expires_at', 'cursor', 'retention_days', 'completed_at', 'ttl'),
   };
 };
 

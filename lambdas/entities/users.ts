@@ -1,7 +1,7 @@
 // End users of a bot: found or created by external id in one conditional upsert (one round trip for a
 // returning user); a new user also gets its reference by id (the Bot API finds and erases users by id).
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { batchGet, dynamo, isConditionFailed, tableName, type RawItem, type Stored } from '../aws/dynamo';
+import { batchGet, dynamo, isConditionFailed, optional, tableName, type RawItem, type Stored } from '../aws/dynamo';
 import { keys } from './keys';
 import { newUuid } from '../shared/ids';
 import { ConflictError, NotFoundError } from '../shared/errors';
@@ -17,14 +17,8 @@ export interface User {
   status: 'active' | 'erasing';
 }
 
-/** The user item (`entity: user`, keyed by bot and external id). */
-export interface UserItem {
-  id: string;
-  external_id: string;
-  bot_id: string;
-  first_name: string;
-  last_name: string;
-  image_url: string | null;
+/** The user item (`entity: user`, keyed by bot and external id): the user's fields, its status told by erase_task. */
+export interface UserItem extends Omit<User, 'status'> {
   /** Its user_ref is written (addUserRef). */
   ref?: true;
   /** An erasure runs: no new session. */
@@ -41,8 +35,7 @@ export const userFromItem = (raw: RawItem): UserItem => {
     first_name: item.first_name ?? '',
     last_name: item.last_name ?? '',
     image_url: item.image_url ?? null,
-    ...(item.ref && { ref: true as const }),
-    ...(item.erase_task && { erase_task: item.erase_task }),
+    ...optional(item, 'ref', 'erase_task'),
   };
 };
 
@@ -158,7 +151,7 @@ const userRefFromItem = (raw: RawItem): UserRef => {
     user_id: item.user_id,
     bot_id: item.bot_id,
     external_id: item.external_id,
-    ...(item.erase_task && { erase_task: item.erase_task }),
+    ...optional(item, 'erase_task'),
   };
 };
 

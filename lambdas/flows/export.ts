@@ -2,8 +2,6 @@
 // everything the user has (`{type: "user", user}`, each `{type: "chat", chat}` followed by its
 // `{type: "message", message}` lines in order, each `{type: "file", file}` with a presigned URL) under the user's prefix in the bucket; the task hands out a presigned GET of it for a day. An
 // item with a TTL stands for the file: when DynamoDB removes it, the webhook dispatcher deletes the object.
-import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo, tableName } from '../aws/dynamo';
 import { deleteObject, presignedGetUrl, putObject } from '../aws/s3';
 import { ConflictError } from '../shared/errors';
 import { byCodeUnits, newUuid } from '../shared/ids';
@@ -11,7 +9,7 @@ import { getBot } from '../entities/bots';
 import { listChats } from './chats';
 import { readFiles, toUploadJson, userKeyPrefix } from '../entities/files';
 import { allMessages } from './history';
-import { keys } from '../entities/keys';
+import { deleteExportItem, putExportItem } from '../entities/exports';
 import { toMessage } from '../entities/messages';
 import { isRetained, retentionWindow } from '../policies/retention';
 import { isRevoked } from '../policies/revocation';
@@ -39,19 +37,16 @@ export async function startExport(botId: string, userId: string): Promise<TaskRe
   if (ref.erase_task) throw new ConflictError('This user is being erased; there is nothing to export');
   const ttl = Math.floor(Date.now() / 1000) + PENDING_KEEP_SECONDS;
   const task: TaskRecord = { task_id: newUuid(), kind: 'export', status: 'pending', bot_id: botId, user_id: userId, external_id: ref.external_id, created_at: new Date().toISOString(), ttl };
-  await putExportItem(userId, task.task_id, ttl);
+  await putExportItem(userId, { task_id: task.task_id, ttl });
   await putTask(task);
   await queueTask(task.task_id);
   return task;
 }
 
-const putExportItem = (userId: string, taskId: string, ttl: number, s3Key?: string) =>
-  dynamo.send(new PutCommand({ TableName: tableName(), Item: { ...keys.exportObject(userId, taskId), entity: 'export', task_id: taskId, s3_key: s3Key, ttl } }));
-
 /** An export that raced an erasure: its file and item go (the erasure has taken, or takes, the task). */
 async function withdraw(userId: string, taskId: string, key: string): Promise<void> {
   await deleteObject(key);
-  await dynamo.send(new DeleteCommand({ TableName: tableName(), Key: keys.exportObject(userId, taskId) }));
+  await deleteExportItem(userId, taskId);
 }
 
 /** The worker's part: writes the file, its expiring item, and completes the task (which then names no user). */
@@ -73,7 +68,7 @@ export async function exportUser(task: TaskRecord): Promise<void> {
   const key = exportKey(task.bot_id, userId, task.task_id);
   await putObject(key, Buffer.from(lines.map((l) => JSON.stringify(l)).join('\n') + '\n'), AS_DOWNLOAD.contentType, AS_DOWNLOAD.disposition);
   const expires = Math.floor(Date.now() / 1000) + EXPORT_KEEP_SECONDS;
-  await putExportItem(userId, task.task_id, expires, key);
+  await putExportItem(userId, { task_id: task.task_id, s3_key: key, ttl: expires });
   // Erased meanwhile (after this export's reads): nothing of the user may stay behind.
   if (await isRevoked(userId)) return withdraw(userId, task.task_id, key);
   // The task lasts as long as its file (its download_key names the user): an erasure finds it from that item.

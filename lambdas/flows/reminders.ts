@@ -3,9 +3,7 @@
 // (or since the last reminder fired); its reminder is scheduled once, by its first reply, as a delayed job on the
 // webhook queue, and the chat's reminder item says which burst is due and whether it fired, so a redelivered
 // record or job never gives a second one. A read needs no write here: the firing checks it (docs/reminders.md).
-import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { conditionFailedItem, dynamo, isConditionFailed, tableName } from '../aws/dynamo';
-import { keys } from '../entities/keys';
+import { claimReminder, putReminder, recordIncluded } from '../entities/reminders';
 import { readChat, toChat } from '../entities/chats';
 import { retainedUnread, retentionWindow, type Retained } from '../policies/retention';
 import { messagesFrom, toMessage, type MessageItem } from '../entities/messages';
@@ -56,40 +54,29 @@ export async function scheduleReminder(m: MessageItem, seconds: number): Promise
   const lastRead = chat?.last_read_at ?? '';
   if (!chat || m.created_at <= lastRead) return undefined; // gone, or already read
   const dueAt = Date.parse(m.created_at) + seconds * 1000;
-  try {
-    await dynamo.send(
-      new PutCommand({
-        TableName: tableName(),
-        Item: {
-          ...keys.reminder(m.chat_id),
-          entity: 'reminder',
-          burst: m.id,
-          burst_at: m.created_at,
-          user_id: m.user_id,
-          bot_id: m.bot_id,
-          due_at: new Date(dueAt).toISOString(),
-          // Kept a day past its time: long enough for every retry, then gone.
-          ttl: Math.floor(dueAt / 1000) + 24 * 3600,
-        },
-        // No reminder yet; this reply's own (a redelivery before it fired); or a newer burst than the last one,
-        // which was read, fired without this reply among those it carried (a reply it carried, whose record
-        // comes late, starts nothing; one written after a firing that recorded nothing, as firings before
-        // `included` existed, starts one), or was due over an hour ago and never fired (its job dropped: the
-        // webhook or the setting removed meanwhile).
-        ConditionExpression:
-          'attribute_not_exists(pk) OR (burst = :id AND attribute_not_exists(fired_at)) OR ' +
-          '(burst_at < :at AND (burst_at <= :read OR (attribute_exists(included) AND NOT contains(included, :id)) OR ' +
-          '(attribute_not_exists(included) AND fired_at < :at) OR due_at < :stale))',
-        ExpressionAttributeValues: { ':id': m.id, ':at': m.created_at, ':read': lastRead, ':stale': new Date(Date.now() - 3600_000).toISOString() },
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      }),
-    );
-  } catch (err) {
-    if (!isConditionFailed(err)) throw err;
-    const old = conditionFailedItem(err);
+  const put = await putReminder(
+    m.chat_id,
+    {
+      burst: m.id,
+      burst_at: m.created_at,
+      user_id: m.user_id,
+      bot_id: m.bot_id,
+      due_at: new Date(dueAt).toISOString(),
+      // Kept a day past its time: long enough for every retry, then gone.
+      ttl: Math.floor(dueAt / 1000) + 24 * 3600,
+    },
+    // No reminder yet; this reply's own (a redelivery before it fired); or a newer burst than the last one,
+    // which was read, fired without this reply among those it carried (a reply it carried, whose record
+    // comes late, starts nothing; one written after a firing that recorded nothing, as firings before
+    // `included` existed, starts one), or was due over an hour ago and never fired (its job dropped: the
+    // webhook or the setting removed meanwhile).
+    { lastRead, staleBefore: new Date(Date.now() - 3600_000).toISOString() },
+  );
+  if (!put.written) {
+    const old = put.old;
     // Fired a moment ago, what it carried not yet written: the stream tries this record again shortly.
-    if (old?.fired_at && !old.included && (old.burst_at as string) < m.created_at && Date.now() - Date.parse(old.fired_at as string) < 60_000) {
-      throw new Error(`reminder of chat ${m.chat_id} is firing; reply ${m.id} is looked at again`, { cause: err });
+    if (old?.fired_at && !old.included && old.burst_at < m.created_at && Date.now() - Date.parse(old.fired_at) < 60_000) {
+      throw new Error(`reminder of chat ${m.chat_id} is firing; reply ${m.id} is looked at again`);
     }
     return undefined;
   }
@@ -113,21 +100,7 @@ export async function scheduleReminder(m: MessageItem, seconds: number): Promise
  * Undefined when there is nothing to send: claimed already, or every reply read by now.
  */
 export async function fireReminder(job: ReminderJob, token: string, bot: Retained = {}): Promise<ReminderEvent | undefined> {
-  try {
-    await dynamo.send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: keys.reminder(job.chat_id),
-        // The first claim's time stays (SQS redelivering the same message claims it again).
-        UpdateExpression: 'SET fired_at = if_not_exists(fired_at, :now), fired_by = :token',
-        ConditionExpression: 'burst = :burst AND (attribute_not_exists(fired_at) OR fired_by = :token)',
-        ExpressionAttributeValues: { ':burst': job.burst, ':now': new Date().toISOString(), ':token': token },
-      }),
-    );
-  } catch (err) {
-    if (isConditionFailed(err)) return undefined;
-    throw err;
-  }
+  if (!(await claimReminder(job.chat_id, job.burst, token))) return undefined;
   // The chat (strongly consistent: has the user read?) and the user, in one round trip.
   const { chat, user, erased } = await chatAndUser(job, true);
   if (!chat || erased) return undefined;
@@ -135,15 +108,7 @@ export async function fireReminder(job: ReminderJob, token: string, bot: Retaine
   const unread = (await messagesFrom(job.user_id, job.chat_id, job.burst, UNREAD_SCAN)).filter((m) => m.sender_type === 'outcoming' && m.created_at > lastRead);
   // What this reminder carries: a reply among them whose record reaches the dispatcher late starts no new
   // burst; one it did not see does.
-  await dynamo.send(
-    new UpdateCommand({
-      TableName: tableName(),
-      Key: keys.reminder(job.chat_id),
-      UpdateExpression: 'SET included = :ids',
-      ConditionExpression: 'burst = :burst AND fired_by = :token',
-      ExpressionAttributeValues: { ':ids': unread.map((m) => m.id), ':burst': job.burst, ':token': token },
-    }),
-  );
+  await recordIncluded(job.chat_id, job.burst, token, unread.map((m) => m.id));
   if (unread.length === 0) return undefined;
   return {
     event: 'chat.unread_reminder',

@@ -4,10 +4,10 @@
 // Records of one channel go out in order; a failure is reported per record so only the rest is retried
 // (Powertools' batch processor, lambdas/aws/stream-batch.ts).
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { messageFromItem, toMessage } from '../entities/messages';
 import { fileFromItem, toUploadJson } from '../entities/files';
+import { chatFromItem } from '../entities/chats';
+import { typingFromItem } from '../entities/typing';
 import { countMessage, type CountedMessage } from '../entities/chat-activity';
 import { publish } from '../centrifuge/hub';
 import { userChannel } from '../centrifuge/channels';
@@ -15,6 +15,7 @@ import { clientInterfaceOpen } from '../policies/bot-access';
 import { log } from '../shared/log';
 import { config } from '../shared/config';
 import { processStreamBatch } from '../aws/stream-batch';
+import { entityOf, streamImage } from '../aws/dynamo';
 
 interface Publication {
   channel: string;
@@ -25,34 +26,48 @@ interface Publication {
   counts?: CountedMessage;
 }
 
+/** Whose item it is: every item the publisher reads names its user and bot. */
+interface Owned {
+  user_id: string;
+  bot_id: string;
+}
+
 /** What a record publishes, or undefined for records the publisher does not handle. */
 export async function publicationOf(record: DynamoDBRecord): Promise<Publication | undefined> {
-  const image = record.dynamodb?.NewImage;
-  if (!image) return undefined;
-  const item = unmarshall(image as Record<string, AttributeValue>);
-  // What a MODIFY changed: a retention task re-dating an item (its ttl only) publishes nothing.
-  const old = record.eventName === 'MODIFY' && record.dynamodb?.OldImage ? unmarshall(record.dynamodb.OldImage as Record<string, AttributeValue>) : {};
+  const item = streamImage(record.dynamodb?.NewImage);
+  if (!item) return undefined;
+  // What a MODIFY changed (its old image read by the same entity's codec): a retention task re-dating an item
+  // (its ttl only) publishes nothing.
+  const old = record.eventName === 'MODIFY' ? streamImage(record.dynamodb?.OldImage) : undefined;
+  const [inserted, modified] = [record.eventName === 'INSERT', record.eventName === 'MODIFY'];
   // Every publication goes to the item's user's channel, on behalf of its bot.
-  // eslint-disable-next-line @typescript-eslint/no-unsafe-argument, @typescript-eslint/no-unsafe-assignment -- a stream image is unmarshalled untyped (any): no codec reads stream records yet
-  const to = (data: unknown, counts?: CountedMessage): Publication => ({ channel: userChannel(item.user_id), botId: item.bot_id, data, counts });
-  // A new message, or a new version of an edited one (a client replaces its copy: same id, later edited_at).
-  if (item.entity === 'message' && (record.eventName === 'INSERT' || (record.eventName === 'MODIFY' && item.is_edited && item.edited_at !== old.edited_at))) {
-    const counts = record.eventName === 'INSERT' && item.count_in_chat ? (item as CountedMessage) : undefined;
-    return to({ type: 'message', data: await toMessage(messageFromItem(item)) }, counts);
+  const to = (owner: Owned, data: unknown, counts?: CountedMessage): Publication => ({ channel: userChannel(owner.user_id), botId: owner.bot_id, data, counts });
+  switch (entityOf(item)) {
+    case 'message': {
+      // A new message, or a new version of an edited one (a client replaces its copy: same id, later edited_at).
+      const m = messageFromItem(item);
+      if (inserted || (modified && m.is_edited && m.edited_at !== (old && messageFromItem(old).edited_at))) {
+        return to(m, { type: 'message', data: await toMessage(m) }, inserted && m.count_in_chat ? m : undefined);
+      }
+      return undefined;
+    }
+    case 'typing': {
+      const t = typingFromItem(item);
+      return inserted || modified ? to(t, { type: 'action', data: { action: 'typing', chat_id: t.chat_id, sender: t.sender } }) : undefined;
+    }
+    case 'file': {
+      // A direct upload's record settled by its checks (its status changed).
+      const f = fileFromItem(item);
+      const settled = (f.status === 'uploaded' || f.status === 'rejected') && f.status !== (old && fileFromItem(old).status);
+      return modified && settled ? to(f, { type: 'file', data: await toUploadJson(f) }) : undefined;
+    }
+    case 'chat': {
+      const c = chatFromItem(item);
+      return modified && c.last_event === 'read' ? to(c, { type: 'action', data: { action: 'read', chat_id: c.id } }) : undefined;
+    }
+    default:
+      return undefined;
   }
-  if (item.entity === 'typing' && (record.eventName === 'INSERT' || record.eventName === 'MODIFY')) {
-    // eslint-disable-next-line @typescript-eslint/no-unsafe-assignment -- a stream image is unmarshalled untyped (any): no codec reads stream records yet
-    return to({ type: 'action', data: { action: 'typing', chat_id: item.chat_id, sender: item.sender } });
-  }
-  // A direct upload's record settled by its checks (its status changed).
-  if (record.eventName === 'MODIFY' && item.entity === 'file' && (item.status === 'uploaded' || item.status === 'rejected') && item.status !== old.status) {
-    return to({ type: 'file', data: await toUploadJson(fileFromItem(item)) });
-  }
-  if (record.eventName === 'MODIFY' && item.entity === 'chat' && item.last_event === 'read') {
-    // eslint-disable-next-line @typescript-eslint/no-unsafe-assignment -- a stream image is unmarshalled untyped (any): no codec reads stream records yet
-    return to({ type: 'action', data: { action: 'read', chat_id: item.id } });
-  }
-  return undefined;
 }
 
 export async function handler(event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> {

@@ -6,7 +6,9 @@ import { userWithChat } from '../support/api';
 import { liveClient, until, type LiveClient } from '../support/realtime';
 import { realtimeOf } from '../support/contract';
 
-const clients: LiveClient[] = [];
+/** The test's own frames, read as it posted them. */
+type Frame = Record<string, unknown>;
+const clients: LiveClient<Frame>[] = [];
 afterAll(() => clients.forEach((c) => c.close()));
 
 const endpoint = () => new URL(process.env.WS_MANAGEMENT_ENDPOINT as string);
@@ -53,7 +55,7 @@ async function subscriber() {
   const { session } = await userWithChat();
   const rt = realtimeOf(session);
   // The frames below are the test's own, posted through the @connections API: not the service's publications.
-  const c = await liveClient(rt, {}, false);
+  const c = await liveClient<Frame>(rt, {}, false);
   clients.push(c);
   const frame = (data: unknown) => JSON.stringify({ push: { channel: rt.channel, pub: { data } } });
   return { c, id: encodeURIComponent(c.clientId()), frame };

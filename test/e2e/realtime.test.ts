@@ -18,7 +18,7 @@ import { channelSubscribers } from '../../lambdas/centrifuge/hub';
 import { updateBot } from '../../lambdas/flows/bot-admin';
 import { handler as publisher } from '../../lambdas/realtime/publish';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import { realtimeOf } from '../support/contract';
+import { firstFileUrl, realtimeOf } from '../support/contract';
 
 const clients: LiveClient[] = [];
 const live = async (...args: Parameters<typeof liveClient>) => {
@@ -116,7 +116,7 @@ test('photo messages arrive with presigned file URLs that download', async () =>
   const file = await call('POST', '/api/client/files', { token, body: fd });
   const sent = await call('POST', `/api/client/chats/${chatId}/messages`, { token, json: { content: '', content_type: 'photo', files: [file.body.id] } });
   const pub = await c.waitFor((d) => d.data?.id === sent.body.id);
-  expect(await (await fetch(pub.data.files[0].url)).text()).toBe('PNGDATA');
+  expect(await (await fetch(firstFileUrl(pub.data))).text()).toBe('PNGDATA');
 });
 
 test('token types do not mix: a realtime token is not a session token, nor the reverse', async () => {

@@ -2,7 +2,7 @@
 // behind it where a real table is needed): a message put whose reply is lost is retried without a second
 // message, throttling is retried then answered 503, a dependency down is a 503 within seconds, and a rotated
 // JWT secret takes over within its maximum age.
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,7 +16,7 @@ import { sleep, until } from '../support/wait';
 /** One request the stand-in received: the AWS operation (X-Amz-Target) and its JSON body. */
 interface Seen {
   target: string;
-  body: Record<string, any>;
+  body: Record<string, unknown>;
 }
 
 type Behaviour = (req: Seen, raw: IncomingMessage, reply: (status: number, body: unknown, type?: string) => void) => Promise<void> | void;
@@ -32,17 +32,18 @@ let dir: string;
 beforeAll(async () => {
   const port = await freePort();
   standIn = `http://127.0.0.1:${port}`;
-  server = createServer(async (req, res) => {
+  const serve = async (req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const text = Buffer.concat(chunks).toString();
-    const one: Seen = { target: String(req.headers['x-amz-target'] ?? ''), body: text ? JSON.parse(text) : {} };
+    const one: Seen = { target: String(req.headers['x-amz-target'] ?? ''), body: text ? (JSON.parse(text) as Seen['body']) : {} };
     seen.push(one);
     await behave(one, req, (status, body, type) => {
       res.writeHead(status, { 'content-type': 'application/x-amz-json-1.0', ...(type && { 'x-amzn-errortype': type }) });
       res.end(JSON.stringify(body));
     });
-  });
+  };
+  server = createServer((req, res) => void serve(req, res));
   await new Promise<void>((r) => server.listen(port, '127.0.0.1', () => r()));
   dir = mkdtempSync(join(tmpdir(), 'aws-clients-'));
   writeFileSync(join(dir, 'jwt-secret'), 'k'.repeat(48));
@@ -63,9 +64,9 @@ beforeEach(() => {
 });
 
 /** The lambdas' modules loaded afresh with this environment (their clients are made at load, as on a cold start). */
-function load<T>(path: string, env: Record<string, string>): T {
+function load<T extends object>(path: string, env: Record<string, string>): T {
   Object.assign(process.env, env);
-  return require(path) as T;
+  return jest.requireActual<T>(path);
 }
 
 /** Forwards a request to DynamoDB Local and returns its reply. */
@@ -111,7 +112,7 @@ test('a message put that was written but whose reply was lost is retried: the re
   // run's local stack on the same table) counts it once.
   const sdk = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: localDynamo, region: process.env.AWS_REGION }));
   const partition = async () =>
-    (await sdk.send(new QueryCommand({ TableName: process.env.TABLE_NAME, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': `USER#${user.id}` }, ConsistentRead: true }))).Items ?? [];
+    ((await sdk.send(new QueryCommand({ TableName: process.env.TABLE_NAME, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': `USER#${user.id}` }, ConsistentRead: true }))).Items ?? []) as Record<string, unknown>[];
   await until(async () => (await partition()).find((x) => x.entity === 'chat')?.unread_msg_by_operator === 1, 15_000, 'the message counted');
   await sleep(300); // a second count may not come, and nothing marks when it would have (this chat has no session to send a later message)
   const Items = await partition();
@@ -146,7 +147,7 @@ test('DynamoDB throttling throughout: three attempts with backoff, then 503 {err
   const res = await handler(listChatsEvent(await sessionToken(tokens)));
   stderr.mockRestore();
   expect(res.statusCode).toBe(503);
-  expect(JSON.parse(res.body as string)).toEqual({ error: expect.any(String) });
+  expect(JSON.parse(res.body as string)).toEqual({ error: expect.any(String) as unknown });
   expect(res.headers?.['retry-after']).toBe('1');
   expect(seen.map((s) => s.target)).toEqual(Array(3).fill('DynamoDB_20120810.GetItem'));
   expect(Date.now() - started).toBeLessThan(5000);
@@ -166,7 +167,7 @@ test('Secrets Manager not answering: three attempts bounded by AWS_REQUEST_TIMEO
   const res = await handler(listChatsEvent('eyJhbGciOiJIUzI1NiJ9.e30.x'));
   stderr.mockRestore();
   expect(res.statusCode).toBe(503);
-  expect(JSON.parse(res.body as string)).toEqual({ error: expect.any(String) });
+  expect(JSON.parse(res.body as string)).toEqual({ error: expect.any(String) as unknown });
   expect(seen.map((one) => one.target)).toEqual(Array(3).fill('secretsmanager.GetSecretValue'));
   expect(Date.now() - started).toBeLessThan(3000);
   expect(lines.join('\n')).toMatch(/dependency unavailable/);
@@ -198,6 +199,6 @@ test('a rotated JWT secret takes over within JWT_SECRET_MAX_AGE_SECONDS; tokens 
   }
   const after = await sessionToken(tokens);
   await expect(jwtVerify(after, new TextEncoder().encode(secret))).resolves.toBeDefined();
-  await expect(tokens.verifyToken('session', after)).resolves.toMatchObject({ userId: expect.any(String) });
+  await expect(tokens.verifyToken('session', after)).resolves.toMatchObject({ userId: expect.any(String) as unknown });
   expect(seen).toHaveLength(2);
 });

@@ -1,7 +1,7 @@
 // Publisher + local stream poller under faults, on a table of its own in DynamoDB Local: a failing post is
 // retried and delivered once it recovers, in order, nothing lost; a record that never succeeds goes to the
 // dead-letter file after the bounded retries and does not hold back the records after it.
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +13,7 @@ import { PUBLISHER, STREAM_DELIVERY } from '../../lib/consumers';
 import { ROOT } from '../support/local-process';
 import { freePort } from '../support/ports';
 import { jsonLines } from '../support/jsonl';
+import type { DeadLetter } from '../../lib/local/dead-letters';
 import { until } from '../support/realtime';
 import { textMessage } from '../support/fixtures';
 
@@ -35,7 +36,7 @@ beforeAll(async () => {
   jest.spyOn(console, 'error').mockImplementation(() => undefined);
   const port = await freePort();
   process.env.WS_MANAGEMENT_ENDPOINT = `http://127.0.0.1:${port}`;
-  server = createServer(async (req, res) => {
+  const serve = async (req: IncomingMessage, res: ServerResponse) => {
     const id = decodeURIComponent((req.url ?? '').split('/').pop() ?? '');
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
@@ -51,7 +52,8 @@ beforeAll(async () => {
     received.set(id, [...(received.get(id) ?? []), Buffer.concat(chunks).toString()]);
     res.writeHead(200);
     res.end();
-  });
+  };
+  server = createServer((req, res) => void serve(req, res));
   await new Promise<void>((r) => server.listen(port, '127.0.0.1', () => r()));
   const ddb = new DynamoDBClient({ endpoint: process.env.DYNAMODB_ENDPOINT, region: process.env.AWS_REGION });
   await ensureTable(ddb, table);
@@ -100,7 +102,11 @@ async function setup(connectionId: string, failFirst: number, others: { id: stri
   return { say, unread };
 }
 
-const contents = (id: string) => (received.get(id) ?? []).map((f) => JSON.parse(f).push.pub.data.data.content as string);
+/** A stream batch's dead-letter body, as far as the test reads it: the batch's range. */
+type StreamBatchBody = { DDBStreamBatchInfo: Record<string, unknown> };
+/** A post to a socket: the Centrifugo push of a publication, whose data is the message. */
+type PushFrame = { push: { pub: { data: { data: { content: string } } } } };
+const contents = (id: string) => (received.get(id) ?? []).map((f) => (JSON.parse(f) as PushFrame).push.pub.data.data.content);
 
 // The SDK itself retries a 500 twice within one invocation; failing 5 posts forces the poller to redeliver.
 test('a failing post is retried and delivered once it recovers; order kept; nothing lost; each message counted once', async () => {
@@ -138,10 +144,10 @@ test('a record that keeps failing goes to the dead-letter file after the bounded
   const doomed = await say('doomed');
   const file = join(deadLetterDir, 'publisher.jsonl');
   await until(() => jsonLines(file).length > 0, 30_000, 'the dead-letter file');
-  const lines = jsonLines(file);
+  const lines = jsonLines<DeadLetter>(file);
   expect(lines).toHaveLength(1);
-  expect(lines[0].records[0].dynamodb.NewImage.id.S).toBe(doomed.id);
-  expect(lines[0].body.DDBStreamBatchInfo).toMatchObject({ batchSize: 1, startSequenceNumber: lines[0].records[0].dynamodb.SequenceNumber });
+  expect(lines[0].records?.[0].dynamodb?.NewImage?.id.S).toBe(doomed.id);
+  expect((lines[0].body as StreamBatchBody).DDBStreamBatchInfo).toMatchObject({ batchSize: 1, startSequenceNumber: lines[0].records?.[0].dynamodb?.SequenceNumber });
   // One first delivery and the bounded retries, each trying the post (the SDK adds its own retries).
   expect(attempts.get('broken=')).toBeGreaterThanOrEqual(STREAM_DELIVERY.retryAttempts + 1);
   expect(contents('broken=')).toEqual([]);

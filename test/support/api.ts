@@ -30,7 +30,7 @@ export async function userWithChat(botSettings = {}) {
   const token = session.session_token;
   const chat = await call('POST', '/api/client/chats', { token, json: { name: 'Support' } });
   if (chat.status !== 201) throw new Error(`chat failed: ${chat.status} ${JSON.stringify(chat.body)}`);
-  return { bot, secretKey, session, token, userId: session.user.id, chatId: chat.body.id as string };
+  return { bot, secretKey, session, token, userId: session.user.id, chatId: chat.body.id };
 }
 
 /** Every authenticated Client API endpoint on one chat, with a valid body where one is needed. */
@@ -77,7 +77,7 @@ async function scanBotItems(botId: string): Promise<Record<string, unknown>[]> {
     start = out.LastEvaluatedKey;
   } while (start);
   sdk.destroy();
-  return items.sort((a, b) => `${a.pk}|${a.sk}`.localeCompare(`${b.pk}|${b.sk}`));
+  return items.sort((a, b) => `${String(a.pk)}|${String(a.sk)}`.localeCompare(`${String(b.pk)}|${String(b.sk)}`));
 }
 
 /**

@@ -3,7 +3,7 @@
 import { Template } from 'aws-cdk-lib/assertions';
 import { logicalIds, template, type SHAPES, type StackIds } from './shapes';
 
-export async function loadShape(name: keyof typeof SHAPES): Promise<{ template: Template; resources: Record<string, any>; ids: StackIds }> {
+export async function loadShape(name: keyof typeof SHAPES): Promise<{ template: Template; resources: Record<string, unknown>; ids: StackIds }> {
   const t = Template.fromJSON(await template(name));
-  return { template: t, resources: t.toJSON().Resources, ids: await logicalIds(name) };
+  return { template: t, resources: t.toJSON().Resources as Record<string, unknown>, ids: await logicalIds(name) };
 }

@@ -11,6 +11,19 @@ export type RealtimeBlock = Schemas['RealtimeBlock'];
 export type FileInfo = Schemas['UploadedFile'];
 export type BotChatPage = Schemas['BotChatPage'];
 
+type AllKeys<U> = U extends unknown ? keyof U : never;
+type PublicationData = Schemas['RealtimePublication']['data'];
+
+/**
+ * A publication as a test reads it: `type` tells the members apart, and `data` has the other members' fields as
+ * `undefined` (`d.data?.id === sent.id` needs no narrowing first; `d.type === 'message'` narrows `data` to a Message).
+ */
+export type Publication = Schemas['RealtimePublication'] extends infer P
+  ? P extends { type: infer T; data: infer D }
+    ? { type: T; data: D & { [K in Exclude<AllKeys<PublicationData>, keyof D>]?: undefined } }
+    : never
+  : never;
+
 /** The session's realtime block; a session without one (realtime off) fails the test saying so. */
 export function realtimeOf(session: Pick<Session, 'realtime'>): RealtimeBlock {
   if (!session.realtime) throw new Error('the session has no realtime block (is realtime off on this stack?)');
@@ -24,4 +37,4 @@ export function present<T>(value: T | null | undefined, what: string): T {
 }
 
 /** The download URL of a message's first file (a file of a sent message always has one). */
-export const firstFileUrl = (message: Pick<Message, 'files'>): string => present(present(message.files, 'the message’s files')[0]?.url, 'its first file’s url');
+export const firstFileUrl = (message: { files?: Message['files'] }): string => present(present(message.files, 'the message’s files')[0]?.url, 'its first file’s url');

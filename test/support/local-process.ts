@@ -38,11 +38,11 @@ export async function startLocalProcess(env: Record<string, string>, logFile?: s
   if (logFile) {
     mkdirSync(dirname(logFile), { recursive: true });
     const log = createWriteStream(logFile);
-    child.stdout!.pipe(log);
-    child.stderr!.pipe(log);
+    child.stdout.pipe(log);
+    child.stderr.pipe(log);
   }
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`local stack not ready in ${timeoutMs} ms:\n${out}`)), timeoutMs);
@@ -52,7 +52,7 @@ export async function startLocalProcess(env: Record<string, string>, logFile?: s
         resolve();
       }
     };
-    child.stdout!.on('data', check);
+    child.stdout.on('data', check);
     void exited.then((code) => {
       clearTimeout(timer);
       reject(new Error(`local stack exited with ${code} before ready:\n${out}`));

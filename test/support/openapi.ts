@@ -11,18 +11,42 @@ import { parse } from 'yaml';
 export const OPENAPI_PATH = join(__dirname, '..', '..', 'docs', 'openapi.yaml');
 const DOC_ID = 'openapi.json';
 
-type Json = Record<string, any>;
+/** The parts of the document this check reads (the rest is ajv's, by JSON pointer). */
+interface Schema {
+  $ref?: string;
+}
+interface Header {
+  $ref?: string;
+  required?: boolean;
+  schema?: Schema;
+}
+interface Response {
+  $ref?: string;
+  headers?: Record<string, Header>;
+  content?: Record<string, { schema?: Schema }>;
+}
+interface Operation {
+  responses: Record<string, Response | undefined>;
+  parameters?: { in: string; name: string; required?: boolean; schema: Schema }[];
+  requestBody?: { content: Record<string, { schema: Schema }> };
+}
+interface Doc {
+  paths: Record<string, Partial<Record<string, Operation>>>;
+  webhooks?: Partial<Record<string, { post?: Operation }>>;
+  'x-gateway-responses': { responses: Partial<Record<string, Response>> };
+  'x-default-route': { status: number };
+}
 
-let state: { doc: Json; ajv: Ajv2020; routes: { method: string; template: string; re: RegExp }[] } | undefined;
+let state: { doc: Doc; ajv: Ajv2020; routes: { method: string; template: string; re: RegExp }[] } | undefined;
 const compiled = new Map<string, ValidateFunction>();
 
 function load() {
   if (state) return state;
-  const doc = parse(readFileSync(OPENAPI_PATH, 'utf8')) as Json;
+  const doc = parse(readFileSync(OPENAPI_PATH, 'utf8')) as Doc;
   // strict off: OpenAPI's own keywords (description, examples, contentMediaType...) sit beside the schemas.
   const ajv = new Ajv2020({ strict: false, allErrors: true, validateSchema: false, validateFormats: false });
   ajv.addSchema(doc, DOC_ID);
-  const routes = Object.entries(doc.paths as Json).flatMap(([template, item]) =>
+  const routes = Object.entries(doc.paths).flatMap(([template, item]) =>
     ['get', 'post', 'patch', 'put', 'delete'].filter((m) => item[m]).map((m) => ({
       method: m.toUpperCase(),
       template,
@@ -35,11 +59,12 @@ function load() {
 const escape = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
 
 /** Follows an OpenAPI `$ref` (responses, headers) to the object and its JSON pointer. */
-function deref(doc: Json, pointer: string): { node: Json; pointer: string } {
-  let node: any = doc;
-  for (const part of pointer.split('/').slice(1)) node = node?.[part.replace(/~1/g, '/').replace(/~0/g, '~')];
-  if (node && typeof node.$ref === 'string' && node.$ref.startsWith('#/')) return deref(doc, node.$ref.slice(1));
-  return { node, pointer };
+function deref<T extends { $ref?: string }>(doc: Doc, pointer: string): { node: T; pointer: string } {
+  let node: unknown = doc;
+  for (const part of pointer.split('/').slice(1)) node = (node as Record<string, unknown> | undefined)?.[part.replace(/~1/g, '/').replace(/~0/g, '~')];
+  const ref = (node as T | undefined)?.$ref;
+  if (typeof ref === 'string' && ref.startsWith('#/')) return deref<T>(doc, ref.slice(1));
+  return { node: node as T, pointer };
 }
 
 function validator(pointer: string): ValidateFunction {
@@ -78,11 +103,11 @@ export function checkResponse(x: Exchange): string[] {
   // OPENAPI_COVERAGE=<file>: one line per response checked (route and status), to see what the tests reach.
   if (process.env.OPENAPI_COVERAGE) appendFileSync(process.env.OPENAPI_COVERAGE, `${x.method} ${route?.template ?? '(default route)'} ${x.status}\n`);
   let schemaPointer: string;
-  let response: Json;
+  let response: Response;
   const gateway = doc['x-gateway-responses'].responses[String(x.status)];
   if (!route && gateway) {
     // API Gateway's own answer, on the default route too.
-    const resolved = deref(doc, `/x-gateway-responses/responses/${x.status}`);
+    const resolved = deref<Response>(doc, `/x-gateway-responses/responses/${x.status}`);
     response = resolved.node;
     schemaPointer = `${resolved.pointer}/content/${escape('application/json')}/schema`;
   } else if (!route) {
@@ -93,17 +118,17 @@ export function checkResponse(x: Exchange): string[] {
   } else {
     const opPointer = `/paths/${escape(route.template)}/${x.method.toLowerCase()}`;
     const status = String(x.status);
-    if (!doc.paths[route.template][x.method.toLowerCase()].responses[status]) {
+    if (!doc.paths[route.template][x.method.toLowerCase()]?.responses[status]) {
       return [`${x.method} ${route.template} answered ${status}, which docs/openapi.yaml does not document`];
     }
-    const resolved = deref(doc, `${opPointer}/responses/${status}`);
+    const resolved = deref<Response>(doc, `${opPointer}/responses/${status}`);
     response = resolved.node;
     schemaPointer = `${resolved.pointer}/content/${escape('application/json')}/schema`;
   }
   const problems: string[] = [];
   const where = `${x.method} ${route?.template ?? path} ${x.status}`;
-  for (const [name, header] of Object.entries((response.headers ?? {}) as Json)) {
-    const h = header.$ref ? deref(doc, header.$ref.slice(1)).node : header;
+  for (const [name, header] of Object.entries(response.headers ?? {})) {
+    const h = header.$ref ? deref<Header>(doc, header.$ref.slice(1)).node : header;
     const value = x.headers.get(name);
     if (value === null) {
       if (h.required) problems.push(`${where}: missing header ${name}`);
@@ -155,6 +180,7 @@ export function checkWebhook(event: string, headers: Record<string, string | str
       problems.push(`webhook ${event}: header ${p.name}: ${String(value)} does not match its schema`);
     }
   }
-  const ref: string = op.requestBody.content['application/json'].schema.$ref;
+  const ref = op.requestBody?.content['application/json']?.schema.$ref;
+  if (!ref) return [...problems, `webhook ${event}: docs/openapi.yaml gives its body no schema reference`];
   return [...problems, ...checkSchema(ref.split('/').pop()!, body)];
 }

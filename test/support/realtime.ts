@@ -3,30 +3,33 @@ import { Centrifuge, type PublicationContext, type Subscription } from 'centrifu
 import WebSocket from 'ws';
 import { checkSchema } from './openapi';
 import { until } from './wait';
-import type { RealtimeBlock } from './contract';
+import type { Publication, RealtimeBlock } from './contract';
 
 export { until } from './wait';
-export type { RealtimeBlock } from './contract';
+export type { Publication, RealtimeBlock } from './contract';
 
-export interface LiveClient {
+/** A subscribed client and what it received: the service's publications, or `P` for frames a test posts itself. */
+export interface LiveClient<P = Publication> {
   client: Centrifuge;
   sub: Subscription;
-  publications: any[];
+  publications: P[];
   clientId(): string;
-  waitFor<T = any>(predicate: (data: any) => boolean, timeoutMs?: number): Promise<T>;
+  /** The first publication the predicate accepts (narrowed by a type-guard predicate). */
+  waitFor<T extends P>(predicate: (data: P) => data is T, timeoutMs?: number): Promise<T>;
+  waitFor(predicate: (data: P) => boolean, timeoutMs?: number): Promise<P>;
   close(): void;
 }
+
+type CentrifugeOptions = Partial<ConstructorParameters<typeof Centrifuge>[1]>;
 
 /**
  * Connects with the session's realtime block and subscribes to its channel; resolves once subscribed. With
  * `documented` false the publications are not checked against docs/openapi.yaml (a test that posts its own
  * frames through the @connections API, which are not the service's publications).
  */
-export async function liveClient(
-  rt: RealtimeBlock,
-  options: Partial<ConstructorParameters<typeof Centrifuge>[1]> = {},
-  documented = true,
-): Promise<LiveClient> {
+export function liveClient<P = unknown>(rt: RealtimeBlock, options: CentrifugeOptions, documented: false): Promise<LiveClient<P>>;
+export function liveClient(rt: RealtimeBlock, options?: CentrifugeOptions, documented?: true): Promise<LiveClient>;
+export async function liveClient(rt: RealtimeBlock, options: CentrifugeOptions = {}, documented = true): Promise<LiveClient<unknown>> {
   const client = new Centrifuge(rt.url, {
     token: rt.token,
     websocket: WebSocket as never,
@@ -34,7 +37,7 @@ export async function liveClient(
     maxReconnectDelay: 200,
     ...options,
   });
-  const publications: any[] = [];
+  const publications: unknown[] = [];
   const sub = client.newSubscription(rt.channel);
   // Every publication is checked against docs/openapi.yaml's RealtimePublication; waitFor fails on a mismatch.
   const undocumented: string[] = [];
@@ -57,8 +60,8 @@ export async function liveClient(
     sub,
     publications,
     clientId: () => id,
-    waitFor: async (predicate, timeoutMs = 15_000) => {
-      let found: any;
+    waitFor: async (predicate: (data: unknown) => boolean, timeoutMs = 15_000) => {
+      let found: unknown;
       await until(() => (found = publications.find(predicate)) !== undefined || undocumented.length > 0, timeoutMs, 'a publication');
       if (undocumented.length > 0) throw new Error(`Publication not as documented (docs/openapi.yaml):\n${undocumented.join('\n')}`);
       return found;

@@ -39,15 +39,15 @@ export default class StackLogEnvironment extends NodeEnvironment {
   async setup(): Promise<void> {
     await super.setup();
     for (const stream of [process.stdout, process.stderr]) {
-      const write = stream.write;
-      stream.write = ((chunk: unknown, ...rest: unknown[]) => {
+      const write = stream.write.bind(stream) as (...a: unknown[]) => boolean;
+      stream.write = (chunk: unknown, ...rest: unknown[]) => {
         if (String(chunk).startsWith('{"level"')) {
           this.held.push(String(chunk).trimEnd());
           return true;
         }
-        return (write as (...a: unknown[]) => boolean).call(stream, chunk, ...rest);
-      }) as Write;
-      this.restore.push(() => (stream.write = write));
+        return write(chunk, ...rest);
+      };
+      this.restore.push(() => (stream.write = write as Write));
     }
   }
 
@@ -56,7 +56,7 @@ export default class StackLogEnvironment extends NodeEnvironment {
     await super.teardown();
   }
 
-  async handleTestEvent(event: { name: string; test?: { name: string; errors: unknown[] } }): Promise<void> {
+  handleTestEvent(event: { name: string; test?: { name: string; errors: unknown[] } }): void {
     const file = logFile();
     if (event.name === 'test_start') {
       this.held = [];

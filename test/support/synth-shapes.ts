@@ -6,6 +6,7 @@
 import { readdirSync, renameSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { App, Validations, type CfnElement } from 'aws-cdk-lib';
+import { SynthesisMessageLevel } from 'aws-cdk-lib/cx-api';
 import type { IConstruct } from 'constructs';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { ChatStack } from '../../lib/stack';
@@ -25,6 +26,7 @@ const write = (file: string, value: unknown) => writeFileSync(join(dir, file), J
 
 // Every acknowledgement as the stack makes it (scope path, rule, reason), recorded on its way through.
 const acks: Ack[] = [];
+// eslint-disable-next-line @typescript-eslint/unbound-method -- kept to be called with the wrapped instance as `this` (acknowledge.apply below)
 const acknowledge = Validations.prototype.acknowledge;
 Validations.prototype.acknowledge = function (this: { scope: IConstruct }, ...rules) {
   for (const r of rules) acks.push({ path: this.scope.node.path, id: r.id, reason: r.reason });
@@ -38,7 +40,7 @@ const app = new App({ ...NO_CFN_VALIDATION, outdir: join(dir, 'shapes'), context
 const stacks = Object.entries(SHAPES).map(([id, props]) => new ChatStack(app, id, props));
 // Two stages from context, cdk-nag on as bin/app.ts has it: a finding stops this synth (and every CDK suite).
 const staged = new App({ ...NO_CFN_VALIDATION, outdir: join(dir, 'staged'), context: { ...NO_BUNDLING, ...STAGE_CONTEXT } });
-const stagedStacks = configsFromContext(staged.node.getAllContext()).map((config) => new ChatStack(staged, stackName(config.stage), config));
+const stagedStacks = configsFromContext(staged.node.getAllContext() as Record<string, unknown>).map((config) => new ChatStack(staged, stackName(config.stage), config));
 const stagedNag = new AwsSolutionsChecks(staged);
 // What the plugin was given and found, so a test sees that it ran (CDK's report leaves out a clean run).
 const validate = stagedNag.validate.bind(stagedNag);
@@ -89,7 +91,7 @@ for (const s of stacks) {
     // What Annotations.fromStack(...).findWarning / findError would give, from the synth already made.
     annotations: assembly
       .getStackArtifact(s.artifactId)
-      .messages.filter((m) => m.level === 'warning' || m.level === 'error')
+      .messages.filter((m) => m.level === SynthesisMessageLevel.WARNING || m.level === SynthesisMessageLevel.ERROR)
       .map((m) => `${m.level} ${m.id}: ${JSON.stringify(m.entry.data)}`),
   };
   write(`${s.stackName}.nag.json`, report);

@@ -25,7 +25,9 @@ const quiet = () => undefined;
 let dir: string;
 let deadLetters: DeadLetters;
 let source: EventSource;
-const dead = (name: string) => jsonLines<DeadLetter & { body: any }>(join(dir, 'dead-letter', `${name}.jsonl`));
+const dead = (name: string) => jsonLines<DeadLetter>(join(dir, 'dead-letter', `${name}.jsonl`));
+/** A stream batch's dead-letter body, as far as the tests read it: the batch's range. */
+type StreamBatchBody = { DDBStreamBatchInfo: { batchSize: number } };
 const words = () => calls.map((c) => c.words);
 
 beforeEach(() => {
@@ -95,7 +97,7 @@ describe('DynamoDB stream batches', () => {
   test('without bisect, a function error retries the whole batch and dead-letters all of it', async () => {
     await source.runStreamBatch(records('a', 'throw'), 'shard-1', 'batch_fn', { ...policy, bisectBatchOnFunctionError: false });
     expect(words()).toEqual([['a', 'throw'], ['a', 'throw'], ['a', 'throw']]);
-    expect(dead('batch_fn')[0].body.DDBStreamBatchInfo.batchSize).toBe(2);
+    expect((dead('batch_fn')[0].body as StreamBatchBody).DDBStreamBatchInfo.batchSize).toBe(2);
   });
 
   test('records older than the maximum record age are dead-lettered without an invocation; the fresh ones run', async () => {

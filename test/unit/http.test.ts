@@ -3,6 +3,13 @@ import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { httpHandler } from '../../lambdas/http/http';
 import { InvalidInputError, ForbiddenError, NotFoundError, TooLargeError, UnauthenticatedError } from '../../lambdas/shared/errors';
 
+type Reply = Awaited<ReturnType<ReturnType<typeof httpHandler>>>;
+/** One JSON log line: the fields the tests read, the rest open. */
+type LogLine = { level?: string; message?: string } & Record<string, unknown>;
+const logLine = (line: string) => JSON.parse(line) as LogLine;
+/** A route handler that fails with `err`. */
+const failing = (err: Error) => () => Promise.reject(err);
+
 const event = (authorization: string, body?: string) =>
   ({
     routeKey: 'POST /x',
@@ -19,15 +26,13 @@ test.each([
   [new NotFoundError('gone'), 404],
   [new TooLargeError('big'), 413],
 ])('%s keeps its status and message as {error}', async (err, status) => {
-  let res: any;
+  let res: Reply | undefined;
   await logged(async () => {
-    res = await httpHandler(async () => {
-      throw err;
-    })(event('Bearer t'));
+    res = await httpHandler(failing(err))(event('Bearer t'));
   });
-  expect(res.statusCode).toBe(status);
-  expect(JSON.parse(res.body as string)).toEqual({ error: err.message });
-  expect(res.headers?.['content-type']).toMatch(/application\/json/);
+  expect(res?.statusCode).toBe(status);
+  expect(JSON.parse(res?.body as string)).toEqual({ error: err.message });
+  expect(res?.headers?.['content-type']).toMatch(/application\/json/);
 });
 
 /** The JSON lines a call writes to stdout and stderr (where the logger writes on Lambda). */
@@ -49,15 +54,13 @@ async function logged(fn: () => Promise<unknown>): Promise<string[]> {
 }
 
 test('an unexpected error is a 500 {error}, logged once with its cause, request id and route, never the token or body', async () => {
-  let res: any;
+  let res: Reply | undefined;
   const lines = await logged(async () => {
-    res = await httpHandler(async () => {
-      throw new TypeError('boom', { cause: new Error('the socket closed') });
-    })(event('Bearer SECRET-TOKEN-123', '{"password":"hunter2"}'), { awsRequestId: 'lambda-1' });
+    res = await httpHandler(failing(new TypeError('boom', { cause: new Error('the socket closed') })))(event('Bearer SECRET-TOKEN-123', '{"password":"hunter2"}'), { awsRequestId: 'lambda-1' });
   });
-  expect(res.statusCode).toBe(500);
-  expect(JSON.parse(res.body as string)).toEqual({ error: 'Internal server error' });
-  const entries = lines.map((l) => JSON.parse(l));
+  expect(res?.statusCode).toBe(500);
+  expect(JSON.parse(res?.body as string)).toEqual({ error: 'Internal server error' });
+  const entries = lines.map(logLine);
   const errors = entries.filter((e) => e.level === 'ERROR');
   expect(errors).toHaveLength(1);
   expect(errors[0]).toMatchObject({
@@ -77,13 +80,9 @@ test('an unexpected error is a 500 {error}, logged once with its cause, request 
 });
 
 test('a client error is not logged as an error: only the access line, with its status', async () => {
-  const lines = await logged(() =>
-    httpHandler(async () => {
-      throw new NotFoundError('gone');
-    })(event('Bearer t')),
-  );
-  expect(lines.map((l) => JSON.parse(l))).toEqual([
-    expect.objectContaining({ level: 'INFO', message: 'request', request_id: 'req-1', route: 'POST /x', status: 404, duration_ms: expect.any(Number) }),
+  const lines = await logged(() => httpHandler(failing(new NotFoundError('gone')))(event('Bearer t')));
+  expect(lines.map(logLine)).toEqual([
+    expect.objectContaining({ level: 'INFO', message: 'request', request_id: 'req-1', route: 'POST /x', status: 404, duration_ms: expect.any(Number) as unknown }),
   ]);
 });
 
@@ -100,13 +99,11 @@ test.each([
   ['InternalServerError (500)', 503, awsError('InternalServerError', 500)],
   ['ECONNREFUSED', 503, awsError('Error', undefined, 'ECONNREFUSED')],
 ])('%s → %i; only a dependency that is down says Retry-After; logged once', async (_name, status, err) => {
-  let res: any;
+  let res: Reply | undefined;
   const lines = await logged(async () => {
-    res = await httpHandler(async () => {
-      throw err;
-    })(event('Bearer t'));
+    res = await httpHandler(failing(err))(event('Bearer t'));
   });
-  expect(res.statusCode).toBe(status);
-  expect(res.headers['retry-after']).toBe(status === 503 ? '1' : undefined);
-  expect(lines.map((l) => JSON.parse(l)).filter((e) => e.level === 'ERROR')).toHaveLength(1);
+  expect(res?.statusCode).toBe(status);
+  expect(res?.headers?.['retry-after']).toBe(status === 503 ? '1' : undefined);
+  expect(lines.map(logLine).filter((e) => e.level === 'ERROR')).toHaveLength(1);
 });

@@ -37,7 +37,7 @@ test('TtlCache: one load per TTL; TTL 0 always loads', async () => {
   let ttl = 50;
   const cache = new TtlCache<number>(() => ttl);
   let loads = 0;
-  const load = async () => ++loads;
+  const load = () => Promise.resolve(++loads);
   expect(await cache.get('k', load)).toBe(1);
   expect(await cache.get('k', load)).toBe(1);
   await new Promise((r) => setTimeout(r, 60));
@@ -50,7 +50,7 @@ test('TtlCache: one load per TTL; TTL 0 always loads', async () => {
 test('TtlCache evicts the oldest entry past its size bound', async () => {
   const cache = new TtlCache<string>(() => 60_000, 2);
   let loads = 0;
-  const load = (v: string) => async () => (loads++, v);
+  const load = (v: string) => () => (loads++, Promise.resolve(v));
   await cache.get('a', load('a'));
   await cache.get('b', load('b'));
   await cache.get('c', load('c'));

@@ -18,7 +18,7 @@ test('every hand-written part in bin/openapi/ is merged (none left out of PARTS)
 
 test('web/api-types.ts is what openapi-typescript generates from it (the command of `npm run openapi`, with --check)', () => {
   const root = join(__dirname, '..', '..');
-  const script: string = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).scripts.openapi;
+  const script = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts.openapi;
   const args = /openapi-typescript (.+)$/.exec(script)![1].split(' ');
   const run = spawnSync(process.execPath, [join(root, 'node_modules', 'openapi-typescript', 'bin', 'cli.js'), ...args, '--check'], { cwd: root, encoding: 'utf8', timeout: 60_000 });
   expect({ status: run.status, stderr: run.stderr.split('\n').filter((l) => /stale|error/i.test(l)) }).toEqual({ status: 0, stderr: [] });

@@ -10,11 +10,12 @@ const credentials = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
 /** The request the SDK signs for a listing of `bucket` under `prefix` (captured, never sent). */
 async function signedListing(prefix: string): Promise<IncomingMessage> {
   const s3 = new S3Client({ endpoint: 'http://localhost:4569', region: 'us-east-1', forcePathStyle: true, credentials });
-  let captured: { path: string; query: Record<string, string>; headers: Record<string, string> } | undefined;
+  type Captured = { path: string; query: Record<string, string>; headers: Record<string, string> };
+  let captured: Captured | undefined;
   s3.middlewareStack.add(
-    () => async (args: any) => {
-      captured = args.request;
-      throw new Error('captured');
+    () => (args) => {
+      captured = args.request as Captured;
+      return Promise.reject(new Error('captured'));
     },
     { step: 'finalizeRequest', priority: 'low' },
   );

@@ -14,10 +14,7 @@ async function run(records: DynamoDBRecord[], { failRun = [] as string[], failPr
   const ran: string[] = [];
   const logged: string[] = [];
   const response = await processStreamBatch(event(...records), {
-    prepare: async (r) => {
-      if (failPrepare.includes(seqOf(r))) throw new Error('unreadable');
-      return r;
-    },
+    prepare: (r) => (failPrepare.includes(seqOf(r)) ? Promise.reject(new Error('unreadable')) : Promise.resolve(r)),
     run: {
       lane: laneOf,
       step: async (r) => {

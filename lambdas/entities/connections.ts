@@ -1,0 +1,76 @@
+// Realtime sockets as stored (centrifuge/hub.ts writes them): a connection, its user's reference to it, and its
+// subscription to the user's channel; the codecs that read them and the queries that list a user's or a channel's.
+import { queryAll, type RawItem, type Stored } from '../aws/dynamo';
+import { keys } from './keys';
+
+/** A connection item (`entity: connection`): $connect writes it, the protocol's connect binds it. */
+export interface ConnectionItem {
+  connection_id: string;
+  user_id?: string;
+  bot_id?: string;
+  /** Bound by a connect command. */
+  connected: boolean;
+  /** Its token's expiry (epoch seconds); absent on connections bound before expiries were kept. */
+  token_exp?: number;
+}
+
+/** A socket as a reference or a subscription lists it: its connection, and when it came (for ordering). */
+export interface SocketItem {
+  connection_id: string;
+  /** A reference's creation time (ordering a user's sockets). */
+  created_at?: string;
+  /** A subscription's token expiry (epoch seconds). */
+  token_exp?: number;
+  ttl?: number;
+}
+
+const number = (v: unknown): number | undefined => (typeof v === 'number' ? v : undefined);
+const text = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+
+/** The codec: a connection item as DynamoDB returns it. */
+export const connectionFromItem = (raw: RawItem): ConnectionItem => {
+  const item = raw as Stored<Partial<ConnectionItem>>;
+  const [userId, botId, exp] = [text(item.user_id), text(item.bot_id), number(item.token_exp)];
+  return {
+    connection_id: String(item.connection_id),
+    ...(userId !== undefined && { user_id: userId }),
+    ...(botId !== undefined && { bot_id: botId }),
+    connected: item.connected === true,
+    ...(exp !== undefined && { token_exp: exp }),
+  };
+};
+
+/** The codec of references and subscriptions; one without a connection id (none is written so) is left out. */
+const socketsFromItems = (raws: RawItem[]): SocketItem[] =>
+  raws.flatMap((raw) => {
+    const item = raw as Stored<Partial<SocketItem>>;
+    const id = text(item.connection_id);
+    if (id === undefined) return [];
+    const [createdAt, exp, ttl] = [text(item.created_at), number(item.token_exp), number(item.ttl)];
+    return [{ connection_id: id, ...(createdAt !== undefined && { created_at: createdAt }), ...(exp !== undefined && { token_exp: exp }), ...(ttl !== undefined && { ttl }) }];
+  });
+
+/** The user's references to its sockets: one strongly consistent Query (a few hundred bytes: one read unit). */
+export async function connectionRefs(userId: string, projection?: string): Promise<SocketItem[]> {
+  return socketsFromItems(
+    await queryAll({
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :conn)',
+      ExpressionAttributeValues: { ':pk': keys.userPartition(userId), ':conn': keys.connectionRefPrefix },
+      ProjectionExpression: projection,
+      ConsistentRead: true,
+    }),
+  );
+}
+
+/** Every subscription to a channel: one strongly consistent Query (pages only past 1 MB of subscribers). */
+export async function channelSubscriptions(channel: string): Promise<SocketItem[]> {
+  return socketsFromItems(
+    await queryAll({
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': keys.subscribers(channel) },
+      ProjectionExpression: 'connection_id, token_exp, #ttl',
+      ExpressionAttributeNames: { '#ttl': 'ttl' },
+      ConsistentRead: true,
+    }),
+  );
+}
