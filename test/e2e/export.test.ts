@@ -49,9 +49,9 @@ test("an export holds the user, each chat with its messages in order, and each f
 
   const started = await call('POST', `/api/bot/users/${s.user.id}/export`, bot(secretKey));
   expect(started.status).toBe(202);
-  expect(started.body).toEqual({ task_id: expect.stringMatching(UUID) as unknown, kind: 'export', status: 'pending', created_at: expect.any(String) as unknown });
+  expect(started.body).toEqual({ task_id: expect.stringMatching(UUID), kind: 'export', status: 'pending', created_at: expect.any(String) });
   const task = await completed(secretKey, started.body.task_id);
-  expect(task).toEqual({ ...started.body, status: 'completed', download_url: expect.stringMatching(/^http/) as unknown, completed_at: expect.any(String) as unknown });
+  expect(task).toEqual({ ...started.body, status: 'completed', download_url: expect.stringMatching(/^http/), completed_at: expect.any(String) });
   expect(checkSchema('Task', task)).toEqual([]);
 
   const download = await fetch(present(task.download_url, 'the export’s download_url'));
@@ -77,7 +77,7 @@ test("an export holds the user, each chat with its messages in order, and each f
   // Nothing of another user; the finished task names no user.
   expect(JSON.stringify(lines)).not.toContain(other.user.id);
   const record = (await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.task(task.task_id) }))).Item;
-  expect(record).toMatchObject({ kind: 'export', status: 'completed', download_key: expect.stringContaining(`/users/${s.user.id}/exports/`) as unknown });
+  expect(record).toMatchObject({ kind: 'export', status: 'completed', download_key: expect.stringContaining(`/users/${s.user.id}/exports/`) });
   expect(record?.user_id).toBeUndefined();
 
   // A day later: the export's item expires (TTL; swept locally) and its object is deleted; the task gives no URL.

@@ -81,7 +81,7 @@ test('replies carry their Content-Length; GET without a body, chunked and length
     const missing = await client.send(`GET /api/client/nope HTTP/1.1\r\nhost: ${host}\r\n\r\n`);
     expect(missing.status).toBe(404);
     expect(Number(missing.headers['content-length'])).toBe(Buffer.byteLength(missing.body));
-    expect(JSON.parse(missing.body)).toEqual({ error: expect.any(String) as unknown });
+    expect(JSON.parse(missing.body)).toEqual({ error: expect.any(String) });
   } finally {
     client.close();
   }

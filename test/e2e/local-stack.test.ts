@@ -33,10 +33,10 @@ test('start, use, refuse a second start on the same ports, stop on SIGTERM, rest
     const first = await startLocalProcess(env);
     const demo = JSON.parse(readFileSync(join(dir, 'demo-bot.json'), 'utf8')) as DemoBot;
     expect(demo).toEqual({
-      bot_id: expect.any(String) as unknown,
-      client_key: expect.stringMatching(/^cli_/) as unknown,
-      secret_key: expect.stringMatching(/^sk_/) as unknown,
-      webhook_secret: expect.stringMatching(/^whsec_/) as unknown, // the echo bot answers the demo bot
+      bot_id: expect.any(String),
+      client_key: expect.stringMatching(/^cli_/),
+      secret_key: expect.stringMatching(/^sk_/),
+      webhook_secret: expect.stringMatching(/^whsec_/), // the echo bot answers the demo bot
     });
     expect(first.output()).toContain(demo.client_key);
     expect(first.output()).toContain(`http://localhost:${env.PORT}`);

@@ -40,7 +40,7 @@ test('client and Bot API requests: one access line each with request id, route, 
     ['GET /api/bot/chats/{chat_id}/messages', 200],
   ]);
   for (const e of mine) {
-    expect(e).toMatchObject({ level: 'INFO', service: 'chat-bot', user_id: session.user.id, request_id: expect.any(String) as unknown, timestamp: expect.any(String) as unknown });
+    expect(e).toMatchObject({ level: 'INFO', service: 'chat-bot', user_id: session.user.id, request_id: expect.any(String), timestamp: expect.any(String) });
     expect(e.duration_ms).toBeGreaterThanOrEqual(0);
   }
   // A request that fails authentication is logged too, without ids it could not trust (other tests' 401s on this

@@ -28,9 +28,9 @@ describe('origin check', () => {
 describe('bot lookup and switches', () => {
   test('missing client_key → 400; unknown → 404', async () => {
     const missing = await session({ external_id: 'x' });
-    expect(missing).toMatchObject({ status: 400, body: { error: expect.stringMatching(/client_key/) as unknown } });
+    expect(missing).toMatchObject({ status: 400, body: { error: expect.stringMatching(/client_key/) } });
     const unknown = await session({ client_key: 'cli_doesnotexist0000' });
-    expect(unknown).toMatchObject({ status: 404, body: { error: expect.stringMatching(/bot/i) as unknown } });
+    expect(unknown).toMatchObject({ status: 404, body: { error: expect.stringMatching(/bot/i) } });
   });
 
   test('bot turned off → 403; client interface disabled → 403; nothing written', async () => {
@@ -38,13 +38,13 @@ describe('bot lookup and switches', () => {
     const before = await botItems(off.id);
     expect(await session({ client_key: off.client_key, external_id: 'u' })).toMatchObject({
       status: 403,
-      body: { error: expect.stringMatching(/turned off/) as unknown },
+      body: { error: expect.stringMatching(/turned off/) },
     });
     expect(await botItems(off.id)).toEqual(before);
     const { bot: noClient } = await newBot({ client_api_enabled: false });
     expect(await session({ client_key: noClient.client_key })).toMatchObject({
       status: 403,
-      body: { error: expect.stringMatching(/client interface/) as unknown },
+      body: { error: expect.stringMatching(/client interface/) },
     });
   });
 });
@@ -62,7 +62,7 @@ describe('field validation', () => {
     const before = await botItems(bot.id);
     const res = await session({ client_key: bot.client_key, ...patch });
     expect(res.status).toBe(400);
-    expect(res.body).toEqual({ error: expect.any(String) as unknown });
+    expect(res.body).toEqual({ error: expect.any(String) });
     expect(await botItems(bot.id)).toEqual(before);
   });
 });

@@ -64,7 +64,7 @@ async function postToS3(ticket: { upload: { url: string; fields: Record<string, 
 type Answer = Awaited<ReturnType<typeof ask>>;
 
 const expect413 = (res: { status: number; body: unknown; retryAfter: string | null }) => {
-  expect([res.status, res.body, res.retryAfter]).toEqual([413, { error: expect.stringMatching(/at most 20000 bytes .*not yet sent at a time/) as unknown }, null]);
+  expect([res.status, res.body, res.retryAfter]).toEqual([413, { error: expect.stringMatching(/at most 20000 bytes .*not yet sent at a time/) }, null]);
 };
 
 test('at most 20000 bytes of pending or unsent uploads at a time (413), 30000 a day (429 until 00:00 UTC); a sent file gives its bytes back; refusals take nothing', async () => {
@@ -95,7 +95,7 @@ test('at most 20000 bytes of pending or unsent uploads at a time (413), 30000 a 
   let over!: Answer;
   await until(async () => (over = await ask(token, 1)).status === 429, 10_000, 'the daily quota to be what refuses');
   const untilMidnight = 86400 - ((Date.now() / 1000) % 86400);
-  expect(over.body).toEqual({ error: expect.stringMatching(/^Too many uploads today: at most 30000 bytes/) as unknown });
+  expect(over.body).toEqual({ error: expect.stringMatching(/^Too many uploads today: at most 30000 bytes/) });
   expect(Number(over.retryAfter)).toBeGreaterThan(0);
   expect(Number(over.retryAfter)).toBeLessThanOrEqual(Math.ceil(untilMidnight) + 1);
   expect((await api('POST', '/api/client/files', { token, body: form(png(9)) })).status).toBe(429);
