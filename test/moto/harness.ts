@@ -89,12 +89,12 @@ export class Harness {
     const received: Webhooks['received'] = [];
     const port = await freePort();
     this.webhooks = { url: `http://127.0.0.1:${port}/hook`, received, status: 200 };
-    this.webhookServer = createServer(async (req, res) => {
+    this.webhookServer = createServer((req, res) => void (async () => {
       const chunks: Buffer[] = [];
       for await (const c of req) chunks.push(c as Buffer);
       received.push({ headers: req.headers, body: Buffer.concat(chunks).toString() });
       res.writeHead(this.webhooks.status).end();
-    });
+    })());
     await new Promise<void>((r) => this.webhookServer.listen(port, '127.0.0.1', () => r()));
     this.streams = new DynamoDBStreamsClient({ endpoint: this.rec.endpoint, region: REGION, credentials: this.keys.admin });
     process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
@@ -152,7 +152,7 @@ export class Harness {
     const env = this.envOf(id);
     process.env = { ...env };
     // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const mod = require(join(ROOT, def.entry));
+    const mod = require(join(ROOT, def.entry)) as Pick<Handle, 'handler'>;
     return { id, env, handler: mod.handler };
   }
 

@@ -37,11 +37,11 @@ describe('every call of every flow is accepted by moto with the function\'s own 
   for (const id of FLOWS) {
     test(id, async () => {
       const from = hx.rec.calls.length;
-      let failure: unknown;
+      let failure: Error | undefined;
       try {
         await flows[id]();
       } catch (err) {
-        failure = err;
+        failure = err as Error;
       }
       const refused = hx.refusals(from).map(describeCall);
       expect({ id, refused }).toEqual({ id, refused: [] });
@@ -68,7 +68,7 @@ test('every action a role holds for its handler is one the handler called (least
     const held = new Set<string>();
     for (const st of fn.statements) {
       const resources = JSON.stringify(st.Resource);
-      for (const a of [st.Action].flat() as string[]) {
+      for (const a of [st.Action].flat()) {
         // The on-failure destinations of the stream consumers and of S3's asynchronous invocations (their
         // dead-letter queues) are written by Lambda.
         if (FOR_LAMBDA.test(a) || (/^sqs:/.test(a) && /(Publisher|WebhookDispatcher|UploadCompleter)Dlq/.test(resources))) continue;

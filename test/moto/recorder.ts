@@ -73,7 +73,7 @@ function errorOf(status: number, headers: IncomingHttpHeaders, body: string): { 
   let errorType = String(headers['x-amzn-errortype'] ?? '').split(':')[0] || undefined;
   let message: string | undefined;
   try {
-    const json = JSON.parse(body);
+    const json = JSON.parse(body) as { __type?: string; code?: string; message?: string; Message?: string };
     errorType ??= String(json.__type ?? json.code ?? '').split('#').pop() || undefined;
     message = json.message ?? json.Message;
   } catch {
@@ -130,7 +130,7 @@ export async function startRecorder(motoEndpoint: string, adminKeys: () => { acc
   const gone = new Set<string>();
   const frames = new Map<string, string[]>();
 
-  const server: Server = createServer(async (req, res) => {
+  const server: Server = createServer((req, res) => void (async () => {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const body = Buffer.concat(chunks);
@@ -214,7 +214,7 @@ export async function startRecorder(motoEndpoint: string, adminKeys: () => { acc
 
     let itemActions: string[] | undefined;
     if (operation === 'TransactWriteItems') {
-      const items = JSON.parse(body.toString()).TransactItems as Record<string, unknown>[];
+      const items = (JSON.parse(body.toString()) as { TransactItems: Record<string, unknown>[] }).TransactItems;
       itemActions = items.map((item) => `dynamodb:${ITEM_ACTIONS[Object.keys(item)[0]]}`);
       call.itemActions = itemActions;
     }
@@ -267,7 +267,7 @@ export async function startRecorder(motoEndpoint: string, adminKeys: () => { acc
       }
     }
     upstream.end(body);
-  });
+  })());
   await new Promise<void>((r) => server.listen(port, '127.0.0.1', () => r()));
   return {
     endpoint: `http://127.0.0.1:${port}`,

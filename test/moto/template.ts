@@ -1,7 +1,7 @@
 // The stack as synthesized (no bundling), and what it describes made in moto: the table, the files bucket,
 // the queues, the JWT secret; each function's environment and role policy with the template's references
 // resolved to what was made.
-import { CreateTableCommand, DynamoDBClient, UpdateTimeToLiveCommand, type CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, DynamoDBClient, UpdateTimeToLiveCommand, type CreateTableCommandInput, type StreamViewType, type TimeToLiveSpecification } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
@@ -16,15 +16,43 @@ export const ALL_DEFS: FunctionDef[] = ALL_FUNCTIONS;
 const QUEUE_IDS: Record<QueueName, string> = { webhooks: 'WebhookQueue', webhooks_dlq: 'WebhookDlq', tasks: 'TaskQueue', tasks_dlq: 'TaskDlq' };
 const pascal = (id: string) => id.replace(/(^|_)(\w)/g, (_m, _s, c: string) => c.toUpperCase());
 
-type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
+/** A policy statement with its references resolved to what moto made. */
+export interface Statement {
+  Effect: string;
+  Action: string | string[];
+  Resource: string | string[];
+  Condition?: Record<string, unknown>;
+}
+/** A resource of the template, with the properties this file reads (by type; the rest stay open). */
+interface Resource {
+  Type: string;
+  Properties: Record<string, unknown>;
+}
+export interface StackTemplate {
+  Resources: Record<string, Resource>;
+}
+interface FunctionProps {
+  Role: { 'Fn::GetAtt': [string, string] };
+  Environment?: { Variables: Record<string, unknown> };
+}
+interface PolicyProps {
+  Roles: { Ref?: string }[];
+  /** As synthesized: its values are still intrinsics until resolved. */
+  PolicyDocument: { Statement: unknown[] };
+}
+/** The table's properties as CreateTable and UpdateTimeToLive take them. */
+type TableProps = Pick<CreateTableCommandInput, 'AttributeDefinitions' | 'KeySchema' | 'BillingMode' | 'GlobalSecondaryIndexes'> & {
+  StreamSpecification?: { StreamViewType: StreamViewType };
+  TimeToLiveSpecification?: TimeToLiveSpecification;
+};
 
 /** The default stack, from the test run's one synth (test/support/shapes.ts). */
-export const synthTemplate = (): Promise<Json> => template('Defaults');
+export const synthTemplate = (): Promise<StackTemplate> => template('Defaults');
 
 /** What a Ref or Fn::GetAtt of a logical id stands for in moto. */
 export type Refs = Record<string, { ref: string; attrs: Record<string, string> }>;
 
-export function resolve(value: Json, refs: Refs): Json {
+export function resolve(value: unknown, refs: Refs): unknown {
   if (Array.isArray(value)) return value.map((v) => resolve(v, refs));
   if (value === null || typeof value !== 'object') return value;
   if ('Ref' in value) {
@@ -41,7 +69,7 @@ export function resolve(value: Json, refs: Refs): Json {
     return out;
   }
   if ('Fn::Join' in value) {
-    const [sep, parts] = value['Fn::Join'] as [string, Json[]];
+    const [sep, parts] = value['Fn::Join'] as [string, unknown[]];
     return parts.map((p) => resolve(p, refs)).join(sep);
   }
   return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, resolve(v, refs)]));
@@ -52,11 +80,11 @@ export interface MotoFunction {
   /** The template's environment, resolved. */
   env: Record<string, string>;
   /** The role's policy statements as synthesized, resolved. */
-  statements: Json[];
+  statements: Statement[];
 }
 
 export interface MotoStack {
-  template: Json;
+  template: StackTemplate;
   refs: Refs;
   tableName: string;
   streamArn: string;
@@ -66,15 +94,17 @@ export interface MotoStack {
   functions: Record<string, MotoFunction>;
 }
 
-const of = (resources: Json, type: string) => Object.entries<Json>(resources).filter(([, r]) => r.Type === type);
+/** The resources of one type, with their ids; `P` names the properties read of them. */
+const of = <P = Record<string, unknown>>(resources: StackTemplate['Resources'], type: string) =>
+  Object.entries(resources).filter(([, r]) => r.Type === type) as [string, { Type: string; Properties: P }][];
 
 /** Makes in moto (still open, no auth) every resource the functions reach, named after their logical ids. */
-export async function createStack(endpoint: string, template: Json, secret: string): Promise<MotoStack> {
+export async function createStack(endpoint: string, template: StackTemplate, secret: string): Promise<MotoStack> {
   const opts = { endpoint, region: REGION, credentials: { accessKeyId: 'setup', secretAccessKey: 'setup' } };
   const R = template.Resources;
   const refs: Refs = {};
 
-  const [[tableId, table]] = of(R, 'AWS::DynamoDB::Table');
+  const [[tableId, table]] = of<TableProps>(R, 'AWS::DynamoDB::Table');
   const ddb = new DynamoDBClient(opts);
   const p = table.Properties;
   const input: CreateTableCommandInput = {
@@ -103,7 +133,7 @@ export async function createStack(endpoint: string, template: Json, secret: stri
   s3.destroy();
 
   const sqs = new SQSClient(opts);
-  const queues = of(R, 'AWS::SQS::Queue').sort(([, a]) => (a.Properties.RedrivePolicy ? 1 : -1)); // dead-letter queues first
+  const queues = of<{ VisibilityTimeout?: number; MessageRetentionPeriod?: number; RedrivePolicy?: unknown }>(R, 'AWS::SQS::Queue').sort(([, a]) => (a.Properties.RedrivePolicy ? 1 : -1)); // dead-letter queues first
   for (const [id, q] of queues) {
     const attrs: Record<string, string> = {};
     if (q.Properties.VisibilityTimeout) attrs.VisibilityTimeout = String(q.Properties.VisibilityTimeout);
@@ -129,20 +159,20 @@ export async function createStack(endpoint: string, template: Json, secret: stri
   const functions: Record<string, MotoFunction> = {};
   for (const def of ALL_DEFS) {
     const prefix = `${pascal(def.id)}Fn`;
-    const found = of(R, 'AWS::Lambda::Function').filter(([id]) => id.startsWith(prefix) && /^[0-9A-F]{8}$/.test(id.slice(prefix.length)));
+    const found = of<FunctionProps>(R, 'AWS::Lambda::Function').filter(([id]) => id.startsWith(prefix) && /^[0-9A-F]{8}$/.test(id.slice(prefix.length)));
     if (found.length !== 1) throw new Error(`${def.id}: ${found.length} functions named ${prefix}*`);
     const fn = found[0][1].Properties;
-    const role = fn.Role['Fn::GetAtt'][0] as string;
-    const statements = of(R, 'AWS::IAM::Policy')
-      .filter(([, pol]) => pol.Properties.Roles.some((r: Json) => r.Ref === role))
-      .flatMap(([, pol]) => resolve(pol.Properties.PolicyDocument.Statement, refs));
-    functions[def.id] = { def, env: resolve(fn.Environment?.Variables ?? {}, refs), statements };
+    const role = fn.Role['Fn::GetAtt'][0];
+    const statements = of<PolicyProps>(R, 'AWS::IAM::Policy')
+      .filter(([, pol]) => pol.Properties.Roles.some((r) => r.Ref === role))
+      .flatMap(([, pol]) => resolve(pol.Properties.PolicyDocument.Statement, refs) as Statement[]);
+    functions[def.id] = { def, env: resolve(fn.Environment?.Variables ?? {}, refs) as Record<string, string>, statements };
   }
   const queueUrls = Object.fromEntries(queues.map(([id]) => [id, refs[id].ref]));
   return { template, refs, tableName: tableId, streamArn, bucket: refs[of(R, 'AWS::S3::Bucket').find(([id]) => id.startsWith('Files'))![0]].ref, queueUrls, secretArn: ARN!, functions };
 }
 
-const list = (x: Json): string[] => (Array.isArray(x) ? x : [x]);
+const list = (x: unknown): unknown[] => (Array.isArray(x) ? (x as unknown[]) : [x]);
 
 /**
  * The policy moto is given for a role's statements, minus `without` (an action removed from every
@@ -155,14 +185,14 @@ const list = (x: Json): string[] => (Array.isArray(x) ? x : [x]);
  * - @connections: AWS's action is execute-api:ManageConnections; moto names it after the operation
  *   (execute-api:PostToConnection, execute-api:DeleteConnection), on resource `*`.
  */
-export function motoPolicy(statements: Json[], without?: string): { document: Json; allowed: Set<string> } {
+export function motoPolicy(statements: Statement[], without?: string): { document: { Version: string; Statement: Statement[] }; allowed: Set<string> } {
   const allowed = new Set<string>();
   // `action@Name`: the action removed only from statements on a resource named Name… (one queue's grant).
   const [action, resource] = (without ?? '').split('@');
   const out = statements
     .map((s) => {
       const scoped = !resource || list(s.Resource).some((r) => String(r).includes(`:${resource}`));
-      const actions = list(s.Action).filter((a) => !(a === action && scoped));
+      const actions = [s.Action].flat().filter((a) => !(a === action && scoped));
       const extra: string[] = [];
       if (actions.some((a) => /^dynamodb:(PutItem|UpdateItem|DeleteItem|ConditionCheckItem)$/.test(a))) extra.push('dynamodb:TransactWriteItems');
       if (actions.includes('sqs:SendMessage')) extra.push('sqs:SendMessageBatch');
@@ -172,9 +202,10 @@ export function motoPolicy(statements: Json[], without?: string): { document: Js
       }
       actions.forEach((a) => allowed.add(a));
       const widen = actions.some((a) => /^(dynamodb|secretsmanager|execute-api):/.test(a));
-      return actions.length ? { Effect: s.Effect, Action: [...actions, ...extra], Resource: widen ? '*' : s.Resource, ...(s.Condition && { Condition: s.Condition }) } : undefined;
+      const out: Statement | undefined = actions.length ? { Effect: s.Effect, Action: [...actions, ...extra], Resource: widen ? '*' : s.Resource, ...(s.Condition && { Condition: s.Condition }) } : undefined;
+      return out;
     })
-    .filter(Boolean);
+    .filter((st) => st !== undefined);
   return { document: { Version: '2012-10-17', Statement: out }, allowed };
 }
 
