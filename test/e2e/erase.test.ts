@@ -116,7 +116,7 @@ describe('erasing a user', () => {
 
     const del = await call('DELETE', `/api/bot/users/${userId}`, bot(secretKey));
     expect(del.status).toBe(202);
-    expect(del.body).toEqual({ task_id: expect.stringMatching(UUID) as unknown, kind: 'erase', status: 'pending', created_at: expect.any(String) as unknown });
+    expect(del.body).toEqual({ task_id: expect.stringMatching(UUID), kind: 'erase', status: 'pending', created_at: expect.any(String) });
     expect(checkSchema('Task', del.body)).toEqual([]);
     // At once: the user's token is refused everywhere, its socket closes, no new session starts.
     for (const [method, path, json] of [
@@ -129,7 +129,7 @@ describe('erasing a user', () => {
       ['GET', `/api/client/files/${loose}`],
     ] as [string, string, object?][]) {
       const res = await call(method, path, { token, json });
-      expect([method, path, res.status, res.body]).toEqual([method, path, 401, { error: expect.stringMatching(/erased/) as unknown }]);
+      expect([method, path, res.status, res.body]).toEqual([method, path, 401, { error: expect.stringMatching(/erased/) }]);
     }
     expect((await call('POST', '/api/client/files', { token, body: fileForm('late.png') })).status).toBe(401);
     // Told not to reconnect (a terminal code), and the socket closed.
@@ -143,7 +143,7 @@ describe('erasing a user', () => {
     expect((await call('DELETE', `/api/bot/users/${userId}`, bot(secretKey))).body.task_id).toBe(del.body.task_id);
 
     const done = await waitForTask(secretKey, del.body.task_id);
-    expect(done).toEqual({ ...del.body, status: 'completed', completed_at: expect.any(String) as unknown });
+    expect(done).toEqual({ ...del.body, status: 'completed', completed_at: expect.any(String) });
     expect(checkSchema('Task', done)).toEqual([]);
     const left = (await scanTable()).filter(mentions);
     expect(left).toEqual([]);

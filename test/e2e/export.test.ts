@@ -11,15 +11,19 @@ import { dynamo, tableName } from '../../lambdas/aws/dynamo';
 import { keys } from '../../lambdas/entities/keys';
 import { botTask } from '../../lambdas/entities/tasks';
 import { NotFoundError } from '../../lambdas/shared/errors';
+import { present, type Chat, type FileInfo, type Message, type Schemas, type User } from '../support/contract';
 
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
 const bot = (secretKey: string) => ({ headers: { authorization: `Bearer ${secretKey}` } });
 
-async function completed(secretKey: string, taskId: string) {
-  let task: any;
+async function completed(secretKey: string, taskId: string): Promise<Schemas['Task']> {
+  let task = undefined as Schemas['Task'] | undefined;
   await until(async () => (task = (await call('GET', `/api/bot/tasks/${taskId}`, bot(secretKey))).body).status === 'completed', 20_000, 'the export');
-  return task;
+  return present(task, `task ${taskId}`);
 }
+
+/** A line of an export's NDJSON file (lambdas/flows/export.ts): its type names the one field it carries. */
+type ExportLine = { type: 'user' | 'chat' | 'message' | 'file'; user?: User; chat?: Chat; message?: Message; file?: FileInfo };
 
 function fileForm(name: string, bytes = PNG): FormData {
   const fd = new FormData();
@@ -50,26 +54,26 @@ test("an export holds the user, each chat with its messages in order, and each f
   expect(task).toEqual({ ...started.body, status: 'completed', download_url: expect.stringMatching(/^http/), completed_at: expect.any(String) });
   expect(checkSchema('Task', task)).toEqual([]);
 
-  const download = await fetch(task.download_url);
+  const download = await fetch(present(task.download_url, 'the export’s download_url'));
   expect(download.status).toBe(200);
   expect(download.headers.get('content-disposition')).toMatch(/^attachment/);
-  const lines = (await download.text()).trim().split('\n').map((l) => JSON.parse(l));
+  const lines = (await download.text()).trim().split('\n').map((l) => JSON.parse(l) as ExportLine);
   expect(lines[0]).toEqual({ type: 'user', user: { ...s.user, status: 'active' } });
   expect(lines.map((l) => l.type)).toEqual(['user', 'chat', 'message', 'message', 'message', 'chat', 'message', 'file', 'file']);
   expect(lines[1].chat).toMatchObject({ id: first, name: 'first' });
-  expect(lines.slice(2, 5).map((l) => l.message.id)).toEqual(sent);
+  expect(lines.slice(2, 5).map((l) => l.message?.id)).toEqual(sent);
   expect(lines[3].message).toMatchObject({ sender: 'bot', content: 'hi Ada' });
   expect(lines[5].chat).toMatchObject({ id: second });
-  expect(lines[6].message.id).toBe(inSecond);
+  expect(lines[6].message?.id).toBe(inSecond);
   for (const line of lines.filter((l) => l.type === 'message')) expect(checkSchema('Message', line.message)).toEqual([]);
   // Both files, attached or not, each URL serving its bytes.
-  const files = lines.filter((l) => l.type === 'file').map((l) => l.file);
+  const files = lines.filter((l) => l.type === 'file').map((l) => present(l.file, 'a file line’s file'));
   expect(files.map((f) => f.id).sort()).toEqual([attached.body.id, loose.body.id].sort());
   for (const f of files) {
     expect(f).toMatchObject({ status: 'uploaded', mime_type: 'image/png' });
-    expect((await fetch(f.url)).status).toBe(200);
+    expect((await fetch(present(f.url, `file ${f.id}’s url`))).status).toBe(200);
   }
-  expect(Buffer.from(await (await fetch(files.find((f) => f.id === loose.body.id).url)).arrayBuffer()).toString()).toContain('loose');
+  expect(Buffer.from(await (await fetch(present(present(files.find((f) => f.id === loose.body.id), 'the loose file').url, 'the loose file’s url'))).arrayBuffer()).toString()).toContain('loose');
   // Nothing of another user; the finished task names no user.
   expect(JSON.stringify(lines)).not.toContain(other.user.id);
   const record = (await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.task(task.task_id) }))).Item;

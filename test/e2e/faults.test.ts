@@ -67,7 +67,7 @@ test('DynamoDB frozen mid-request → 503 {error} with Retry-After; after it is 
     process.kill(pids().dynamodb, 'SIGCONT');
   }
   expect(during.status).toBe(503);
-  expect(during.body).toEqual({ error: expect.any(String) as unknown });
+  expect(during.body).toEqual({ error: expect.any(String) });
   expect(during.retryAfter).toBe('1');
   // The client retries with the same key: the message exists once, whether or not the first try landed.
   const retry = await api('POST', `/api/client/chats/${chatId}/messages`, token, { content: 'while frozen', client_message_id: 'frozen-1' });
@@ -92,7 +92,7 @@ test('S3 down during an upload → 503 {error}, and no file record left behind',
     process.kill(pids().s3, 'SIGCONT');
   }
   expect(res.status).toBe(503);
-  expect(res.body).toEqual({ error: expect.any(String) as unknown });
+  expect(res.body).toEqual({ error: expect.any(String) });
   expect((await items()).filter((i) => i.entity === 'file').length).toBe(before);
   // Back up: uploads work again.
   const fd = new FormData();

@@ -24,14 +24,14 @@ test('upload a PNG → 201 with id, type, url, status, metadata; the URL serves 
   const res = await upload(token, form([{ name: 'file', value: PNG, filename: 'pixel.png', type: 'image/png' }]));
   expect(res.status).toBe(201);
   expect(res.body).toEqual({
-    id: expect.stringMatching(UUID) as unknown,
+    id: expect.stringMatching(UUID),
     type: 'photo',
-    url: expect.stringMatching(/^http/) as unknown,
+    url: expect.stringMatching(/^http/),
     status: 'uploaded',
     name: 'pixel.png',
     size: PNG.length,
     mime_type: 'image/png',
-    created_at: expect.any(String) as unknown,
+    created_at: expect.any(String),
   });
   // Stored under a key that names bot and user.
   expect(new URL(present(res.body.url, 'the file’s url')).pathname).toContain(`/bots/${bot.id}/users/${userId}/`);
@@ -55,7 +55,7 @@ test('upload a PNG → 201 with id, type, url, status, metadata; the URL serves 
   expect(msg.status).toBe(201);
   expect(msg.body.content_type).toBe('photo');
   expect(msg.body.files).toEqual([
-    { id: res.body.id, type: 'photo', url: expect.stringMatching(/^http/) as unknown, name: 'pixel.png', size: PNG.length, mime_type: 'image/png' },
+    { id: res.body.id, type: 'photo', url: expect.stringMatching(/^http/), name: 'pixel.png', size: PNG.length, mime_type: 'image/png' },
   ]);
   const history = await call('GET', `/api/client/chats/${chatId}/messages`, { token });
   const fromHistory = await fetch(firstFileUrl(history.body[0]));
@@ -103,18 +103,18 @@ test("another user's file → 403; unknown file → 400; nothing written", async
     token: other.session_token,
     json: { content: '', content_type: 'photo', files: [file.body.id] },
   });
-  expect(foreign).toMatchObject({ status: 403, body: { error: expect.any(String) as unknown } });
+  expect(foreign).toMatchObject({ status: 403, body: { error: expect.any(String) } });
   const unknown = await call('POST', `/api/client/chats/${otherChat.body.id}/messages`, {
     token: other.session_token,
     json: { content: 'x', files: ['00000000-0000-4000-8000-000000000000'] },
   });
-  expect(unknown).toMatchObject({ status: 400, body: { error: expect.any(String) as unknown } });
+  expect(unknown).toMatchObject({ status: 400, body: { error: expect.any(String) } });
   // Another user's chat is a 403 whatever the files say (the chat's refusal wins over the files').
   const notYours = await call('POST', `/api/client/chats/${otherChat.body.id}/messages`, {
     token: owner.token,
     json: { content: 'x', files: ['00000000-0000-4000-8000-000000000000'] },
   });
-  expect(notYours).toMatchObject({ status: 403, body: { error: expect.any(String) as unknown } });
+  expect(notYours).toMatchObject({ status: 403, body: { error: expect.any(String) } });
   expect(await botItems(owner.bot.id)).toEqual(before);
 });
 
@@ -131,7 +131,7 @@ describe('upload errors', () => {
     const before = await botItems(bot.id);
     const res = await upload(token, make());
     expect(res.status).toBe(status);
-    expect(res.body).toEqual({ error: expect.any(String) as unknown });
+    expect(res.body).toEqual({ error: expect.any(String) });
     expect(await botItems(bot.id)).toEqual(before);
   });
 
@@ -145,15 +145,15 @@ describe('upload errors', () => {
   test('not multipart, or a broken multipart body → 400', async () => {
     const { token } = await userWithChat();
     const json = await call('POST', '/api/client/files', { token, json: { file: 'x' } });
-    expect(json).toMatchObject({ status: 400, body: { error: expect.any(String) as unknown } });
+    expect(json).toMatchObject({ status: 400, body: { error: expect.any(String) } });
     const broken = await call('POST', '/api/client/files', {
       token,
       headers: { 'content-type': 'multipart/form-data; boundary=XYZ' },
       body: '--XYZ\r\nContent-Disposition: form-data; name="file"; filename="a"\r\n\r\nabc',
     });
-    expect(broken).toMatchObject({ status: 400, body: { error: expect.any(String) as unknown } });
+    expect(broken).toMatchObject({ status: 400, body: { error: expect.any(String) } });
     const noBoundary = await call('POST', '/api/client/files', { token, headers: { 'content-type': 'multipart/form-data; charset=utf-8' }, body: 'x' });
-    expect(noBoundary).toMatchObject({ status: 400, body: { error: expect.any(String) as unknown } });
+    expect(noBoundary).toMatchObject({ status: 400, body: { error: expect.any(String) } });
   });
 
   test('file names are cleaned of paths; a control character in the part header is a 400', async () => {
@@ -164,7 +164,7 @@ describe('upload errors', () => {
       expect(res.body.name).toBe('passwd.png');
     }
     const ctl = await upload(token, form([{ name: 'file', value: PNG, filename: 'pass\u0007wd.png', type: 'image/png' }]));
-    expect(ctl).toMatchObject({ status: 400, body: { error: expect.any(String) as unknown } });
+    expect(ctl).toMatchObject({ status: 400, body: { error: expect.any(String) } });
   });
 
   test('a UTF-16 file name cut in half (a lone surrogate) → 201, the broken character replaced; the file downloads', async () => {

@@ -18,7 +18,7 @@ test('a retry with the same client_message_id returns the first message (200) an
   expect(retry.body).toEqual(first.body);
   expect(await botItems(bot.id)).toEqual(before);
   const history = await call('GET', `/api/client/chats/${chatId}/messages`, { token });
-  expect(history.body.map((m: any) => m.id)).toEqual([first.body.id]);
+  expect(history.body.map((m) => m.id)).toEqual([first.body.id]);
   // The key is kept for a day, then expires by TTL.
   const key = await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.idempotency(chatId, 'user', 'tap-1') }));
   expect(key.Item?.ttl - Date.now() / 1000).toBeGreaterThan(23 * 3600);

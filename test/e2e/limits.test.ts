@@ -42,7 +42,7 @@ async function api<M extends string, U extends string>(method: M, path: U, token
 
 const expect429 = (res: { status: number; body: unknown; retryAfter: string | null }) => {
   expect(res.status).toBe(429);
-  expect(res.body).toEqual({ error: expect.stringMatching(/Too many/) as unknown });
+  expect(res.body).toEqual({ error: expect.stringMatching(/Too many/) });
   expect(Number(res.retryAfter)).toBeGreaterThanOrEqual(1);
   expect(Number(res.retryAfter)).toBeLessThanOrEqual(60);
 };
@@ -121,6 +121,6 @@ test('a user may have at most 100 chats (the default): the 101st is a 409', asyn
     if (res.status !== 201) throw new Error(`chat ${i}: ${res.status} ${JSON.stringify(res.body)}`);
   }
   const over = await call('POST', '/api/client/chats', { token, json: { name: 'one too many' } });
-  expect(over).toMatchObject({ status: 409, body: { error: expect.stringMatching(/at most 100 chats/) as unknown } });
+  expect(over).toMatchObject({ status: 409, body: { error: expect.stringMatching(/at most 100 chats/) } });
   expect((await call('GET', '/api/client/chats', { token })).body).toHaveLength(100);
 }, 60_000);

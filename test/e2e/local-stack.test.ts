@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { stackEnv, startLocalProcess } from '../support/local-process';
 import { call } from '../support/http';
 import type { Chat, FileInfo, Message, Session } from '../support/contract';
+import type { DemoBot } from '../../lib/local/stack';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'chat-stack-'));
 const portFree = (port: number) =>
@@ -14,6 +15,9 @@ const portFree = (port: number) =>
     s.once('error', () => resolve(false));
     s.listen(port, '0.0.0.0', () => s.close(() => resolve(true)));
   });
+
+/** The processes lib/local/stack.ts writes to local-stack.json, as far as these tests read them. */
+const pidsIn = (dir: string) => JSON.parse(readFileSync(join(dir, 'local-stack.json'), 'utf8')) as { dynamodb: number };
 
 /** A POST to another stack than the run's: `url` is whole (the contract's check still applies). */
 async function post<T>(url: string, json: unknown, token?: string) {
@@ -27,7 +31,7 @@ test('start, use, refuse a second start on the same ports, stop on SIGTERM, rest
     // npm start's default: the table in the data folder (test stacks keep theirs in memory).
     const env = await stackEnv(dir, { DYNAMODB_IN_MEMORY: 'off' });
     const first = await startLocalProcess(env);
-    const demo = JSON.parse(readFileSync(join(dir, 'demo-bot.json'), 'utf8'));
+    const demo = JSON.parse(readFileSync(join(dir, 'demo-bot.json'), 'utf8')) as DemoBot;
     expect(demo).toEqual({
       bot_id: expect.any(String),
       client_key: expect.stringMatching(/^cli_/),
@@ -37,7 +41,7 @@ test('start, use, refuse a second start on the same ports, stop on SIGTERM, rest
     expect(first.output()).toContain(demo.client_key);
     expect(first.output()).toContain(`http://localhost:${env.PORT}`);
     // DynamoDB Local's JVM got the options docs/configuration.md documents (C1 only, serial GC), or the caller's own.
-    const { dynamodb } = JSON.parse(readFileSync(join(dir, 'local-stack.json'), 'utf8'));
+    const { dynamodb } = pidsIn(dir);
     const javaEnv = readFileSync(`/proc/${dynamodb}/environ`, 'utf8').split('\0');
     expect(javaEnv).toContain(`JDK_JAVA_OPTIONS=${process.env.JDK_JAVA_OPTIONS || '-XX:TieredStopAtLevel=1 -XX:+UseSerialGC'}`);
     expect(existsSync(join(dir, 'dynamodb', 'shared-local-instance.db'))).toBe(true);
@@ -84,7 +88,7 @@ test('start, use, refuse a second start on the same ports, stop on SIGTERM, rest
 
 test('DYNAMODB_IN_MEMORY=on (the test run\'s stack): DynamoDB Local keeps the table in memory, no file in the data folder', () => {
   const dir = process.env.DATA_DIR as string;
-  const { dynamodb } = JSON.parse(readFileSync(join(dir, 'local-stack.json'), 'utf8'));
+  const { dynamodb } = pidsIn(dir);
   expect(readFileSync(`/proc/${dynamodb}/cmdline`, 'utf8').split('\0')).toContain('-inMemory');
   expect(existsSync(join(dir, 'dynamodb'))).toBe(false);
 });
@@ -94,9 +98,10 @@ test('without Java it says so and how to install it, in one clear message', asyn
   try {
     const env = await stackEnv(dir, { PATH: join(dir, 'empty-path') });
     const err = await startLocalProcess(env, undefined, 20_000).catch((e: Error) => e);
-    expect(String(err)).toMatch(/Java 17 or newer is needed/);
-    expect(String(err)).toMatch(/apt-get install -y openjdk-17-jre-headless/);
-    expect(String(err)).not.toMatch(/\n\s+at /); // no stack trace
+    const said = err instanceof Error ? String(err) : 'the stack started';
+    expect(said).toMatch(/Java 17 or newer is needed/);
+    expect(said).toMatch(/apt-get install -y openjdk-17-jre-headless/);
+    expect(said).not.toMatch(/\n\s+at /); // no stack trace
     expect(existsSync(join(dir, 'demo-bot.json'))).toBe(false);
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -8,10 +8,13 @@ import { jsonLines } from '../support/jsonl';
 
 const LOG = join(__dirname, '..', '..', 'test-output', 'local-stack.log');
 
-/** The JSON log lines of the run so far (the stack also prints plain start-up lines). */
-const logLines = () => jsonLines<Record<string, any>>(LOG);
+/** A JSON line of the log, as far as these tests read it (lambdas/shared/log.ts writes it). */
+type LogLine = { message?: string; route?: string; status?: number; bot_id?: string; user_id?: string; duration_ms?: number } & Record<string, unknown>;
 
-async function linesWhere(match: (e: Record<string, any>) => boolean, count: number): Promise<Record<string, any>[]> {
+/** The JSON log lines of the run so far (the stack also prints plain start-up lines). */
+const logLines = () => jsonLines<LogLine>(LOG);
+
+async function linesWhere(match: (e: LogLine) => boolean, count: number): Promise<LogLine[]> {
   for (let i = 0; i < 100; i++) {
     const found = logLines().filter(match);
     if (found.length >= count) return found;

@@ -24,14 +24,15 @@ test('a start that times out (DynamoDB Local hanging) stops the stack and everyt
   let java: string | undefined;
   while (!(java = await javaOf(dir))) await new Promise((r) => setTimeout(r, 20));
   process.kill(Number(java.split(' ')[0]), 'SIGSTOP');
-  expect(String(await starting)).toMatch(/local stack not ready in 8000 ms/);
+  const failed = await starting;
+  expect(failed instanceof Error ? failed.message : 'the stack started').toMatch(/local stack not ready in 8000 ms/);
   expect(await processesOf(dir, 5_000)).toEqual([]);
 }, 60_000);
 
 test('the stack killed with SIGKILL leaves neither DynamoDB Local nor the S3 emulator running', async () => {
   const stack = await startLocalProcess(await stackEnv(dir, { REALTIME: 'off' }));
   try {
-    const pids = JSON.parse(readFileSync(join(dir, 'local-stack.json'), 'utf8'));
+    const pids = JSON.parse(readFileSync(join(dir, 'local-stack.json'), 'utf8')) as { stack: number; dynamodb: number };
     expect(await javaOf(dir)).toMatch(new RegExp(`^${pids.dynamodb} `));
     process.kill(pids.stack, 'SIGKILL');
     // Nothing but the stack is killed here, and no stop() is called before the check: they go by themselves.

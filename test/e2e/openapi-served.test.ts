@@ -6,7 +6,7 @@ import { call } from '../support/http';
 import { OPENAPI_PATH } from '../support/openapi';
 
 test('GET /api/openapi.json is docs/openapi.yaml as JSON', async () => {
-  const res = await call('GET', '/api/openapi.json');
+  const res = await call<Record<string, unknown>>('GET', '/api/openapi.json');
   expect(res.status).toBe(200);
   expect(res.headers.get('content-type')).toMatch(/^application\/json/);
   expect(res.body.openapi).toBe('3.1.0');
@@ -14,7 +14,7 @@ test('GET /api/openapi.json is docs/openapi.yaml as JSON', async () => {
 });
 
 test('GET /docs is an HTML page that renders the document with the bundled Redoc script, served here too', async () => {
-  const page = await call('GET', '/docs');
+  const page = await call<string>('GET', '/docs');
   expect(page.status).toBe(200);
   expect(page.headers.get('content-type')).toMatch(/^text\/html/);
   expect(page.body).toContain('<redoc spec-url="/api/openapi.json"></redoc>');
@@ -24,7 +24,7 @@ test('GET /docs is an HTML page that renders the document with the bundled Redoc
   expect(page.body).not.toMatch(/https?:\/\//);
   expect(page.headers.get('content-security-policy')).toMatch(/default-src 'self'/);
 
-  const script = await call('GET', src!);
+  const script = await call<string>('GET', src!);
   expect(script.status).toBe(200);
   expect(script.headers.get('content-type')).toMatch(/^text\/javascript/);
   expect(String(script.body).length).toBeGreaterThan(100_000);

@@ -6,6 +6,7 @@ import { processesOf, stackEnv, startLocalProcess } from '../support/local-proce
 import { until } from '../support/realtime';
 import { call } from '../support/http';
 import type { Chat, Message, Session } from '../support/contract';
+import type { DemoBot } from '../../lib/local/stack';
 
 test('with realtime off the session has no realtime block and HTTP works end to end', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'chat-rt-off-'));
@@ -14,7 +15,7 @@ test('with realtime off the session has no realtime block and HTTP works end to 
   const stack = await startLocalProcess(env);
   try {
     expect(stack.output()).toMatch(/realtime is off/);
-    const { client_key } = JSON.parse(readFileSync(join(dir, 'demo-bot.json'), 'utf8'));
+    const { client_key } = JSON.parse(readFileSync(join(dir, 'demo-bot.json'), 'utf8')) as DemoBot;
     const post = <T>(path: string, json: unknown, token?: string) => call<T>('POST', `/api/client${path}`, { base: stack.apiUrl, json, token });
     const s = await post<Session>('/session', { client_key });
     expect(s.status).toBe(200);
@@ -24,7 +25,7 @@ test('with realtime off the session has no realtime block and HTTP works end to 
     const msg = await post<Message>(`/chats/${chat.body.id}/messages`, { content: 'hi' }, s.body.session_token);
     expect(msg.status).toBe(201);
     // The bot's reply counts for the user and moves the chat, as with realtime (the publisher only counts).
-    const { secret_key } = JSON.parse(readFileSync(join(dir, 'demo-bot.json'), 'utf8'));
+    const { secret_key } = JSON.parse(readFileSync(join(dir, 'demo-bot.json'), 'utf8')) as DemoBot;
     const reply = await call<Message>('POST', `/api/bot/chats/${chat.body.id}/messages`, { base: stack.apiUrl, headers: { authorization: `Bearer ${secret_key}` }, json: { content: 'hello, no socket' } });
     const replied = reply.body;
     expect(reply.status).toBe(201);

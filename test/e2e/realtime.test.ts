@@ -1,12 +1,12 @@
 // Realtime with the real `centrifuge` client over the local WebSocket gateway: delivery, isolation, tokens,
 // protocol errors, reconnects, gone connections.
 import WebSocket from 'ws';
-import { Centrifuge } from 'centrifuge';
+import { Centrifuge, type DisconnectedContext, type UnsubscribedContext } from 'centrifuge';
 import { readFileSync } from 'node:fs';
 import { SignJWT } from 'jose';
 import { call, newSession, userWithChat } from '../support/api';
 import { textMessage } from '../support/fixtures';
-import { liveClient, until, type LiveClient } from '../support/realtime';
+import { liveClient, until, type LiveClient, type Publication } from '../support/realtime';
 import { sleep, untilExpired } from '../support/wait';
 import { createMessage } from '../../lambdas/flows/send';
 import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
@@ -45,8 +45,21 @@ async function realtimeToken(userId: string, botId: string, exp: number) {
     .sign(jwtKey());
 }
 
+/** A frame of Centrifuge's JSON protocol from the gateway, a reply (by id) or a push, as far as these tests read it. */
+interface Frame {
+  id?: number;
+  error?: { code: number; message: string };
+  connect?: { client: string; version: string; expires: boolean; ttl: number };
+  refresh?: { client: string; version: string; expires: boolean; ttl: number };
+  subscribe?: Record<string, never>;
+  push?: { pub?: { data?: Publication }; disconnect?: { code: number; reason: string } };
+}
+
+/** The frames of one WebSocket message: newline-separated JSON, a text message (ws hands it over as a Buffer). */
+const framesOf = (data: WebSocket.RawData): Frame[] => (data as Buffer).toString().split('\n').map((l) => JSON.parse(l) as Frame);
+
 /** Opens a raw socket and sends frames: for protocol cases the client library never produces. */
-async function raw(url: string): Promise<{ ws: WebSocket; request(frame: string): Promise<any[]> }> {
+async function raw(url: string): Promise<{ ws: WebSocket; request(frame: string): Promise<Frame[]> }> {
   const ws = new WebSocket(url);
   await new Promise((resolve, reject) => {
     ws.once('open', resolve);
@@ -56,7 +69,7 @@ async function raw(url: string): Promise<{ ws: WebSocket; request(frame: string)
     ws,
     request: (frame) =>
       new Promise((resolve) => {
-        ws.once('message', (data) => resolve(data.toString().split('\n').map((l) => JSON.parse(l))));
+        ws.once('message', (data) => resolve(framesOf(data)));
         ws.send(frame);
       }),
   };
@@ -160,7 +173,7 @@ test('the realtime URL carries the token; a missing, bad or expired one is refus
   const other = await newSession(bot.client_key);
   const r = await raw(rt.url);
   const [refused] = await r.request(JSON.stringify({ id: 1, connect: { token: realtimeOf(other).token } }));
-  expect(refused.error.code).toBe(101);
+  expect(refused.error?.code).toBe(101);
   const [ok] = await r.request(JSON.stringify({ id: 2, connect: { token: rt.token } }));
   expect(ok).toEqual({ id: 2, connect: { client: expect.any(String), version: expect.any(String), expires: true, ttl: expect.any(Number) } });
   r.ws.close();
@@ -190,7 +203,7 @@ test('bad token in connect → 101 and the client stops (no retry loop)', async 
   const client = new Centrifuge(rt.url, { token: 'bad.token.here', websocket: WebSocket as never, minReconnectDelay: 20, maxReconnectDelay: 50 });
   let connecting = 0;
   client.on('connecting', () => connecting++);
-  const disconnected = new Promise<any>((resolve) => client.once('disconnected', resolve));
+  const disconnected = new Promise<DisconnectedContext>((resolve) => client.once('disconnected', resolve));
   client.connect();
   const ctx = await disconnected;
   expect(ctx.code).toBe(101);
@@ -209,7 +222,12 @@ test('expired token in connect → 109; the client fetches a new token with getT
   r.ws.close();
 
   let asked = 0;
-  const c = await live({ ...rt, token: expired }, { getToken: async () => (asked++, rt.token) });
+  const c = await live({ ...rt, token: expired }, {
+    getToken: () => {
+      asked++;
+      return Promise.resolve(rt.token);
+    },
+  });
   expect(asked).toBe(1);
   expect(c.client.state).toBe('connected');
 });
@@ -257,22 +275,22 @@ test('a bot turned off, or its client interface disabled, while a socket is open
 test('a connection lasts as long as its token: connect says when (expires, ttl); a refresh with a new token of the same user extends it, another user\'s is refused', async () => {
   const { session, token, chatId, bot } = await userWithChat();
   const rt = realtimeOf(session);
-  const userId = session.user.id as string;
+  const userId = session.user.id;
   const r = await raw(rt.url);
-  const frames: any[] = [];
-  r.ws.on('message', (d) => frames.push(...d.toString().split('\n').map((l) => JSON.parse(l))));
+  const frames: Frame[] = [];
+  r.ws.on('message', (d) => frames.push(...framesOf(d)));
   const exp = Math.floor(Date.now() / 1000) + 3;
   const soon = await realtimeToken(userId, bot.id, exp);
   const [connected, subscribed] = await r.request([JSON.stringify({ id: 1, connect: { token: soon } }), JSON.stringify({ id: 2, subscribe: { channel: rt.channel } })].join('\n'));
   // The refresh is asked for 30 s before the token expires (here, at once: 1 s).
-  expect([connected.connect.expires, connected.connect.ttl, subscribed]).toEqual([true, 1, { id: 2, subscribe: {} }]);
+  expect([connected.connect?.expires, connected.connect?.ttl, subscribed]).toEqual([true, 1, { id: 2, subscribe: {} }]);
   const other = await newSession(bot.client_key);
   const [refused] = await r.request(JSON.stringify({ id: 3, refresh: { token: realtimeOf(other).token } }));
   expect(refused).toEqual({ id: 3, error: { code: 101, message: expect.any(String) } });
   const [refreshed] = await r.request(JSON.stringify({ id: 4, refresh: { token: rt.token } }));
-  expect(refreshed).toEqual({ id: 4, refresh: { client: connected.connect.client, version: expect.any(String), expires: true, ttl: expect.any(Number) } });
-  expect(refreshed.refresh.ttl).toBeGreaterThan(3600);
-  expect(refreshed.refresh.ttl).toBeLessThanOrEqual(86400 - 30);
+  expect(refreshed).toEqual({ id: 4, refresh: { client: connected.connect?.client, version: expect.any(String), expires: true, ttl: expect.any(Number) } });
+  expect(refreshed.refresh?.ttl).toBeGreaterThan(3600);
+  expect(refreshed.refresh?.ttl).toBeLessThanOrEqual(86400 - 30);
   // Past the first token's expiry the socket still gets the user's messages.
   await untilExpired(exp, 'the first token to expire');
   const sent = await send(token, chatId, 'after the refresh');
@@ -284,8 +302,8 @@ test('a token that expires without a refresh: the socket is told (disconnect 300
   const { session, token, chatId, bot } = await userWithChat();
   const rt = realtimeOf(session);
   const r = await raw(rt.url);
-  const frames: any[] = [];
-  r.ws.on('message', (d) => frames.push(...d.toString().split('\n').map((l) => JSON.parse(l))));
+  const frames: Frame[] = [];
+  r.ws.on('message', (d) => frames.push(...framesOf(d)));
   const exp = Math.floor(Date.now() / 1000) + 2;
   const soon = await realtimeToken(session.user.id, bot.id, exp);
   await r.request([JSON.stringify({ id: 1, connect: { token: soon } }), JSON.stringify({ id: 2, subscribe: { channel: rt.channel } })].join('\n'));
@@ -309,7 +327,12 @@ test('the centrifuge client refreshes its token before it expires (getToken) and
   const exp = Math.floor(Date.now() / 1000) + 2;
   const soon = await realtimeToken(session.user.id, bot.id, exp);
   let asked = 0;
-  const c = await live({ ...rt, token: soon }, { getToken: async () => (asked++, rt.token) });
+  const c = await live({ ...rt, token: soon }, {
+    getToken: () => {
+      asked++;
+      return Promise.resolve(rt.token);
+    },
+  });
   await until(() => asked > 0, 15_000, 'the client to ask for a new token');
   await untilExpired(exp, 'the first token to expire');
   const sent = await send(token, chatId, 'still live');
@@ -323,7 +346,7 @@ test("another user's channel → 103; the connection stays usable", async () => 
   const c = await live(realtimeOf(session));
   const foreign = c.client.newSubscription(realtimeOf(other).channel);
   // The client unsubscribes with the server's code (103 is not a temporary error: no retry).
-  const refused = new Promise<any>((resolve) => foreign.once('unsubscribed', resolve));
+  const refused = new Promise<UnsubscribedContext>((resolve) => foreign.once('unsubscribed', resolve));
   foreign.subscribe();
   expect(await refused).toMatchObject({ code: 103 });
   const sent = await send(token, chatId, 'still here');
@@ -380,7 +403,7 @@ test('the server closes a socket → the client reconnects, resubscribes and get
   await resubscribed;
   expect(c.clientId()).not.toBe(oldId);
   const catchUp = await call('GET', `/api/client/chats/${chatId}/messages?after=${first.body.id}`, { token });
-  expect(catchUp.body.map((m: any) => m.id)).toEqual([missed.body.id]);
+  expect(catchUp.body.map((m) => m.id)).toEqual([missed.body.id]);
   const next = await send(token, chatId, 'after the reconnect');
   await c.waitFor((d) => d.data?.id === next.body.id);
 });

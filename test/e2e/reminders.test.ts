@@ -6,11 +6,13 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { call, newSession, userWithChat } from '../support/api';
 import { ROOT } from '../support/local-process';
-import { startReceiver } from '../support/receiver';
+import { startReceiver, type Hit } from '../support/receiver';
+import type { Schemas } from '../support/contract';
+import type { DemoBot } from '../../lib/local/stack';
 import { until } from '../support/realtime';
 import { sleep, untilTime } from '../support/wait';
 import { updateBot } from '../../lambdas/flows/bot-admin';
-import { fireReminder, scheduleReminder, type ReminderJob } from '../../lambdas/flows/reminders';
+import { fireReminder, scheduleReminder } from '../../lambdas/flows/reminders';
 import { dynamo, tableName } from '../../lambdas/aws/dynamo';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { keys } from '../../lambdas/entities/keys';
@@ -21,10 +23,15 @@ import { checkWebhook } from '../support/openapi';
 const closers: (() => void)[] = [];
 afterAll(() => closers.forEach((c) => c()));
 
+/** What a webhook delivery holds: one of docs/openapi.yaml's two events, told apart by `event`. */
+const eventOf = (hit: Hit) => hit.body as Schemas['WebhookMessageCreated'] | Schemas['WebhookUnreadReminder'];
+type ReminderHit = Omit<Hit, 'body'> & { body: Schemas['WebhookUnreadReminder'] };
+const isReminder = (hit: Hit): hit is ReminderHit => eventOf(hit).event === 'chat.unread_reminder';
+
 async function receiver() {
   const r = await startReceiver();
-  closers.push(r.close);
-  return { ...r, reminders: () => r.hits.filter((h) => h.body.event === 'chat.unread_reminder') };
+  closers.push(() => r.close());
+  return { ...r, reminders: () => r.hits.filter(isReminder) };
 }
 
 /** A user, a chat and a bot whose webhook goes to a receiver of the test, with reminders after `seconds`. */
@@ -62,7 +69,7 @@ test('three replies left unread: one signed reminder with the three, oldest firs
   });
   expect(hit.body.messages).toEqual(sent);
   // No message.created for the bot's own replies.
-  expect(c.hook.hits.filter((h) => h.body.event === 'message.created')).toEqual([]);
+  expect(c.hook.hits.filter((h) => eventOf(h).event === 'message.created')).toEqual([]);
 });
 
 test('a read before it fires cancels it; the next reply after the read starts a new burst with its own reminder', async () => {
@@ -86,7 +93,7 @@ test('a reply while a reminder is due does not postpone it; replies after it fir
   const second = await c.reply('second');
   await until(() => c.hook.reminders().length >= 1, 10_000, 'the reminder');
   // Due 3 s after the first reply, not after the second.
-  expect(c.hook.reminders()[0].body.messages.map((m: any) => m.id)).toEqual([first.id, second.id]);
+  expect(c.hook.reminders()[0].body.messages.map((m) => m.id)).toEqual([first.id, second.id]);
   const item = (await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.reminder(c.chatId), ConsistentRead: true }))).Item;
   expect(item).toMatchObject({ burst: first.id, due_at: new Date(Date.parse(first.created_at) + 3000).toISOString(), fired_at: expect.any(String) });
   const third = await c.reply('third, after the reminder');
@@ -104,7 +111,7 @@ test('exactly once: the reply\'s record and the due job delivered again give not
   await until(async () => Boolean((await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.reminder(c.chatId), ConsistentRead: true }))).Item), 10_000, 'the reminder to be scheduled');
   const again = await scheduleReminder(item, 900);
   expect(again?.job).toMatchObject({ kind: 'reminder', burst: reply.id, chat_id: c.chatId });
-  const job = again!.job as ReminderJob;
+  const job = again!.job;
   const event = await fireReminder(job, 'queue-message-1');
   expect(event).toMatchObject({ unread_count: 1, messages: [reply] });
   // The duplicate job (another queue message) finds it taken; SQS redelivering the first may take it again.
@@ -115,7 +122,7 @@ test('exactly once: the reply\'s record and the due job delivered again give not
 
   // A read racing the firing: a new burst, read just before it fires, sends nothing.
   const next = await c.reply('still there?');
-  const nextItem = { ...item, ...(next as object) } as MessageItem;
+  const nextItem = { ...item, ...(next as object) };
   await until(async () => (await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.reminder(c.chatId), ConsistentRead: true }))).Item?.burst === next.id, 10_000, 'the new burst');
   await c.read();
   const due = { ...job, burst: next.id, burst_at: nextItem.created_at };
@@ -170,7 +177,7 @@ test('the setting refuses 0, 901 and a fraction', async () => {
 });
 
 test('with npm start, the echo bot gets the demo bot\'s reminder for its reply left unread, and says what it would e-mail', async () => {
-  const demo = JSON.parse(readFileSync(join(process.env.DATA_DIR as string, 'demo-bot.json'), 'utf8'));
+  const demo = JSON.parse(readFileSync(join(process.env.DATA_DIR as string, 'demo-bot.json'), 'utf8')) as DemoBot;
   await updateBot(demo.bot_id, { unread_reminder_seconds: 1 });
   try {
     const session = await newSession(demo.client_key, { external_id: `reminded-${Date.now()}`, first_name: 'Ada' });

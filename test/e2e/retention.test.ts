@@ -6,7 +6,7 @@
 import { call, newBot, newSession, UUID } from '../support/api';
 import { liveClient, until } from '../support/realtime';
 import { untilTime } from '../support/wait';
-import { startReceiver } from '../support/receiver';
+import { startReceiver, type Hit } from '../support/receiver';
 import { checkSchema } from '../support/openapi';
 import { listBucket, scanTable } from '../support/storage';
 import { readBot } from '../../lambdas/entities/bots';
@@ -21,7 +21,13 @@ import { retainedUnread, retentionWindow } from '../../lambdas/policies/retentio
 import { retentionTaskId } from '../../lambdas/flows/retention-task';
 import { getUserFile } from '../../lambdas/flows/uploads';
 import { InvalidInputError } from '../../lambdas/shared/errors';
-import { realtimeOf } from '../support/contract';
+import { realtimeOf, type Schemas } from '../support/contract';
+
+/** A webhook delivery as the message.created event it is, or undefined for the other event (a reminder). */
+function created(hit: Hit): Schemas['WebhookMessageCreated'] | undefined {
+  const event = hit.body as Schemas['WebhookMessageCreated'] | Schemas['WebhookUnreadReminder'];
+  return event.event === 'message.created' ? event : undefined;
+}
 
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
 const asBot = (secretKey: string) => ({ headers: { authorization: `Bearer ${secretKey}` } });
@@ -38,8 +44,8 @@ function fileForm(name: string, extra = ''): FormData {
 async function conversation(clientKey: string, secretKey: string, externalId: string) {
   const s = await newSession(clientKey, { external_id: externalId });
   const token = s.session_token;
-  const chatId = (await call('POST', '/api/client/chats', { token, json: { name: 'kept?' } })).body.id as string;
-  const fileId = (await call('POST', '/api/client/files', { token, body: fileForm('a.png', externalId) })).body.id as string;
+  const chatId = (await call('POST', '/api/client/chats', { token, json: { name: 'kept?' } })).body.id;
+  const fileId = (await call('POST', '/api/client/files', { token, body: fileForm('a.png', externalId) })).body.id;
   const messageIds: string[] = [];
   messageIds.push((await call('POST', `/api/client/chats/${chatId}/messages`, { token, json: { content: 'hello' } })).body.id);
   messageIds.push((await call('POST', `/api/client/chats/${chatId}/messages`, { token, json: { content: '', content_type: 'photo', files: [fileId] } })).body.id);
@@ -53,7 +59,7 @@ const botUnread = async (secretKey: string) => (await call('GET', '/api/bot/chat
 test('messages and files past the retention are gone from every read at once, then from the table and the bucket; counters count what is kept', async () => {
   // 10 "days": 10 s; the bot's webhook receives the user's messages.
   const hook = await startReceiver(200);
-  closers.push(hook.close);
+  closers.push(() => hook.close());
   // Another bot's conversation first (kept for ever), so the ten seconds are this one's.
   const other = await newBot();
   const kept = await conversation(other.bot.client_key, other.secretKey, 'forever');
@@ -91,8 +97,8 @@ test('messages and files past the retention are gone from every read at once, th
   // The chat stays (only messages and files expire) and takes new messages, counted from what is kept: the
   // webhook's chat counts no expired reply either.
   const later2 = (await call('POST', `/api/client/chats/${c.chatId}/messages`, { token: c.token, json: { content: 'still there?' } })).body.id;
-  await until(() => hook.hits.some((h) => h.body.message?.id === later2), 5000, 'the webhook');
-  expect(hook.hits.find((h) => h.body.message?.id === later2)?.body.chat).toMatchObject({ id: c.chatId, unread_msg_by_user: 0 });
+  await until(() => hook.hits.some((h) => created(h)?.message.id === later2), 5000, 'the webhook');
+  expect(hook.hits.map(created).find((e) => e?.message.id === later2)?.chat).toMatchObject({ id: c.chatId, unread_msg_by_user: 0 });
   await call('POST', `/api/bot/chats/${c.chatId}/messages`, { ...asBot(secretKey), json: { content: 'three' } });
   await until(async () => (await unread(c.token)) === 1, 5000, 'the new reply counted');
   // Another bot's conversation, kept for ever, is untouched.
@@ -109,7 +115,7 @@ test('a change of the setting re-dates what is stored: turned on, older messages
   const { bot: on } = await updateBot(bot.id, { retention_days: 2 });
   expect((await call('GET', `/api/client/chats/${old.chatId}/messages`, { token: old.token })).body).toEqual([]);
   const taskId = retentionTaskId(bot.id, on.updated_at);
-  let task: any;
+  let task = undefined as Schemas['Task'] | undefined;
   await until(async () => (task = (await call('GET', `/api/bot/tasks/${taskId}`, asBot(secretKey))).body).status === 'completed', 20_000, 'the retention task');
   expect(task).toEqual({ task_id: taskId, kind: 'retention', status: 'completed', created_at: expect.any(String), completed_at: expect.any(String) });
   expect(checkSchema('Task', task)).toEqual([]);
@@ -122,7 +128,7 @@ test('a change of the setting re-dates what is stored: turned on, older messages
   const now = await conversation(bot.client_key, secretKey, 'after');
   await until(async () => (await call('GET', `/api/bot/tasks/${retentionTaskId(bot.id, longer.updated_at)}`, asBot(secretKey))).body.status === 'completed', 20_000, 'the task');
   const dated = (await scanTable()).filter((i) => now.messageIds.some((id) => i.includes(`"id":"${id}"`)));
-  expect(dated.map((i) => typeof JSON.parse(i).ttl)).toEqual(['number', 'number', 'number', 'number']);
+  expect(dated.map((i) => typeof (JSON.parse(i) as { ttl?: unknown }).ttl)).toEqual(['number', 'number', 'number', 'number']);
   // An edited reply and an uploaded file are re-dated too, but not published again: once the edit's own
   // publication is in, the socket hears nothing more until the reply sent after the tasks.
   const live = await liveClient(now.realtime);
@@ -131,7 +137,7 @@ test('a change of the setting re-dates what is stored: turned on, older messages
   live.publications.length = 0;
   const { bot: off } = await updateBot(bot.id, { retention_days: null });
   await until(async () => (await call('GET', `/api/bot/tasks/${retentionTaskId(bot.id, off.updated_at)}`, asBot(secretKey))).body.status === 'completed', 20_000, 'the task');
-  const items = (await scanTable()).map((i) => JSON.parse(i)).filter((i) => [now.fileId, ...now.messageIds].includes(i.id));
+  const items = (await scanTable()).map((i) => JSON.parse(i) as Record<string, unknown>).filter((i) => typeof i.id === 'string' && [now.fileId, ...now.messageIds].includes(i.id));
   expect(items).toHaveLength(5);
   expect(items.filter((i) => 'ttl' in i)).toEqual([]);
   expect((await call('GET', `/api/client/chats/${now.chatId}/messages`, { token: now.token })).body).toHaveLength(4);
@@ -163,7 +169,7 @@ test('a side that has not read for longer than the retention is recounted once, 
   const WINDOW = DAYS * 1000;
   const { bot, secretKey } = await newBot({ retention_days: DAYS });
   const s = await newSession(bot.client_key, { external_id: 'recounted' });
-  const newChat = async () => (await call('POST', '/api/client/chats', { token: s.session_token, json: { name: 'recount' } })).body.id as string;
+  const newChat = async () => (await call('POST', '/api/client/chats', { token: s.session_token, json: { name: 'recount' } })).body.id;
   const [chatId, other] = [await newChat(), await newChat()];
   const reply = async (content: string, to = chatId) => (await call('POST', `/api/bot/chats/${to}/messages`, { ...asBot(secretKey), json: { content } })).body as { id: string; created_at: string };
   const t1 = Date.parse((await reply('first')).created_at);

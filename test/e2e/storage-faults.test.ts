@@ -5,7 +5,7 @@ import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { botItems, call, clientEndpoints, newBot, newSession, userWithChat } from '../support/api';
 import { dynamo, tableName } from '../../lambdas/aws/dynamo';
 import { keys } from '../../lambdas/entities/keys';
-import { present } from '../support/contract';
+import { present, type Schemas } from '../support/contract';
 
 /** `{"a":{"a":…1…}}` with `levels` objects, the outermost included, as raw JSON text. */
 const nested = (levels: number): string => '{"a":'.repeat(levels - 1) + '{"a":1}' + '}'.repeat(levels - 1);
@@ -34,7 +34,7 @@ describe('additional_info round-trips exactly (POST, GET /chats, the Bot API)', 
     ['32 levels (the limit)', nested(32)],
     ['an array 31 levels deep', `{"a":${'['.repeat(31)}${']'.repeat(31)}}`],
   ])('%s', async (_name, info) => {
-    const expected = JSON.parse(info);
+    const expected = JSON.parse(info) as unknown;
     const created = await createChat(ctx.token, `{"name":"a","additional_info":${info}}`);
     expect(created.status).toBe(201);
     expect(created.body.additional_info).toEqual(expected);
@@ -78,7 +78,7 @@ test('lengths are counted in characters as JSON Schema counts them: 200 emoji fi
     ['/api/client/chats', { name: emoji(201) }],
     [`/api/client/chats/${chat.body.id}/messages`, { content: emoji(10_001) }],
   ] as const) {
-    const res = await call('POST', path, { token: session.session_token, json });
+    const res = await call<Schemas['Error']>('POST', path, { token: session.session_token, json });
     expect([res.status, res.body.error]).toEqual([400, expect.stringContaining('characters')]);
   }
   const tooLong = await call('POST', '/api/client/session', { json: { client_key: bot.client_key, first_name: emoji(201) } });
@@ -108,7 +108,7 @@ test('text with an unpaired surrogate is a 400 on every field that stores text, 
     ['/api/client/chats', `{"name":"a","image_url":"https://example.com/\\udfff"}`, 'image_url'],
   ];
   for (const [path, body, field] of cases) {
-    const res = await call('POST', path, { token: ctx.token, body, headers: { 'content-type': 'application/json' } });
+    const res = await call<Schemas['Error']>('POST', path, { token: ctx.token, body, headers: { 'content-type': 'application/json' } });
     expect([res.status, res.body.error]).toEqual([400, `${field}: must be well-formed Unicode (no unpaired surrogate)`]);
   }
   const session = await call('POST', '/api/client/session', {
@@ -123,7 +123,7 @@ test('a signed session token whose bot no longer exists is a 401 on every client
   const { bot, token, chatId } = await userWithChat();
   await dynamo.send(new DeleteCommand({ TableName: tableName(), Key: keys.bot(bot.id) }));
   for (const [method, path, json] of clientEndpoints(chatId)) {
-    const res = await call(method, path, { token, json });
+    const res = await call<Schemas['Error']>(method, path, { token, json });
     expect([method, path, res.status, res.body.error]).toEqual([method, path, 401, 'The session token names a bot that no longer exists']);
   }
 });

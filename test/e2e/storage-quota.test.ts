@@ -5,7 +5,9 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stackEnv, startLocalProcess, type LocalProcess } from '../support/local-process';
-import { call } from '../support/api';
+import { call, type Reply } from '../support/api';
+import type { BodyOf } from '../support/paths';
+import type { DemoBot } from '../../lib/local/stack';
 import { until } from '../support/realtime';
 import { png } from '../support/files';
 
@@ -26,7 +28,7 @@ beforeAll(async () => {
       ECHO_BOT: 'off',
     }),
   );
-  const demo = JSON.parse(readFileSync(join(dir, 'demo-bot.json'), 'utf8'));
+  const demo = JSON.parse(readFileSync(join(dir, 'demo-bot.json'), 'utf8')) as DemoBot;
   clientKey = demo.client_key;
   secretKey = demo.secret_key;
 }, 60_000);
@@ -35,7 +37,11 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function api(method: string, path: string, o: { token?: string; json?: unknown; body?: FormData; secret?: string } = {}) {
+async function api<M extends string, U extends string>(
+  method: M,
+  path: U,
+  o: { token?: string; json?: unknown; body?: FormData; secret?: string } = {},
+): Promise<Reply<BodyOf<M, U>> & { retryAfter: string | null }> {
   const res = await call(method, path, { base: stack.apiUrl, token: o.token, json: o.json, body: o.body, headers: o.secret ? { authorization: `Bearer ${o.secret}` } : undefined });
   return { ...res, retryAfter: res.headers.get('retry-after') };
 }
@@ -55,13 +61,15 @@ async function postToS3(ticket: { upload: { url: string; fields: Record<string, 
   return (await fetch(ticket.upload.url, { method: 'POST', body: fd })).status;
 }
 
-const expect413 = (res: Awaited<ReturnType<typeof api>>) => {
+type Answer = Awaited<ReturnType<typeof ask>>;
+
+const expect413 = (res: { status: number; body: unknown; retryAfter: string | null }) => {
   expect([res.status, res.body, res.retryAfter]).toEqual([413, { error: expect.stringMatching(/at most 20000 bytes .*not yet sent at a time/) }, null]);
 };
 
 test('at most 20000 bytes of pending or unsent uploads at a time (413), 30000 a day (429 until 00:00 UTC); a sent file gives its bytes back; refusals take nothing', async () => {
   const s = await api('POST', '/api/client/session', { json: { client_key: clientKey } });
-  const token = s.body.session_token as string;
+  const token = s.body.session_token;
   const chat = await api('POST', '/api/client/chats', { token, json: { name: 'quota' } });
   const send = (fileId: string) => api('POST', `/api/client/chats/${chat.body.id}/messages`, { token, json: { content: '', content_type: 'photo', files: [fileId] } });
 
@@ -76,7 +84,7 @@ test('at most 20000 bytes of pending or unsent uploads at a time (413), 30000 a 
 
   // Sent, the small file's bytes go back (from the stream, a moment later): room for 10000 more.
   expect((await send(small.body.id)).status).toBe(201);
-  let second!: Awaited<ReturnType<typeof api>>;
+  let second!: Answer;
   await until(async () => (second = await ask(token, MAX)).status === 201, 10_000, 'the sent file\'s bytes to be given back');
   // 30000 taken today: the refusals above took none (else this ask would have been a 429).
 
@@ -84,7 +92,7 @@ test('at most 20000 bytes of pending or unsent uploads at a time (413), 30000 a 
   expect(await postToS3(first.body, png(MAX, 3))).toBe(204);
   await until(async () => (await api('GET', `/api/client/files/${first.body.file.id}`, { token })).body.status === 'uploaded', 10_000, 'the upload to settle');
   expect((await send(first.body.file.id)).status).toBe(201);
-  let over!: Awaited<ReturnType<typeof api>>;
+  let over!: Answer;
   await until(async () => (over = await ask(token, 1)).status === 429, 10_000, 'the daily quota to be what refuses');
   const untilMidnight = 86400 - ((Date.now() / 1000) % 86400);
   expect(over.body).toEqual({ error: expect.stringMatching(/^Too many uploads today: at most 30000 bytes/) });

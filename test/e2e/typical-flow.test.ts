@@ -1,6 +1,7 @@
 // The contract's typical flow, end to end over real HTTP against the local gateway, every field checked.
 import { call, newBot, newSession, ISO_UTC, UUID } from '../support/api';
 import { until } from '../support/realtime';
+import type { Chat, Message } from '../support/contract';
 
 test('session → list chats (empty) → create chat → history → send → history sorted by created_at', async () => {
   const { bot } = await newBot({ widget: { primary_color: '#112233', multiple_chats: true, attachments: false } });
@@ -58,7 +59,7 @@ test('session → list chats (empty) → create chat → history → send → hi
   expect(await call('GET', `/api/client/chats/${chat.id}/messages`, { token })).toMatchObject({ status: 200, body: [] });
 
   // 5. Send messages
-  const sent: any[] = [];
+  const sent: Message[] = [];
   for (const content of ['first', 'second', 'third']) {
     const res = await call('POST', `/api/client/chats/${chat.id}/messages`, { token, json: { content, content_type: 'text' } });
     expect(res.status).toBe(201);
@@ -87,7 +88,7 @@ test('session → list chats (empty) → create chat → history → send → hi
 
   // The chat moved: updated_at is the last message's time, once the stream has counted it (a moment after
   // the send; docs/api.md).
-  let chats: any[] = [];
+  let chats: Chat[] = [];
   const moved = async () => (chats = (await call('GET', '/api/client/chats', { token })).body)[0]?.updated_at === sent[2].created_at;
   await until(moved, 5000, "the chat's activity to follow its last message");
   expect(chats).toHaveLength(1);
@@ -106,9 +107,9 @@ test('returning visitor: same external_id → same user and history; names updat
   expect(renamed.user).toMatchObject({ id: first.user.id, first_name: 'Bo', last_name: 'Diddley' });
 
   const chats = await call('GET', '/api/client/chats', { token: again.session_token });
-  expect(chats.body.map((c: any) => c.id)).toEqual([chat.body.id]);
+  expect(chats.body.map((c) => c.id)).toEqual([chat.body.id]);
   const history = await call('GET', `/api/client/chats/${chat.body.id}/messages`, { token: again.session_token });
-  expect(history.body.map((m: any) => m.content)).toEqual(['hello']);
+  expect(history.body.map((m) => m.content)).toEqual(['hello']);
 });
 
 test('anonymous visitor gets visitor_<uuid>; the same external_id under another bot is another user', async () => {
@@ -137,7 +138,7 @@ test('single-chat mode: a chat created and listed right away is always in the li
     const { session_token: token } = await newSession(bot.client_key);
     const created = await call('POST', '/api/client/chats', { token, json: { name: 'only one' } });
     const listed = await call('GET', '/api/client/chats', { token });
-    expect(listed.body.map((c: any) => c.id)).toEqual([created.body.id]);
+    expect(listed.body.map((c) => c.id)).toEqual([created.body.id]);
   }
 });
 

@@ -19,7 +19,7 @@ const HTML = Buffer.from('<!DOCTYPE html><html><body><script>alert(document.cook
 
 async function owner() {
   const { bot, session, token, chatId } = await userWithChat();
-  return { userId: session.user.id as string, botId: bot.id as string, externalId: session.user.external_id as string, token, chatId };
+  return { userId: session.user.id, botId: bot.id, externalId: session.user.external_id, token, chatId };
 }
 
 /** The browser's POST: every field of the ticket, then the file last, as S3 wants it. */
@@ -30,6 +30,9 @@ async function postUpload(ticket: { upload: { url: string; fields: Record<string
   return fetch(ticket.upload.url, { method: 'POST', body: form });
 }
 
+/** The policy document of a presigned POST, as S3 reads it. */
+type PostPolicy = { expiration: string; conditions: unknown[] };
+
 const upload = (over: Partial<NewUpload> = {}): NewUpload => ({ name: 'holiday.png', size: PNG.length, mime_type: 'image/png', type: 'photo', ...over });
 
 test('a photo: pending with a presigned POST of at most 10 minutes; its object lands; the completion makes it uploaded', async () => {
@@ -37,7 +40,7 @@ test('a photo: pending with a presigned POST of at most 10 minutes; its object l
   const ticket = await createUpload(o.userId, o.botId, upload());
   expect(ticket.record).toMatchObject({ status: 'pending', size: PNG.length, mime_type: 'image/png', type: 'photo' });
   expect(Date.parse(ticket.expires_at) - Date.now()).toBeLessThanOrEqual(600_000);
-  const policy = JSON.parse(Buffer.from(ticket.upload.fields.Policy, 'base64').toString());
+  const policy = JSON.parse(Buffer.from(ticket.upload.fields.Policy, 'base64').toString()) as PostPolicy;
   expect(policy.conditions).toEqual(
     expect.arrayContaining([['eq', '$Content-Type', 'image/png'], ['content-length-range', 1, PNG.length], { key: ticket.record.s3_key }]),
   );
@@ -180,7 +183,8 @@ test('two completions of one file whose bytes changed between them: the file ser
   const page = Buffer.concat([HTML, Buffer.alloc(PNG.length - HTML.length, 0x20)]);
   const real = dynamo.send.bind(dynamo);
   let raced: Promise<unknown> | undefined;
-  const send = jest.spyOn(dynamo, 'send').mockImplementation((async (cmd: any) => {
+  // The stand-in takes the promise form of send (the one the service calls), not the client's callback overloads.
+  const send = jest.spyOn<{ send: (cmd: Parameters<typeof real>[0]) => Promise<unknown> }, 'send'>(dynamo, 'send').mockImplementation(async (cmd) => {
     const settling = cmd instanceof UpdateCommand && JSON.stringify(cmd.input.Key) === JSON.stringify(key) && cmd.input.ExpressionAttributeValues?.[':status'] === 'uploaded';
     if (settling && !raced) {
       // The PNG's completion has checked its copy; before it settles, the page replaces the bytes and its own
@@ -192,7 +196,7 @@ test('two completions of one file whose bytes changed between them: the file ser
       expect(await raced).toMatchObject({ status: 'rejected', reason: expect.stringMatching(/HTML/) });
     }
     return real(cmd);
-  }) as typeof dynamo.send); // one stand-in for the client's overloads
+  });
   let settled;
   try {
     settled = await completeUpload(uploadKey);

@@ -9,7 +9,9 @@ import { call, userWithChat } from '../support/api';
 import { freePort } from '../support/ports';
 import { jsonLines } from '../support/jsonl';
 import { until } from '../support/realtime';
-import { startReceiver } from '../support/receiver';
+import { startReceiver, type Hit } from '../support/receiver';
+import type { Schemas } from '../support/contract';
+import type { DeadLetter } from '../../lib/local/dead-letters';
 import { readBot } from '../../lambdas/entities/bots';
 import { updateBot } from '../../lambdas/flows/bot-admin';
 import { deliver } from '../../lambdas/adapters/webhooks';
@@ -17,6 +19,16 @@ import { keys } from '../../lambdas/entities/keys';
 import { dynamo, tableName } from '../../lambdas/aws/dynamo';
 import { reloadConfig } from '../../lambdas/shared/config';
 import { WEBHOOK_ADDRESS_RULE } from '../../lambdas/adapters/webhook-target';
+
+/** A delivery the receiver got, read as the message.created event it must be (fails naming what came instead). */
+function messageCreated(hit: Hit): Schemas['WebhookMessageCreated'] {
+  const event = hit.body as Schemas['WebhookMessageCreated'] | Schemas['WebhookUnreadReminder'];
+  if (event.event !== 'message.created') throw new Error(`expected a message.created delivery, got ${event.event}`);
+  return event;
+}
+
+/** A webhook's dead letter: the job, as far as these tests read it (its message, the refused URL and why). */
+type WebhookDeadLetter = DeadLetter & { body: { message?: { id: string } } };
 
 /**
  * A host name (not `localhost`, which the rule refuses by name) that this machine resolves to 127.0.0.1: the
@@ -158,7 +170,7 @@ test('a stored URL that the rule refuses (set before the rule, or bypassing it) 
   const sent = await call('POST', `/api/client/chats/${chatId}/messages`, { token, json: { content: 'to the metadata service?' } });
   expect(sent.status).toBe(201);
   const file = join(process.env.DATA_DIR as string, 'dead-letter', 'webhooks_dlq.jsonl');
-  const dead = () => jsonLines(file).filter((d) => d.body.message?.id === sent.body.id);
+  const dead = () => jsonLines<WebhookDeadLetter>(file).filter((d) => d.body.message?.id === sent.body.id);
   await until(() => dead().length > 0, 10_000, 'the dead letter');
   expect(dead()[0].body).toMatchObject({
     attempt: 0,
@@ -169,6 +181,6 @@ test('a stored URL that the rule refuses (set before the rule, or bypassing it) 
   await updateBot(bot.id, { webhook_url: hook.url });
   const next = await call('POST', `/api/client/chats/${chatId}/messages`, { token, json: { content: 'now to the bot' } });
   await until(() => hook.hits.length > 0, 10_000, 'the next webhook');
-  expect(hook.hits.map((h) => h.body.message.id)).toEqual([next.body.id]);
+  expect(hook.hits.map((h) => messageCreated(h).message.id)).toEqual([next.body.id]);
   expect(dead()).toHaveLength(1);
 });

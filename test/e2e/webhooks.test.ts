@@ -1,6 +1,6 @@
 // Webhooks against receivers run by the test: the event and its signature, retries, the dead-letter queue,
 // one bot's failing receiver not delaying another's, secret rotation, and the echo bot of `npm start`.
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -17,23 +17,29 @@ import { dynamo, tableName } from '../../lambdas/aws/dynamo';
 import { DeleteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { verifyWebhook } from '../../examples/echo-bot';
 import { checkWebhook } from '../support/openapi';
-import { realtimeOf } from '../support/contract';
+import { present, realtimeOf, type Schemas } from '../support/contract';
+import type { DeadLetter } from '../../lib/local/dead-letters';
+import type { DemoBot } from '../../lib/local/stack';
 
 interface Hit {
   headers: IncomingMessage['headers'];
   raw: string;
-  body: any;
+  /** The delivery parsed (every one is checked against docs/openapi.yaml's message.created below). */
+  body: Schemas['WebhookMessageCreated'];
 }
+
+/** A webhook's dead letter: the job, as far as these tests read it. */
+type WebhookDeadLetter = DeadLetter & { body: { message?: { id: string } } };
 
 /** A webhook receiver: `answer` decides each response (a status, or 'hang' to never answer). */
 async function receiver(answer: (n: number) => number | 'hang' = () => 200) {
   const hits: Hit[] = [];
   let pending = 0;
-  const server: Server = createServer(async (req, res) => {
+  const serve = async (req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const raw = Buffer.concat(chunks).toString();
-    hits.push({ headers: req.headers, raw, body: JSON.parse(raw) });
+    hits.push({ headers: req.headers, raw, body: JSON.parse(raw) as Hit['body'] });
     // Checked after the answer is written: the first check compiles the document's schemas, which must not
     // count against the stack's webhook timeout.
     setImmediate(() => undocumented.push(...checkWebhook('message.created', req.headers, JSON.parse(raw))));
@@ -45,7 +51,8 @@ async function receiver(answer: (n: number) => number | 'hang' = () => 200) {
     }
     res.writeHead(a);
     res.end();
-  });
+  };
+  const server: Server = createServer((req, res) => void serve(req, res));
   const port = await freePort();
   await new Promise<void>((r) => server.listen(port, '127.0.0.1', () => r()));
   return { url: `http://127.0.0.1:${port}/hook`, hits, pending: () => pending, close: () => {
@@ -108,7 +115,7 @@ test('each user message is POSTed as message.created with a verifiable signature
 test('a job that comes back after its user was erased and the revocation record expired (a dead-letter queue redriven days later) sends nothing', async () => {
   const { token, chatId, session, bot } = await userWithChat();
   const sent = await say(token, chatId, 'erase me later');
-  const userId = session.user.id as string;
+  const userId = session.user.id;
   const message = (await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.message(userId, chatId, sent.body.id), ConsistentRead: true }))).Item as MessageItem; // a test's read of the table: the item as the service wrote it
   const job = { bot_id: bot.id, message, attempt: 5 };
   expect(await buildWebhookEvent(job)).toMatchObject({ event: 'message.created', chat: { id: chatId } });
@@ -132,9 +139,9 @@ test('after the bounded retries the event goes to the dead-letter queue', async 
   const { token, chatId, hook, bot } = await botWithWebhook(() => 500);
   const sent = await say(token, chatId, 'doomed');
   const file = join(process.env.DATA_DIR as string, 'dead-letter', 'webhooks_dlq.jsonl');
-  const dead = () => jsonLines(file);
-  await until(() => dead().some((d) => d.body.message.id === sent.body.id), 15_000, 'the dead letter');
-  const entry = dead().find((d) => d.body.message.id === sent.body.id);
+  const dead = () => jsonLines<WebhookDeadLetter>(file);
+  await until(() => dead().some((d) => d.body.message?.id === sent.body.id), 15_000, 'the dead letter');
+  const entry = present(dead().find((d) => d.body.message?.id === sent.body.id), 'the dead letter');
   expect(entry.body).toMatchObject({ bot_id: bot.id, attempt: 2, reason: 'HTTP 500', url: hook.url });
   expect(hook.hits).toHaveLength(3); // the first attempt and WEBHOOK_RETRY_DELAYS=1,1
 });
@@ -176,7 +183,7 @@ test('removing the webhook stops deliveries', async () => {
 });
 
 test('the echo bot of the local stack answers text and photos through the Bot API and realtime: typing, then a reply streamed by edits', async () => {
-  const demo = JSON.parse(readFileSync(join(process.env.DATA_DIR as string, 'demo-bot.json'), 'utf8'));
+  const demo = JSON.parse(readFileSync(join(process.env.DATA_DIR as string, 'demo-bot.json'), 'utf8')) as DemoBot;
   const session = await newSession(demo.client_key);
   const token = session.session_token;
   const chat = await call('POST', '/api/client/chats', { token, json: { name: 'echo' } });
