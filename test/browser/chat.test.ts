@@ -1,5 +1,5 @@
 // The chat page in real headless Chromium against the running local stack (with its echo bot).
-// `globalThis as any` inside page.evaluate: that code runs in the page, and this project's tsconfig has no DOM lib.
+// Code inside page.evaluate runs in the page: it reads the page's globals through test/browser/page-globals.ts.
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +11,11 @@ import { dynamo, tableName } from '../../lambdas/aws/dynamo';
 import { ROOT, stackEnv, startLocalProcess } from '../support/local-process';
 import { until, untilTime } from '../support/wait';
 import { present } from '../support/contract';
+import type { DemoBot } from '../../lib/local/stack';
+import type { PageGlobals } from './page-globals';
+
+/** The page as the streamed-reply test instruments it: each version of the bot's bubble, and whether typing showed. */
+type Instrumented = PageGlobals & { __seen: { typing: boolean; versions: string[] } };
 
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
 const OUT = join(ROOT, 'test-output');
@@ -50,11 +55,11 @@ async function openChat(ctx: BrowserContext, query = '', base = apiUrl()): Promi
 
 const ready = (page: Page) => page.waitForSelector('body[data-ready="true"]', { timeout: 15_000 });
 const box = (page: Page) => page.getByRole('textbox', { name: 'Message' });
-const demo = () => JSON.parse(readFileSync(join(process.env.DATA_DIR as string, 'demo-bot.json'), 'utf8'));
+const demo = () => JSON.parse(readFileSync(join(process.env.DATA_DIR as string, 'demo-bot.json'), 'utf8')) as DemoBot;
 
 /** The external_id the page keeps in localStorage. */
 const storedExternalId = (page: Page) =>
-  page.evaluate(() => Object.entries((globalThis as any).localStorage as Record<string, string>).find(([k]) => k.startsWith('chat.external_id:'))?.[1]);
+  page.evaluate(() => Object.entries((globalThis as unknown as PageGlobals).localStorage).find(([k]) => k.startsWith('chat.external_id:'))?.[1] as string | undefined);
 
 async function sendText(page: Page, text: string): Promise<void> {
   await box(page).fill(text);
@@ -80,11 +85,11 @@ test('a streamed reply: "typing…" shows, then one bubble grows in place to the
   await ready(page);
   // Every version of the bot's bubble the page shows, and whether typing was shown, recorded in the page.
   await page.evaluate(() => {
-    const w = globalThis as any;
+    const w = globalThis as unknown as Instrumented;
     w.__seen = { typing: false, versions: [] as string[] };
     new w.MutationObserver(() => {
       const typing = w.document.getElementById('typing');
-      if (typing && !typing.hidden && /typing/.test(typing.textContent)) w.__seen.typing = true;
+      if (typing && !typing.hidden && /typing/.test(typing.textContent ?? '')) w.__seen.typing = true;
       for (const el of w.document.querySelectorAll('.message.outcoming .text')) {
         const text = el.textContent as string;
         if (text.startsWith('You') && w.__seen.versions.at(-1) !== text) w.__seen.versions.push(text);
@@ -94,7 +99,7 @@ test('a streamed reply: "typing…" shows, then one bubble grows in place to the
   await sendText(page, 'stream this answer to me please');
   const final = 'You said: stream this answer to me please';
   await page.locator('.message.outcoming', { hasText: final }).waitFor();
-  const seen = await page.evaluate(() => (globalThis as any).__seen);
+  const seen = await page.evaluate(() => (globalThis as unknown as Instrumented).__seen);
   expect(seen.typing).toBe(true);
   // The bubble grew word by word (each version a prefix of the next) and ended at the final text.
   expect(seen.versions.length).toBeGreaterThan(1);
@@ -157,13 +162,13 @@ test('a visitor id stored before ids were kept per API address is used once, by 
   const id = await storedExternalId(page);
   // As an older page left it: under the client key alone.
   await page.evaluate(([key, value]) => {
-    const ls = (globalThis as any).localStorage;
+    const ls = (globalThis as unknown as PageGlobals).localStorage;
     ls.clear();
     ls.setItem(key, value);
   }, [`chat.external_id:${demo().client_key}`, id as string]);
   await page.reload();
   await ready(page);
-  const keys = await page.evaluate(() => Object.keys((globalThis as any).localStorage));
+  const keys = await page.evaluate(() => Object.keys((globalThis as unknown as PageGlobals).localStorage));
   expect([keys, await storedExternalId(page)]).toEqual([[`chat.external_id:${apiUrl()}:${demo().client_key}`], id]);
 });
 
@@ -174,8 +179,8 @@ test('attach a PNG: it is uploaded, sent as a photo and rendered from its presig
   const img = page.locator('.message.incoming img[alt="pixel.png"]');
   await img.waitFor();
   await page.waitForFunction(() => {
-    const el = (globalThis as any).document.querySelector('.message.incoming img');
-    return el?.complete && el.naturalWidth > 0;
+    const el = (globalThis as unknown as PageGlobals).document.querySelector('.message.incoming img');
+    return el?.complete && (el.naturalWidth ?? 0) > 0;
   });
   expect(await img.getAttribute('src')).toMatch(/X-Amz-Signature=/);
   await page.locator('.message.outcoming', { hasText: 'Nice photo! I got pixel.png' }).waitFor();
@@ -193,18 +198,18 @@ test('the unread badge counts a bot reply while the chat is minimized and clears
   let chatId: string | undefined;
   for (let i = 0; i < 50 && !chatId; i++) {
     const chats = await call('GET', '/api/bot/chats?limit=20', { headers: auth });
-    chatId = chats.body.chats.find((c: any) => c.user.external_id === external)?.id;
+    chatId = chats.body.chats.find((c) => c.user.external_id === external)?.id;
     if (!chatId) await new Promise((r) => setTimeout(r, 50)); // the bot's list is an index: eventually consistent
   }
   await call('POST', `/api/bot/chats/${chatId}/messages`, { headers: auth, json: { content: 'An operator here', sender: 'operator' } });
   await page.waitForFunction(() => {
-    const badge = (globalThis as any).document.getElementById('unread');
+    const badge = (globalThis as unknown as PageGlobals).document.getElementById('unread');
     return badge && !badge.hidden && badge.textContent === '1';
   });
   expect(await page.locator('#unread').getAttribute('aria-label')).toBe('1 unread message');
   await page.getByRole('button', { name: 'Open chat' }).click();
   await page.locator('.message.outcoming', { hasText: 'An operator here' }).waitFor();
-  await page.waitForFunction(() => (globalThis as any).document.getElementById('unread')?.hidden === true);
+  await page.waitForFunction(() => (globalThis as unknown as PageGlobals).document.getElementById('unread')?.hidden === true);
   // The read reached the server: after a reload the chat list says 0 unread, so no badge.
   await page.reload();
   await ready(page);
@@ -225,7 +230,7 @@ test('after the server drops the socket the page reconnects and catches up with 
   );
   // Drop the socket as API Gateway would, and write while the page is away (its reconnect waits ~0.5 s).
   for (const item of subs.Items ?? []) {
-    await fetch(`${process.env.WS_MANAGEMENT_ENDPOINT}/@connections/${encodeURIComponent(item.connection_id)}`, { method: 'DELETE' });
+    await fetch(`${process.env.WS_MANAGEMENT_ENDPOINT}/@connections/${encodeURIComponent(item.connection_id as string)}`, { method: 'DELETE' });
   }
   await call('POST', `/api/bot/chats/${chat.id}/messages`, { headers: auth, json: { content: 'sent while you were away', sender: 'operator' } });
   // And an earlier reply edited meanwhile: the page shows its latest version, in place.
@@ -235,7 +240,7 @@ test('after the server drops the socket the page reconnects and catches up with 
   await page.locator('.message.outcoming', { hasText: 'sent while you were away' }).waitFor({ timeout: 10_000 });
   await page.locator('.message.outcoming', { hasText: 'You said: before the drop (corrected)' }).waitFor({ timeout: 10_000 });
   expect(await page.locator('.message.outcoming', { hasText: 'You said: before the drop' }).count()).toBe(1);
-  await page.waitForFunction(() => (globalThis as any).document.getElementById('status')?.textContent === 'online');
+  await page.waitForFunction(() => (globalThis as unknown as PageGlobals).document.getElementById('status')?.textContent === 'online');
 });
 
 test('multiple_chats: a chat list with a new-chat button; each chat keeps its own history', async () => {
@@ -244,11 +249,11 @@ test('multiple_chats: a chat list with a new-chat button; each chat keeps its ow
   await ready(page);
   const list = page.getByRole('navigation', { name: 'Chats' });
   expect(await list.isVisible()).toBe(true);
-  expect(await page.evaluate(() => (globalThis as any).getComputedStyle((globalThis as any).document.documentElement).getPropertyValue('--primary').trim())).toBe('#0f766e');
+  expect(await page.evaluate(() => (globalThis as unknown as PageGlobals).getComputedStyle((globalThis as unknown as PageGlobals).document.documentElement).getPropertyValue('--primary').trim())).toBe('#0f766e');
   await sendText(page, 'in the first chat');
   await page.locator('.message.incoming', { hasText: 'in the first chat' }).waitFor();
   await page.getByRole('button', { name: 'New chat' }).click();
-  await page.waitForFunction(() => (globalThis as any).document.querySelectorAll('#chat-list li').length === 2);
+  await page.waitForFunction(() => (globalThis as unknown as PageGlobals).document.querySelectorAll('#chat-list li').length === 2);
   expect(await page.locator('.message').count()).toBe(0);
   await sendText(page, 'in the second chat');
   await page.locator('.message.incoming', { hasText: 'in the second chat' }).waitFor();
@@ -265,7 +270,7 @@ test('a reply that arrives while its chat\'s history is on its way stays on scre
   await sendText(page, 'first chat');
   await page.locator('.message.incoming', { hasText: 'first chat' }).waitFor();
   await page.getByRole('button', { name: 'New chat' }).click();
-  await page.waitForFunction(() => (globalThis as any).document.querySelectorAll('#chat-list li').length === 2);
+  await page.waitForFunction(() => (globalThis as unknown as PageGlobals).document.querySelectorAll('#chat-list li').length === 2);
   // Going back to the first chat: its history is read now, and handed to the page only later.
   let release = () => undefined as void;
   const held = new Promise<void>((r) => (release = r));
@@ -314,7 +319,7 @@ test('without realtime the page polls and still shows replies; it can be pointed
   // Sessions of 4 s on this stack, so the page meets a real expired token and must renew it.
   const stack = await startLocalProcess(await stackEnv(dir, { REALTIME: 'off', SESSION_TTL_SECONDS: '4' }));
   try {
-    const other = JSON.parse(readFileSync(join(dir, 'demo-bot.json'), 'utf8'));
+    const other = JSON.parse(readFileSync(join(dir, 'demo-bot.json'), 'utf8')) as DemoBot;
     // The page of the main stack, pointed at the realtime-less stack through its query string.
     // The session's expiry as the stack gave it, seen on the way to the page.
     const ctx = await visitor();

@@ -1,9 +1,10 @@
 // /docs in real headless Chromium: Redoc, served by the local stack, renders docs/openapi.yaml's operations,
 // and the page asks nothing of any other origin.
-// `globalThis as any` inside page.evaluate: that code runs in the page, and this project's tsconfig has no DOM lib.
+// Code inside page.evaluate runs in the page: it reads the page's globals through test/browser/page-globals.ts.
 import type { Browser } from 'playwright-core';
 import { launchChromium } from '../support/browser';
 import { apiUrl } from '../support/http';
+import type { PageGlobals } from './page-globals';
 
 let browser: Browser;
 beforeAll(async () => {
@@ -32,7 +33,7 @@ test('the API reference renders offline: the operations of both APIs and the web
   });
   await page.goto(`${apiUrl()}/docs`);
   await page.getByText('Find or create the user by external_id and open a session').first().waitFor({ state: 'attached', timeout: 20_000 });
-  const text = await page.evaluate(() => (globalThis as any).document.body.textContent as string);
+  const text = await page.evaluate(() => (globalThis as unknown as PageGlobals).document.body.textContent ?? '');
   for (const summary of ['Send a message as the user', 'Edit a message of the bot side (a streamed answer)', 'A new user message, POSTed to the bot']) {
     expect(text).toContain(summary);
   }

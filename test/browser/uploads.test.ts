@@ -1,13 +1,17 @@
 // The chat page's direct uploads in real headless Chromium against the running local stack: a phone-sized
 // photo goes straight to the S3 emulator with a progress bar and arrives in the chat; a file over the
 // maximum is refused with a readable message; an executable renamed .jpg is rejected by the checks, not sent.
-// `globalThis as any` inside page.evaluate: that code runs in the page, and this project's tsconfig has no DOM lib.
+// Code inside page.evaluate runs in the page: it reads the page's globals through test/browser/page-globals.ts.
 import { mkdtempSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { launchChromium } from '../support/browser';
 import { apiUrl } from '../support/api';
+import type { PageGlobals } from './page-globals';
+
+/** The page as the upload tests instrument it: every value the progress bar showed. */
+type Instrumented = PageGlobals & { progressSeen: number[] };
 
 let browser: Browser;
 let dir: string;
@@ -37,11 +41,11 @@ async function openChat(): Promise<{ page: Page; errors: string[] }> {
   await page.waitForSelector('body[data-ready="true"]', { timeout: 15_000 });
   // Every value the progress bar shows, recorded in the page.
   await page.evaluate(() => {
-    const w = globalThis as any;
+    const w = globalThis as unknown as Instrumented;
     w.progressSeen = [];
-    const bar = w.document.getElementById('upload-progress');
-    new w.MutationObserver(() => !bar.hidden && w.progressSeen.push(bar.value)).observe(bar, { attributes: true });
-    setInterval(() => !bar.hidden && w.progressSeen.push(bar.value), 5);
+    const bar = w.document.getElementById('upload-progress')!;
+    new w.MutationObserver(() => !bar.hidden && w.progressSeen.push(bar.value!)).observe(bar, { attributes: true });
+    setInterval(() => !bar.hidden && w.progressSeen.push(bar.value!), 5);
   });
   return { page, errors };
 }
@@ -59,7 +63,7 @@ test('a 20 MB photo goes up with a progress bar, straight to storage, and arrive
   expect(requests).toContain('POST /api/client/files/uploads');
   expect(requests.some((r) => /^POST \/[^/]+\/?$/.test(r) && !r.startsWith('POST /api/'))).toBe(true);
   expect(requests).not.toContain('POST /api/client/files');
-  const seen: number[] = await page.evaluate(() => (globalThis as any).progressSeen);
+  const seen = await page.evaluate(() => (globalThis as unknown as Instrumented).progressSeen);
   expect(Math.max(...seen)).toBeGreaterThan(0);
   expect(await page.locator('#upload-progress').isHidden()).toBe(true);
   expect(errors).toEqual([]);

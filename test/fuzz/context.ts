@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { SignJWT } from 'jose';
 import { call } from '../support/http';
+import type { BotChatPage, Chat, FileInfo, Message, Session } from '../support/contract';
 
 export interface ChatCtx {
   id: string;
@@ -53,7 +54,7 @@ export async function createContext(base: string): Promise<FuzzContext> {
   const acks: FuzzContext['acks'] = [];
   let realtimeToken: string | undefined;
 
-  const ok = async <T = any>(what: string, method: string, path: string, opts: Parameters<typeof call>[2], status: number): Promise<T> => {
+  const ok = async <T>(what: string, method: string, path: string, opts: Parameters<typeof call>[2], status: number): Promise<T> => {
     const res = await call(method, path, { ...opts, base });
     if (res.status !== status) throw new Error(`fuzz set-up: ${what} → ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`);
     return res.body as T;
@@ -71,22 +72,22 @@ export async function createContext(base: string): Promise<FuzzContext> {
     const ctx: BotCtx = { id: bot.id, clientKey: bot.client_key, secretKey, users: [] };
     const asBot = { headers: { authorization: `Bearer ${secretKey}` } };
     for (let u = 0; u < users; u++) {
-      const session = await ok('session', 'POST', '/api/client/session', { json: { client_key: bot.client_key, external_id: `fuzz-${randomUUID()}`, first_name: 'Fuzz' } }, 200);
+      const session = await ok<Session>('session', 'POST', '/api/client/session', { json: { client_key: bot.client_key, external_id: `fuzz-${randomUUID()}`, first_name: 'Fuzz' } }, 200);
       realtimeToken ??= session.realtime?.token;
-      const token: string = session.session_token;
+      const token = session.session_token;
       const user: UserCtx = { id: session.user.id, token, chats: [], fileIds: [] };
-      user.fileIds.push((await ok('user upload', 'POST', '/api/client/files', { token, body: upload(token) }, 201)).id);
+      user.fileIds.push((await ok<FileInfo>('user upload', 'POST', '/api/client/files', { token, body: upload(token) }, 201)).id);
       for (let c = 0; c < chatsEach; c++) {
-        const chat = await ok('chat', 'POST', '/api/client/chats', { token, json: { name: `fuzz ${u}.${c}`, additional_info: { fuzz: true } } }, 201);
-        const mine = await ok('user message', 'POST', `/api/client/chats/${chat.id}/messages`, { token, json: { content: 'hello from the fuzzer' } }, 201);
-        const reply = await ok('bot message', 'POST', `/api/bot/chats/${chat.id}/messages`, { ...asBot, json: { content: 'a reply' } }, 201);
-        const file = await ok('bot upload', 'POST', '/api/bot/files', { ...asBot, body: upload(token, { chat_id: chat.id }) }, 201);
+        const chat = await ok<Chat>('chat', 'POST', '/api/client/chats', { token, json: { name: `fuzz ${u}.${c}`, additional_info: { fuzz: true } } }, 201);
+        const mine = await ok<Message>('user message', 'POST', `/api/client/chats/${chat.id}/messages`, { token, json: { content: 'hello from the fuzzer' } }, 201);
+        const reply = await ok<Message>('bot message', 'POST', `/api/bot/chats/${chat.id}/messages`, { ...asBot, json: { content: 'a reply' } }, 201);
+        const file = await ok<FileInfo>('bot upload', 'POST', '/api/bot/files', { ...asBot, body: upload(token, { chat_id: chat.id }) }, 201);
         if (record) acks.push({ chatId: chat.id, messageId: mine.id }, { chatId: chat.id, messageId: reply.id });
         user.chats.push({ id: chat.id, botKey: secretKey, userMessageIds: [mine.id], botMessageIds: [reply.id], botFileIds: [file.id] });
       }
       ctx.users.push(user);
     }
-    const page = await ok('chat page', 'GET', '/api/bot/chats?limit=1', asBot, 200);
+    const page = await ok<BotChatPage>('chat page', 'GET', '/api/bot/chats?limit=1', asBot, 200);
     ctx.cursor = page.next_cursor ?? undefined;
     return ctx;
   }
@@ -99,7 +100,7 @@ export async function createContext(base: string): Promise<FuzzContext> {
 
   const a = main.users[0];
   const [h, p, sig] = a.token.split('.');
-  const claims = JSON.parse(Buffer.from(p, 'base64url').toString());
+  const claims = JSON.parse(Buffer.from(p, 'base64url').toString()) as Record<string, unknown>;
   const now = Math.floor(Date.now() / 1000);
   const sign = (payload: Record<string, unknown>, key: Uint8Array, typ = 'nexus-session+jwt', alg = 'HS256') =>
     new SignJWT(payload).setProtectedHeader({ alg, typ }).sign(key);

@@ -24,14 +24,24 @@ export interface Operation {
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
 
+/** The parts of an OpenAPI operation the fuzzer reads. */
+interface OperationObject {
+  parameters?: Schema[];
+  security?: Record<string, string[]>[];
+  requestBody?: { required?: boolean; content?: Record<string, { schema: Schema }> };
+  responses?: Record<string, { content?: Record<string, { schema?: Schema }> }>;
+}
+/** A path item: its operations by method, and parameters shared by them. */
+type PathItem = { parameters?: Schema[] } & Record<string, unknown>;
+
 /** The operations of `paths`, with parameters ($ref resolved, path-level ones included), security and body. */
 export function readOperations(doc: Schema): Operation[] {
-  return Object.entries(doc.paths as Record<string, Schema>).flatMap(([template, item]) =>
+  return Object.entries(doc.paths as Record<string, PathItem>).flatMap(([template, item]) =>
     METHODS.filter((m) => item[m]).map((m) => {
-      const op = item[m];
-      const params = [...(item.parameters ?? []), ...(op.parameters ?? [])].map((p: Schema) => deref(doc, p) as Param);
-      const scheme = Object.keys((op.security ?? doc.security ?? [])[0] ?? {})[0];
-      const [contentType, media] = Object.entries((op.requestBody?.content ?? {}) as Record<string, Schema>)[0] ?? [];
+      const op = item[m] as OperationObject;
+      const params = [...(item.parameters ?? []), ...(op.parameters ?? [])].map((p) => deref(doc, p) as unknown as Param);
+      const scheme = Object.keys((op.security ?? (doc.security as OperationObject['security']) ?? [])[0] ?? {})[0];
+      const [contentType, media] = Object.entries(op.requestBody?.content ?? {})[0] ?? [];
       const bodySchema = media ? deref(doc, media.schema) : undefined;
       const created = op.responses?.['201']?.content?.['application/json']?.schema?.$ref;
       return {
@@ -40,10 +50,10 @@ export function readOperations(doc: Schema): Operation[] {
         template,
         security: scheme === 'sessionToken' ? 'session' : scheme === 'botSecretKey' ? 'bot' : 'none',
         params,
-        body: bodySchema ? { required: !!op.requestBody.required, contentType, schema: bodySchema } : undefined,
+        body: bodySchema ? { required: !!op.requestBody?.required, contentType, schema: bodySchema } : undefined,
         acksMessage: created === '#/components/schemas/Message',
-        echo: Object.entries((bodySchema?.properties ?? {}) as Record<string, Schema>).filter(([, s]) => /exactly as sent/.test(s.description ?? '')).map(([k]) => k),
-      } as Operation;
+        echo: Object.entries(bodySchema?.properties ?? {}).filter(([, s]) => /exactly as sent/.test(s.description ?? '')).map(([k]) => k),
+      };
     }),
   );
 }

@@ -39,6 +39,7 @@ export function multipartBody({ parts, boundary }: Multipart, close = true, eol 
 const contentTypeOf = (m: Multipart, quoted = false) => `multipart/form-data; boundary=${quoted ? `"${m.boundary}"` : m.boundary}`;
 
 /** Filenames a header parameter can carry in quotes (no quote, backslash, CR or LF). */
+// eslint-disable-next-line no-control-regex -- control characters are what a quoted header parameter cannot carry: they are replaced
 const filename = fc.string({ unit: codePointUnit, minLength: 1, maxLength: 60 }).map((s) => s.replace(/["\\\r\n\u0000-\u001f\u007f]/g, '_'));
 
 const FILE_TYPES = ['image/png', 'image/jpeg', 'text/plain', 'application/pdf', 'video/mp4', 'audio/mpeg', 'audio/ogg', 'application/octet-stream', 'image/svg+xml', undefined];
@@ -46,7 +47,7 @@ const FILE_TYPES = ['image/png', 'image/jpeg', 'text/plain', 'application/pdf', 
 /** The file member of an upload schema (the one with contentMediaType) and its byte limit from its description. */
 export function fileMember(ctx: SchemaContext, schema: Schema): { name: string; limit: number } {
   const s = deref(ctx.doc, schema);
-  const [name, sub] = Object.entries((s.properties ?? {}) as Record<string, Schema>).find(([, p]) => deref(ctx.doc, p).contentMediaType) ?? ['file', {}];
+  const [name, sub] = Object.entries(s.properties ?? {}).find(([, p]) => deref(ctx.doc, p).contentMediaType) ?? ['file', {}];
   return { name, limit: bytesFromText(deref(ctx.doc, sub).description) ?? 4 * 1024 * 1024 };
 }
 
@@ -55,15 +56,15 @@ export function validMultipart(ctx: SchemaContext, schema: Schema): fc.Arbitrary
   const s = deref(ctx.doc, schema);
   const file = fileMember(ctx, schema);
   const required = new Set<string>(s.required ?? []);
-  const fields = Object.entries((s.properties ?? {}) as Record<string, Schema>)
+  const fields = Object.entries(s.properties ?? {})
     .filter(([name]) => name !== file.name)
     .map(([name, sub]) => {
-      const value = schemaArbitrary(ctx, sub, name).map((v) => ({ name, data: String(v) }) as Part);
+      const value = schemaArbitrary(ctx, sub, name).map((v): Part => ({ name, data: String(v) }));
       return required.has(name) ? value : fc.option(value, { nil: undefined });
     });
   const filePart = fc
     .record({ filename, type: fc.constantFrom(...FILE_TYPES), data: fc.oneof(fc.uint8Array({ maxLength: 3000 }), fc.string({ unit: codePointUnit, maxLength: 500 })) })
-    .map(({ filename: fname, type, data }) => ({ name: file.name, filename: fname, contentType: type, data: typeof data === 'string' ? data : Buffer.from(data) }) as Part);
+    .map(({ filename: fname, type, data }): Part => ({ name: file.name, filename: fname, contentType: type, data: typeof data === 'string' ? data : Buffer.from(data) }));
   const boundary = fc.stringMatching(/^[A-Za-z0-9_-]{1,70}$/);
   return fc.tuple(filePart, fc.tuple(...fields), boundary, fc.boolean()).map(([f, rest, b, fileFirst]) => {
     const others = rest.filter((p): p is Part => p !== undefined);

@@ -18,11 +18,11 @@ function admitted(doc: Schema, schema: Schema): Set<string> | 'any' {
   if ('const' in s || s.enum) return new Set([...('const' in s ? [s.const] : []), ...(s.enum ?? [])].map(jsonType));
   const branches = s.anyOf ?? s.oneOf;
   if (branches) {
-    const all = branches.map((b: Schema) => admitted(doc, b));
-    return all.includes('any') ? 'any' : new Set(all.flatMap((x: Set<string>) => [...x]));
+    const all = branches.map((b) => admitted(doc, b));
+    return all.includes('any') ? 'any' : new Set(all.flatMap((x) => (x === 'any' ? [] : [...x])));
   }
   const types = Array.isArray(s.type) ? s.type : s.type ? [s.type] : [];
-  return types.length ? new Set(types.flatMap((t: string) => (t === 'number' ? ['number', 'integer'] : [t]))) : 'any';
+  return types.length ? new Set(types.flatMap((t) => (t === 'number' ? ['number', 'integer'] : [t]))) : 'any';
 }
 
 const jsonType = (v: unknown): string =>
@@ -71,7 +71,7 @@ const overLength = (max: number) =>
 /** Mutated JSON bodies for a request schema, built from a valid value (one thing wrong, by kind). */
 export function jsonMutations(ctx: SchemaContext, schema: Schema, valid: fc.Arbitrary<Obj>): fc.Arbitrary<BodyVariant> {
   const s = deref(ctx.doc, schema);
-  const props = Object.entries((s.properties ?? {}) as Record<string, Schema>).map(([name, sub]) => ({ name, s: deref(ctx.doc, sub) }));
+  const props = Object.entries(s.properties ?? {}).map(([name, sub]) => ({ name, s: deref(ctx.doc, sub) }));
   const json = (tag: string) => (value: unknown) => ({ body: toJsonText(value), contentType: 'application/json', tag: `body:${tag}` });
   const setProp = (base: Obj, name: string, value: unknown) => withKey({ ...base }, name, value);
   const pick = <T>(xs: T[]) => fc.constantFrom(...xs);
@@ -94,7 +94,7 @@ export function jsonMutations(ctx: SchemaContext, schema: Schema, valid: fc.Arbi
     return json(`missing:${name}`)(copy);
   }));
   add(2, fc.tuple(valid, fc.array(fc.tuple(fc.oneof(hardKey, fc.constantFrom('__proto__', 'constructor')), fc.jsonValue({ maxDepth: 2 })), { minLength: 1, maxLength: 3 })).map(([base, extra]) =>
-    json('extra-fields')(extra.reduce((o, [k, v]) => (k in o && k !== '__proto__' ? o : withKey(o, k, v)), { ...base } as Obj)),
+    json('extra-fields')(extra.reduce((o, [k, v]) => (k in o && k !== '__proto__' ? o : withKey(o, k, v)), { ...base })),
   ));
 
   for (const p of props) {
@@ -113,7 +113,7 @@ export function jsonMutations(ctx: SchemaContext, schema: Schema, valid: fc.Arbi
     if (p.s.enum || (ok !== 'any' && p.s.anyOf?.some((b: Schema) => deref(ctx.doc, b).enum)))
       add(1, fc.tuple(valid, pick(['TEXT', '', ' text', 'text\u0000', 'Bot', 'null', 'x'.repeat(300)])).map(([base, v]) => json(`enum:${p.name}`)(setProp(base, p.name, v))));
     if (p.s.type === 'integer') {
-      const nums = [p.s.minimum - 1, p.s.maximum + 1, 1.5, -0.5].filter(Number.isFinite).map(String).concat(OUT_OF_RANGE, ['9007199254740993', '1e2', '-0']);
+      const nums = [(p.s.minimum ?? NaN) - 1, (p.s.maximum ?? NaN) + 1, 1.5, -0.5].filter(Number.isFinite).map(String).concat(OUT_OF_RANGE, ['9007199254740993', '1e2', '-0']);
       add(2, fc.tuple(valid, pick(nums)).map(([base, v]) => json(`range:${p.name}`)(setProp(base, p.name, new RawJson(v)))));
     }
     if (p.s.type === 'array' || p.s.anyOf?.some((b: Schema) => deref(ctx.doc, b).type === 'array')) {

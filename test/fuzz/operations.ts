@@ -32,7 +32,8 @@ interface Scope {
 /** A piece of a request, valid or mutated, with what makes it special. */
 interface Piece {
   tag?: string;
-  value?: any;
+  /** What the aspect holds: a path segment, the query, the headers, the authorization, the body or the route. */
+  value?: unknown;
 }
 const piece = (value: unknown, tag?: string): Piece => ({ value, tag });
 const tagged = (tag: string, values: unknown[]) => fc.constantFrom(...values).map((v) => piece(v, tag));
@@ -148,7 +149,7 @@ function forChat(doc: Schema, ctx: FuzzContext, ops: Operation[], op: Operation,
     aspects.body = { valid: fc.tuple(m, fc.boolean()).map(([x, q]) => piece(validUpload(x, q))), mutated: multipartMutations(sctx, op.body.schema, m).map((b) => piece(b, b.tag)), weight: 6 };
   } else if (op.body) {
     const value = schemaArbitrary(sctx, op.body.schema) as fc.Arbitrary<Record<string, unknown>>;
-    const valid = value.map((v) => piece({ body: toJsonText(v), contentType: 'application/json', tag: '' } as BodyVariant));
+    const valid = value.map((v) => piece({ body: toJsonText(v), contentType: 'application/json', tag: '' }));
     aspects.body = {
       valid: op.body.required ? valid : fc.oneof(valid, fc.constant(piece({ tag: '' }))),
       mutated: jsonMutations(sctx, op.body.schema, value).map((b) => piece(b, b.tag)),
@@ -184,14 +185,14 @@ const REFUSED = ['chat:other-user', 'chat:other-bot', 'chat:disabled-bot', 'mess
 function build(op: Operation, p: Record<string, Piece>, mutated: boolean, notMine: string[]): FuzzRequest {
   const route = p.route.value as { method?: string; suffix?: string };
   const method = route.method ?? op.method;
-  let path = op.template.replace(/\{(\w+)\}/g, (_, name: string) => p[name]?.value ?? '');
+  let path = op.template.replace(/\{(\w+)\}/g, (_, name: string) => (p[name]?.value as string | undefined) ?? '');
   path += route.suffix ?? '';
-  if (p.query?.value) path += `?${p.query.value}`;
-  const headers: Record<string, string> = { ...(p.header?.value ?? {}) };
-  if (p.auth.value !== undefined) headers.authorization = p.auth.value;
-  const body: BodyVariant | undefined = method === 'GET' || method === 'OPTIONS' || route.method ? undefined : p.body?.value;
+  if (p.query?.value) path += `?${p.query.value as string}`;
+  const headers: Record<string, string> = { ...((p.header?.value as Record<string, string> | undefined) ?? {}) };
+  if (p.auth.value !== undefined) headers.authorization = p.auth.value as string;
+  const body: BodyVariant | undefined = method === 'GET' || method === 'OPTIONS' || route.method ? undefined : (p.body?.value as BodyVariant | undefined);
   // As IdempotencyKey says: the same as client_message_id when both are sent (a valid request sends them equal).
-  const sentKey = !mutated && typeof body?.body === 'string' && /"client_message_id":"/.test(body.body) ? JSON.parse(body.body).client_message_id : undefined;
+  const sentKey = !mutated && typeof body?.body === 'string' && /"client_message_id":"/.test(body.body) ? (JSON.parse(body.body) as { client_message_id?: unknown }).client_message_id : undefined;
   if (typeof sentKey === 'string' && headers['Idempotency-Key'] !== undefined) headers['Idempotency-Key'] = sentKey;
   if (body?.contentType !== undefined) headers['content-type'] = body.contentType;
   return {

@@ -3,6 +3,7 @@ import { appendFileSync } from 'node:fs';
 import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import { call, type Reply } from '../support/http';
+import type { Message } from '../support/contract';
 import { createContext, type FuzzContext } from './context';
 import { requestArbitrary, type FuzzRequest } from './operations';
 import { loadDoc } from './schema-arbitrary';
@@ -81,7 +82,7 @@ export async function runFuzz(o: FuzzOptions): Promise<FuzzReport> {
     const what = `#${i} ${req.method} ${excerpt(req.path, 160)} [${req.valid ? 'valid' : req.tags.join(' ')}]`;
     const group = `${key} [${req.valid ? 'valid' : req.tags.join(' ')}]`;
     const body = typeof req.body === 'function' ? req.body() : req.body;
-    let res: Reply;
+    let res: Reply<unknown>;
     try {
       res = await withTimeout(call(req.method, req.path, { base, headers: req.headers, body }), o.timeoutMs ?? 30_000);
     } catch (err) {
@@ -100,13 +101,17 @@ export async function runFuzz(o: FuzzOptions): Promise<FuzzReport> {
     if (res.status < 300 && req.mustRefuse) fail('authz', `${res.status} ${group}`, `${what} → ${res.status} for a chat or message the credential does not own: ${excerpt(JSON.stringify(res.body), 300)}`);
     const leaked = res.status < 300 ? req.notMine.filter((id) => JSON.stringify(res.body).includes(id)) : [];
     if (leaked.length) fail('leak', `${res.status} ${group}`, `${what} → ${res.status} names chats of others (${leaked.join(', ')}): ${excerpt(JSON.stringify(res.body), 300)}`);
-    if (req.acksMessage && res.status === 201) acks.push({ chatId: res.body.chat_id, messageId: res.body.id });
+    if (req.acksMessage && res.status === 201) {
+      const message = res.body as Message; // checked against the document by call()
+      acks.push({ chatId: message.chat_id, messageId: message.id });
+    }
     // What the document says comes back exactly as sent, does.
     if (res.status === 201 && req.echo.length && typeof body === 'string') {
       const sent = parseOr(body);
+      const answer = res.body as Record<string, unknown> | undefined;
       for (const k of req.echo) {
-        if (sent && typeof sent === 'object' && k in sent && !isDeepStrictEqual(normalise(sent[k]), normalise(res.body?.[k]))) {
-          fail('echo', `${k} ${group}`, `${what} → ${k} came back as ${excerpt(JSON.stringify(res.body?.[k]), 300)} | sent: ${bodyExcerpt(body)}`);
+        if (sent && typeof sent === 'object' && k in sent && !isDeepStrictEqual(normalise(sent[k]), normalise(answer?.[k]))) {
+          fail('echo', `${k} ${group}`, `${what} → ${k} came back as ${excerpt(JSON.stringify(answer?.[k]), 300)} | sent: ${bodyExcerpt(body)}`);
         }
       }
     }
@@ -192,7 +197,7 @@ function bodyExcerpt(body: string | Buffer | undefined): string {
 
 function parseOr(text: string): Record<string, unknown> | undefined {
   try {
-    return JSON.parse(text);
+    return JSON.parse(text) as Record<string, unknown>;
   } catch {
     return undefined;
   }

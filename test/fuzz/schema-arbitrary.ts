@@ -5,7 +5,37 @@ import { parse } from 'yaml';
 import { OPENAPI_PATH } from '../support/openapi';
 import { RawJson, codePoints, freeFormObject, hardKey, numberLiteral, text, toJsonText } from './json-text';
 
-export type Schema = Record<string, any>;
+/** A JSON Schema of the document, with the keywords the fuzzer reads (others stay open). */
+export interface Schema {
+  $ref?: string;
+  type?: string | string[];
+  const?: unknown;
+  enum?: unknown[];
+  default?: unknown;
+  anyOf?: Schema[];
+  oneOf?: Schema[];
+  properties?: Record<string, Schema>;
+  patternProperties?: Record<string, Schema>;
+  additionalProperties?: boolean | Schema;
+  required?: string[];
+  items?: Schema;
+  minItems?: number;
+  maxItems?: number;
+  uniqueItems?: boolean;
+  minimum?: number;
+  maximum?: number;
+  exclusiveMinimum?: number;
+  exclusiveMaximum?: number;
+  minLength?: number;
+  maxLength?: number;
+  pattern?: string;
+  format?: string;
+  description?: string;
+  'x-max-bytes'?: number;
+  'x-max-depth'?: number;
+  'x-max-utf8-bytes'?: number;
+  [keyword: string]: unknown;
+}
 
 export const loadDoc = (): Schema => parse(readFileSync(OPENAPI_PATH, 'utf8')) as Schema;
 
@@ -26,7 +56,7 @@ export function deref(doc: Schema, schema: Schema): Schema {
     s = s.$ref
       .slice(2)
       .split('/')
-      .reduce((node: any, part: string) => node?.[part.replace(/~1/g, '/').replace(/~0/g, '~')], doc);
+      .reduce<unknown>((node, part) => (node as Record<string, unknown> | undefined)?.[part.replace(/~1/g, '/').replace(/~0/g, '~')], doc) as Schema;
   }
   return s;
 }
@@ -36,8 +66,8 @@ export const isFreeForm = (s: Schema): boolean =>
   s.type === 'object' && !s.properties && !s.patternProperties && !s.anyOf && !s.oneOf && typeof s.additionalProperties !== 'object' && s.additionalProperties !== false;
 
 /** A byte limit stated in a description ("at most 8192 bytes", "4,194,304 bytes"), as the document words it. */
-export function bytesFromText(description: unknown): number | undefined {
-  const m = /at most ([\d,]+) bytes/.exec(String(description ?? ''));
+export function bytesFromText(description: string | undefined): number | undefined {
+  const m = /at most ([\d,]+) bytes/.exec(description ?? '');
   return m ? Number(m[1].replace(/,/g, '')) : undefined;
 }
 
@@ -114,8 +144,8 @@ export function urlArb(max = 2048): fc.Arbitrary<string> {
 }
 
 function stringArb(s: Schema): fc.Arbitrary<string> {
-  const min: number = s.minLength ?? 0;
-  const max: number = s.maxLength ?? Math.max(min, 300);
+  const min = s.minLength ?? 0;
+  const max = s.maxLength ?? Math.max(min, 300);
   const fits = (x: string) => codePoints(x) >= min && codePoints(x) <= max;
   const re = s.pattern ? new RegExp(s.pattern, 'u') : undefined;
   if (s.format === 'uri') return urlArb(max).filter((u) => !re || re.test(u));
@@ -126,8 +156,8 @@ function stringArb(s: Schema): fc.Arbitrary<string> {
 
 function arrayArb(ctx: SchemaContext, s: Schema, path: string): fc.Arbitrary<unknown[]> {
   const item = schemaArbitrary(ctx, s.items ?? {}, `${path}.*`);
-  const minLength: number = s.minItems ?? 0;
-  const maxLength: number = s.maxItems ?? Math.max(minLength, 5);
+  const minLength = s.minItems ?? 0;
+  const maxLength = s.maxItems ?? Math.max(minLength, 5);
   const make = (lo: number, hi: number) =>
     s.uniqueItems ? fc.uniqueArray(item, { minLength: lo, maxLength: hi, selector: toJsonText }) : fc.array(item, { minLength: lo, maxLength: hi });
   return fc.oneof({ weight: 4, arbitrary: make(minLength, maxLength) }, { weight: 1, arbitrary: make(maxLength, maxLength) });
@@ -140,7 +170,7 @@ function objectArb(ctx: SchemaContext, s: Schema, path: string): fc.Arbitrary<un
   }
   const required = new Set<string>(s.required ?? []);
   const props: Record<string, fc.Arbitrary<unknown>> = {};
-  for (const [name, sub] of Object.entries((s.properties ?? {}) as Record<string, Schema>)) {
+  for (const [name, sub] of Object.entries(s.properties ?? {})) {
     const value = schemaArbitrary(ctx, sub, path ? `${path}.${name}` : name);
     if (required.has(name)) {
       props[name] = value;
