@@ -127,7 +127,7 @@ function settingsFromFlags() {
 }
 
 /** What the commands print; `update` adds the id of the retention task a new window starts. */
-type BotView = ReturnType<typeof view> & { retention_task_id?: string };
+export type BotView = ReturnType<typeof view> & { retention_task_id?: string };
 
 function view(bot: import('../lambdas/entities/bots').Bot, secretKey?: string, showWebhookSecret = false, showIdentitySecret = false) {
   return {

@@ -134,6 +134,17 @@ export function newChatWrites({ userId, botId, externalId }: ChatOwner, chat: Ch
   ];
 }
 
+/** The user's chat count, one more, only below `max`: a new chat's guard, in its transaction. */
+export const chatCountWrite = (userId: string, max: number): TransactItem => ({
+  Update: {
+    TableName: tableName(),
+    Key: keys.userStats(userId),
+    UpdateExpression: 'SET entity = :entity ADD chats :one',
+    ConditionExpression: 'attribute_not_exists(chats) OR chats < :max',
+    ExpressionAttributeValues: { ':entity': 'user_stats', ':one': 1, ':max': max },
+  },
+});
+
 /** Every chat of the user, strongly consistent (a chat just made is there). */
 export async function userChats(userId: string): Promise<ChatItem[]> {
   const items = await queryAll({
@@ -155,6 +166,12 @@ export async function chatCountedSeq(userId: string, chatId: string): Promise<{ 
   const out = await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.chat(userId, chatId), ProjectionExpression: 'counted_seq', ConsistentRead: true }));
   const seq: unknown = out.Item?.counted_seq;
   return out.Item && { ...(typeof seq === 'string' && { counted_seq: seq }) };
+}
+
+/** Whether the user's chat is there (its key only), strongly consistent. */
+export async function chatExists(userId: string, chatId: string): Promise<boolean> {
+  const out = await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.chat(userId, chatId), ProjectionExpression: 'pk', ConsistentRead: true }));
+  return Boolean(out.Item);
 }
 
 /**

@@ -1,7 +1,7 @@
 // Messages: their shape as the APIs show it, the stored item, and its put; flows/send.ts sends, flows/history.ts reads, flows/edit.ts edits.
-import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { conditionFailedItem, dynamo, isConditionFailed, optional, tableName, type RawItem, type Stored } from '../aws/dynamo';
-import { keys } from './keys';
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { conditionFailedItem, dynamo, isConditionFailed, optional, queryAll, tableName, type RawItem, type Stored } from '../aws/dynamo';
+import { keys, type Key } from './keys';
 import { toFileJson, type FileJson, type StoredFile } from './files';
 
 export type SenderType = 'incoming' | 'outcoming';
@@ -59,6 +59,9 @@ export const messageFromItem = (raw: RawItem): MessageItem => {
   };
 };
 
+/** The messages among a Query's items (the chat's markers sit at both ends of its range). */
+const messagesOf = (items: RawItem[]): MessageItem[] => items.filter((i) => i.entity === 'message').map(messageFromItem);
+
 /** The message as the APIs show it (file URLs presigned now). */
 export async function toMessage(m: MessageItem): Promise<Message> {
   return {
@@ -101,7 +104,7 @@ export async function putMessage(item: MessageItem): Promise<boolean> {
 /** The message, strongly consistent; undefined when there is none. */
 export async function readMessage(userId: string, chatId: string, id: string): Promise<MessageItem | undefined> {
   const out = await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.message(userId, chatId, id), ConsistentRead: true }));
-  return out.Item && messageFromItem(out.Item);
+  return out.Item?.entity === 'message' ? messageFromItem(out.Item) : undefined;
 }
 
 /**
@@ -118,5 +121,125 @@ export async function messagesFrom(userId: string, chatId: string, fromId: strin
       Limit: limit,
     }),
   );
-  return (out.Items ?? []).filter((i) => i.entity === 'message').map(messageFromItem);
+  return messagesOf(out.Items ?? []);
+}
+
+/**
+ * One strongly consistent Query of at most `limit` items of a chat's range, `low` to `high` (sort keys, both
+ * inclusive), newest first or oldest first. `found`: whether it returned any item at all (a marker counts).
+ */
+export async function messagesInRange(
+  userId: string,
+  range: { low: string; high: string; newestFirst: boolean; limit: number },
+): Promise<{ found: boolean; messages: MessageItem[] }> {
+  const out = await dynamo.send(
+    new QueryCommand({
+      TableName: tableName(),
+      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :low AND :high',
+      ExpressionAttributeValues: { ':pk': keys.userPartition(userId), ':low': range.low, ':high': range.high },
+      ScanIndexForward: !range.newestFirst,
+      ConsistentRead: true,
+      Limit: range.limit,
+    }),
+  );
+  const items = out.Items ?? [];
+  return { found: items.length > 0, messages: messagesOf(items) };
+}
+
+/** Every message of a chat from sort key `low` on, oldest first: the Query of its range, page after page, strongly consistent. */
+export async function chatMessagesFrom(userId: string, chatId: string, low: string): Promise<MessageItem[]> {
+  const items = await queryAll({
+    KeyConditionExpression: 'pk = :pk AND sk BETWEEN :low AND :high',
+    ExpressionAttributeValues: { ':pk': keys.userPartition(userId), ':low': low, ':high': keys.chatEnd(userId, chatId).sk },
+    ConsistentRead: true,
+  });
+  return messagesOf(items);
+}
+
+/** A message's key and dates, as a re-dating reads them. */
+export interface MessageDates {
+  key: Key;
+  created_at: string;
+  ttl?: number;
+}
+
+/** Every message of a chat, its key and dates only: the Query of its range, page after page, strongly consistent. */
+export async function chatMessageDates(userId: string, chatId: string): Promise<MessageDates[]> {
+  const items = await queryAll({
+    KeyConditionExpression: 'pk = :pk AND sk BETWEEN :low AND :high',
+    ExpressionAttributeValues: { ':pk': keys.userPartition(userId), ':low': keys.chatStart(userId, chatId).sk, ':high': keys.chatEnd(userId, chatId).sk },
+    ProjectionExpression: 'pk, sk, entity, created_at, #ttl',
+    ExpressionAttributeNames: { '#ttl': 'ttl' },
+    ConsistentRead: true,
+  });
+  return items
+    .filter((i) => i.entity === 'message')
+    .map((raw) => {
+      const item = raw as Stored<MessageDates & Key>;
+      return { key: { pk: item.pk, sk: item.sk }, created_at: item.created_at, ...optional(item, 'ttl') };
+    });
+}
+
+/**
+ * The dates of one side's messages in a chat from sort key `low` on (created_at and ttl only, the side's filter
+ * applied by DynamoDB): the Query of that range, page after page, strongly consistent.
+ */
+export async function sideMessageDates(userId: string, chatId: string, low: string, senderType: SenderType): Promise<Omit<MessageDates, 'key'>[]> {
+  const items = await queryAll({
+    KeyConditionExpression: 'pk = :pk AND sk BETWEEN :low AND :high',
+    FilterExpression: 'sender_type = :side',
+    ProjectionExpression: 'created_at, #ttl',
+    ExpressionAttributeNames: { '#ttl': 'ttl' },
+    ExpressionAttributeValues: { ':pk': keys.userPartition(userId), ':low': low, ':high': keys.chatEnd(userId, chatId).sk, ':side': senderType },
+    ConsistentRead: true,
+  });
+  return items.map((raw) => {
+    const item = raw as Stored<Omit<MessageDates, 'key'>>;
+    return { created_at: item.created_at, ...optional(item, 'ttl') };
+  });
+}
+
+/** An edit of a message of the bot side, as one conditional UpdateItem writes it (flows/edit.ts). */
+export interface MessageEdit {
+  content: string;
+  /** The bot's number for it: written only above the last one applied. */
+  version?: number;
+  /** Its time: written only after the last edit's. */
+  at: string;
+  /** What the bot's retention keeps: created at or after `since`, its ttl not past `nowSeconds`. */
+  kept: { since?: string; nowSeconds: number };
+}
+
+/** Applies the edit if the message is an outcoming one that takes it: the message as edited, or undefined (refused). */
+export async function applyEdit(key: Key, edit: MessageEdit): Promise<MessageItem | undefined> {
+  try {
+    const out = await dynamo.send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: key,
+        UpdateExpression: `SET content = :content, is_edited = :true, edited_at = :now${edit.version !== undefined ? ', edit_version = :version' : ''}`,
+        ConditionExpression:
+          'entity = :message AND sender_type = :outcoming AND (attribute_not_exists(edited_at) OR edited_at < :now)' +
+          ' AND (attribute_not_exists(#ttl) OR #ttl > :seconds)' +
+          (edit.kept.since ? ' AND created_at >= :since' : '') +
+          (edit.version !== undefined ? ' AND (attribute_not_exists(edit_version) OR edit_version < :version)' : ''),
+        ExpressionAttributeNames: { '#ttl': 'ttl' },
+        ExpressionAttributeValues: {
+          ':content': edit.content,
+          ':true': true,
+          ':now': edit.at,
+          ':message': 'message',
+          ':outcoming': 'outcoming',
+          ':seconds': edit.kept.nowSeconds,
+          ...(edit.kept.since && { ':since': edit.kept.since }),
+          ...(edit.version !== undefined && { ':version': edit.version }),
+        },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return messageFromItem(out.Attributes ?? {});
+  } catch (err) {
+    if (!isConditionFailed(err)) throw err;
+    return undefined;
+  }
 }

@@ -1,6 +1,8 @@
 // Any item of a partition, as the erasure and the export walk it: its keys, its entity, and the ids that lead to
-// other items (a chat's id, a file's, a task's, a message's files). The codec reads only those attributes.
-import { queryAll, type RawItem, type Stored } from '../aws/dynamo';
+// other items (a chat's id, a file's, a task's, a message's files). The codec reads only those attributes; and
+// the deletes of what such a walk found.
+import { batchWrite, queryAll, type RawItem, type Stored } from '../aws/dynamo';
+import type { Key } from './keys';
 
 export interface PartitionItem {
   pk: string;
@@ -42,4 +44,9 @@ export async function partitionItems(pk: string): Promise<PartitionItem[]> {
     ConsistentRead: true,
   });
   return items.map(partitionItemFromItem);
+}
+
+/** Deletes the items at these keys, of any entity (what is gone already stays gone): 25 per BatchWriteItem. */
+export async function deleteItems(itemKeys: Key[]): Promise<void> {
+  await batchWrite(itemKeys.map((Key) => ({ DeleteRequest: { Key } })));
 }

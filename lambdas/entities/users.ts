@@ -1,6 +1,6 @@
 // End users of a bot: found or created by external id in one conditional upsert (one round trip for a
 // returning user); a new user also gets its reference by id (the Bot API finds and erases users by id).
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { batchGet, dynamo, isConditionFailed, optional, tableName, type RawItem, type Stored } from '../aws/dynamo';
 import { keys } from './keys';
 import { newUuid } from '../shared/ids';
@@ -175,4 +175,52 @@ export async function getUser(botId: string, userId: string): Promise<User> {
 export async function usersByExternalId(botId: string, externalIds: string[]): Promise<Map<string, UserItem>> {
   const items = await batchGet(externalIds.map((e) => keys.user(botId, e)));
   return new Map(items.map(userFromItem).map((u) => [u.external_id, u]));
+}
+
+/** The user's reference names an erase task (`taskId`, unless one is named already, which concurrent DELETEs then agree on): the task's id. */
+export async function claimErase(userId: string, taskId: string): Promise<string> {
+  const out = await dynamo.send(
+    new UpdateCommand({
+      TableName: tableName(),
+      Key: keys.userRef(userId),
+      UpdateExpression: 'SET erase_task = if_not_exists(erase_task, :task)',
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeValues: { ':task': taskId },
+      ReturnValues: 'ALL_NEW',
+    }),
+  );
+  return userRefFromItem(out.Attributes ?? {}).erase_task ?? taskId;
+}
+
+/** The user item (found by external id) refuses new sessions while the erasure runs, if it is still this user's. */
+export async function markUserErasing(botId: string, externalId: string, userId: string, taskId: string): Promise<void> {
+  await dynamo
+    .send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.user(botId, externalId),
+        UpdateExpression: 'SET erase_task = :task',
+        ConditionExpression: 'id = :id',
+        ExpressionAttributeValues: { ':task': taskId, ':id': userId },
+      }),
+    )
+    .catch((err) => {
+      if (!isConditionFailed(err)) throw err; // already deleted by an earlier run
+    });
+}
+
+/** Deletes the user item only if it is still this user's: once deleted, the external id may start a new user. */
+export async function deleteUserItem(botId: string, externalId: string, userId: string): Promise<void> {
+  await dynamo
+    .send(
+      new DeleteCommand({
+        TableName: tableName(),
+        Key: keys.user(botId, externalId),
+        ConditionExpression: 'attribute_not_exists(pk) OR id = :id',
+        ExpressionAttributeValues: { ':id': userId },
+      }),
+    )
+    .catch((err) => {
+      if (!isConditionFailed(err)) throw err;
+    });
 }

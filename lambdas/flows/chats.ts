@@ -1,12 +1,10 @@
 // The chats of a user and of a bot: a chat made (with its guards in one transaction), the lists with their unread
 // counters as the bot's retention leaves them, and each side's read.
-import { tableName } from '../aws/dynamo';
 import { ConflictError, NotFoundError } from '../shared/errors';
 import { config } from '../shared/config';
 import { transactWrite } from '../aws/transact';
 import { byCodeUnits, newUuid } from '../shared/ids';
-import { keys } from '../entities/keys';
-import { botChatsPage, chatCountedSeq, newChatWrites, rejectChatAccess, toChat, userChats, type BotChatPage, type Chat, type ChatItem, type ChatOwner, type NewChat } from '../entities/chats';
+import { botChatsPage, chatCountedSeq, chatCountWrite, newChatWrites, rejectChatAccess, toChat, userChats, type BotChatPage, type Chat, type ChatItem, type ChatOwner, type NewChat } from '../entities/chats';
 import { usersByExternalId } from '../entities/users';
 import { decodeCursor, encodeCursor } from '../entities/chat-cursor';
 import { resetUnread } from '../entities/chat-activity';
@@ -25,7 +23,6 @@ export async function createChat({ userId, botId, externalId }: ChatOwner, input
     created_at: now,
     updated_at: now,
   };
-  const table = tableName();
   const { chatsPerUser, chatsPerMinute } = config().limits;
   const rate: RateLimit = { name: 'chats', subject: userId, perMinute: chatsPerMinute };
   const rateItem = rateUpdate(rate);
@@ -33,15 +30,7 @@ export async function createChat({ userId, botId, externalId }: ChatOwner, input
   // Guards ride in the same transaction: the user's chat count, then this minute's creation count.
   const countAt = chatsPerUser > 0 ? items.length : -2;
   if (chatsPerUser > 0) {
-    items.push({
-      Update: {
-        TableName: table,
-        Key: keys.userStats(userId),
-        UpdateExpression: 'SET entity = :entity ADD chats :one',
-        ConditionExpression: 'attribute_not_exists(chats) OR chats < :max',
-        ExpressionAttributeValues: { ':entity': 'user_stats', ':one': 1, ':max': chatsPerUser },
-      },
-    });
+    items.push(chatCountWrite(userId, chatsPerUser));
   }
   const rateAt = rateItem ? items.length : -2;
   if (rateItem) items.push({ Update: rateItem });

@@ -1,10 +1,8 @@
 // The bot side's edits of its own messages (streamed answers): one conditional UpdateItem each, in order.
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo, isConditionFailed, tableName } from '../aws/dynamo';
 import { ConflictError, ForbiddenError, NotFoundError } from '../shared/errors';
 import type { ChatOwner } from '../entities/chats';
 import { keys } from '../entities/keys';
-import { messageFromItem, toMessage, type Message } from '../entities/messages';
+import { applyEdit, readMessage, toMessage, type Message } from '../entities/messages';
 import { isRetained, retentionWindow, type RetentionWindow } from '../policies/retention';
 
 export interface Edit {
@@ -23,40 +21,13 @@ export interface Edit {
  */
 export async function editMessage(owner: ChatOwner, chatId: string, messageId: string, edit: Edit, w: RetentionWindow = retentionWindow({})): Promise<Message> {
   const key = keys.message(owner.userId, chatId, messageId);
+  const kept = { ...(w.since && { since: w.since }), nowSeconds: Math.floor(w.nowMs / 1000) };
   let now = new Date().toISOString();
   for (let attempt = 0; ; attempt++) {
-    try {
-      const out = await dynamo.send(
-        new UpdateCommand({
-          TableName: tableName(),
-          Key: key,
-          UpdateExpression: `SET content = :content, is_edited = :true, edited_at = :now${edit.version !== undefined ? ', edit_version = :version' : ''}`,
-          ConditionExpression:
-            'entity = :message AND sender_type = :outcoming AND (attribute_not_exists(edited_at) OR edited_at < :now)' +
-            ' AND (attribute_not_exists(#ttl) OR #ttl > :seconds)' +
-            (w.since ? ' AND created_at >= :since' : '') +
-            (edit.version !== undefined ? ' AND (attribute_not_exists(edit_version) OR edit_version < :version)' : ''),
-          ExpressionAttributeNames: { '#ttl': 'ttl' },
-          ExpressionAttributeValues: {
-            ':content': edit.content,
-            ':true': true,
-            ':now': now,
-            ':message': 'message',
-            ':outcoming': 'outcoming',
-            ':seconds': Math.floor(w.nowMs / 1000),
-            ...(w.since && { ':since': w.since }),
-            ...(edit.version !== undefined && { ':version': edit.version }),
-          },
-          ReturnValues: 'ALL_NEW',
-        }),
-      );
-      return toMessage(messageFromItem(out.Attributes ?? {}));
-    } catch (err) {
-      if (!isConditionFailed(err)) throw err;
-    }
+    const edited = await applyEdit(key, { content: edit.content, ...(edit.version !== undefined && { version: edit.version }), at: now, kept });
+    if (edited) return toMessage(edited);
     // Error path only: say why, or move past an edit stamped in the same millisecond (or by a clock ahead).
-    const { Item: raw } = await dynamo.send(new GetCommand({ TableName: tableName(), Key: key, ConsistentRead: true }));
-    const item = raw?.entity === 'message' ? messageFromItem(raw) : undefined;
+    const item = await readMessage(owner.userId, chatId, messageId);
     if (!item || !isRetained(item, w)) throw new NotFoundError('Message not found');
     if (item.sender_type !== 'outcoming') throw new ForbiddenError("Only the bot's or an operator's messages can be edited");
     if (edit.version !== undefined && typeof item.edit_version === 'number' && item.edit_version >= edit.version) {

@@ -1,10 +1,8 @@
 // Files a message attaches, from its stream record: each is marked sent and kept as its bot's retention says
 // (none when off), no longer as an unsent upload; a client upload's bytes go back to its user's storage quota.
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo, isConditionFailed, tableName } from '../aws/dynamo';
 import { transactWrite } from '../aws/transact';
 import type { StoredFile } from '../entities/files';
-import { keys } from '../entities/keys';
+import { markSent, sentUpdate } from '../entities/file-writes';
 import type { MessageItem } from '../entities/messages';
 import { expiryOf, type Retained } from '../policies/retention';
 import { releaseItem } from '../policies/storage-quota';
@@ -16,25 +14,14 @@ import { releaseItem } from '../policies/storage-quota';
  */
 export async function keepSentFiles(message: MessageItem, bot: Retained): Promise<void> {
   const ttl = expiryOf(bot, Date.parse(message.created_at));
-  await Promise.all((message.files ?? []).filter((f) => f.id).map((f) => keepSentFile(f, message.user_id, message.created_at, ttl)));
+  await Promise.all((message.files ?? []).filter((f): f is StoredFile & { id: string } => Boolean(f.id)).map((f) => keepSentFile(f, message.user_id, message.created_at, ttl)));
 }
 
-async function keepSentFile(f: StoredFile, userId: string, sentAt: string, ttl: number | undefined): Promise<void> {
-  const update = (condition: string) => ({
-    TableName: tableName(),
-    Key: keys.file(f.id as string),
-    UpdateExpression: ttl !== undefined ? 'SET sent_at = :at, #ttl = :ttl' : 'SET sent_at = :at REMOVE #ttl',
-    ConditionExpression: condition,
-    ExpressionAttributeNames: { '#ttl': 'ttl' },
-    ExpressionAttributeValues: { ':at': sentAt, ...(ttl !== undefined && { ':ttl': ttl }) },
-  });
+async function keepSentFile(f: StoredFile & { id: string }, userId: string, sentAt: string, ttl: number | undefined): Promise<void> {
   if (f.counted) {
     // Sent before (a redelivered record), gone (expired: its REMOVE gives the bytes back), or its user erased.
-    if ((await transactWrite([{ Update: update('attribute_exists(pk) AND attribute_not_exists(sent_at)') }, releaseItem(userId, f.size ?? 0)])) < 0) return;
+    if ((await transactWrite([{ Update: sentUpdate(f.id, sentAt, ttl, true) }, releaseItem(userId, f.size ?? 0)])) < 0) return;
   }
-  try {
-    await dynamo.send(new UpdateCommand(update('attribute_exists(pk) AND (attribute_not_exists(sent_at) OR sent_at < :at)')));
-  } catch (err) {
-    if (!isConditionFailed(err)) throw err; // gone, or kept already for this message or a later one
-  }
+  // Gone, or kept already for this message or a later one: nothing more.
+  await markSent(f.id, sentAt, ttl);
 }

@@ -4,14 +4,14 @@
 // under its prefix in the bucket, page by page, from the bot's setting as it is when each page is done. Reads
 // already apply the new setting (policies/retention.ts); this makes DynamoDB's TTL, and through it S3, follow.
 import { createHash } from 'node:crypto';
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { conditionMet, dynamo, queryAll, tableName } from '../aws/dynamo';
 import { listKeysPage } from '../aws/s3';
 import { config, TASK_TIME_MARGIN_MS } from '../shared/config';
 import { readBot } from '../entities/bots';
 import { botChatsWalk, type ChatPageKey } from '../entities/chats';
 import { botKeyPrefix, readFiles } from '../entities/files';
-import { keys, type Key } from '../entities/keys';
+import { keys } from '../entities/keys';
+import { redate } from '../entities/expiry';
+import { chatMessageDates } from '../entities/messages';
 import { expiryOf, type Retained } from '../policies/retention';
 import { completeTask, putTask, queueTask, saveTaskCursor, type TaskRecord } from '../entities/tasks';
 import { fileIdOfKey } from './uploads';
@@ -52,8 +52,8 @@ export async function startRetentionTask(botId: string, updatedAt: string, reten
  * The ttl a stored item gets: its expiry, and one already past as now (DynamoDB's TTL ignores times more than
  * five years past, and would keep such an item for ever).
  */
-function datedTtl(bot: Retained, createdAt: unknown): number | undefined {
-  const ttl = expiryOf(bot, Date.parse(createdAt as string));
+function datedTtl(bot: Retained, createdAt: string): number | undefined {
+  const ttl = expiryOf(bot, Date.parse(createdAt));
   return ttl === undefined ? undefined : Math.max(ttl, Math.floor(Date.now() / 1000));
 }
 
@@ -61,10 +61,10 @@ function datedTtl(bot: Retained, createdAt: unknown): number | undefined {
  * Whether a stored item needs a new ttl: not when it has the one the setting gives, nor when both its ttl and
  * the setting's are already past (it is due for deletion either way: a run done again rewrites nothing).
  */
-function needsTtl(bot: Retained, item: { created_at?: unknown; ttl?: unknown }): boolean {
-  const expiry = expiryOf(bot, Date.parse(item.created_at as string));
+function needsTtl(bot: Retained, item: { created_at: string; ttl?: number }): boolean {
+  const expiry = expiryOf(bot, Date.parse(item.created_at));
   const now = Math.floor(Date.now() / 1000);
-  if (expiry !== undefined && expiry <= now && typeof item.ttl === 'number' && item.ttl <= now) return false;
+  if (expiry !== undefined && expiry <= now && item.ttl !== undefined && item.ttl <= now) return false;
   return item.ttl !== datedTtl(bot, item.created_at);
 }
 
@@ -102,15 +102,9 @@ async function chatsPage(botId: string, bot: Retained, enough: () => boolean, st
 }
 
 async function redateChat(bot: Retained, userId: string, chatId: string): Promise<void> {
-  const messages = await queryAll({
-    KeyConditionExpression: 'pk = :pk AND sk BETWEEN :low AND :high',
-    ExpressionAttributeValues: { ':pk': keys.userPartition(userId), ':low': keys.chatStart(userId, chatId).sk, ':high': keys.chatEnd(userId, chatId).sk },
-    ProjectionExpression: 'pk, sk, entity, created_at, #ttl',
-    ExpressionAttributeNames: { '#ttl': 'ttl' },
-    ConsistentRead: true,
-  });
-  const due = messages.filter((m) => m.entity === 'message' && needsTtl(bot, m));
-  await inParallel(due, (m) => setTtl({ pk: m.pk as string, sk: m.sk as string }, datedTtl(bot, m.created_at)));
+  const due = (await chatMessageDates(userId, chatId)).filter((m) => needsTtl(bot, m));
+  // An item deleted meanwhile is not re-dated (redate: false).
+  await inParallel(due, (m) => redate(m.key, datedTtl(bot, m.created_at)));
 }
 
 /**
@@ -123,28 +117,11 @@ async function filesPage(botId: string, bot: Retained, token?: string): Promise<
   const ids = [...new Set(page.keys.map(fileIdOfKey).filter((id): id is string => Boolean(id)))];
   const records = await readFiles(ids, true);
   await inParallel(records, async (f) => {
-    if (f.status === 'uploaded' && f.sent_at && needsTtl(bot, { ttl: f.ttl, created_at: f.sent_at })) await setTtl(keys.file(f.id), datedTtl(bot, f.sent_at), 'uploaded');
+    if (f.status === 'uploaded' && f.sent_at && needsTtl(bot, { ttl: f.ttl, created_at: f.sent_at })) await redate(keys.file(f.id), datedTtl(bot, f.sent_at), 'uploaded');
   });
   return page.next ? { phase: 'files', token: page.next } : undefined;
 }
 
-/** Sets (or, for no ttl, removes) the item's expiry, if the item is still there (and, for a file, in that status). */
-async function setTtl(key: Key, ttl: number | undefined, status?: string): Promise<void> {
-  // Deleted (or settled) meanwhile: nothing to re-date.
-  await conditionMet(
-    dynamo.send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: key,
-        UpdateExpression: ttl === undefined ? 'REMOVE #a' : 'SET #a = :ttl',
-        ConditionExpression: 'attribute_exists(pk)' + (status ? ' AND #status = :status' : ''),
-        ExpressionAttributeNames: { '#a': 'ttl', ...(status && { '#status': 'status' }) },
-        ExpressionAttributeValues: ttl === undefined && !status ? undefined : { ...(ttl !== undefined && { ':ttl': ttl }), ...(status && { ':status': status }) },
-      }),
-    ),
-  );
-}
-
-async function inParallel<T>(items: T[], run: (item: T) => Promise<void>): Promise<void> {
+async function inParallel<T>(items: T[], run: (item: T) => Promise<unknown>): Promise<void> {
   for (let i = 0; i < items.length; i += PARALLEL) await Promise.all(items.slice(i, i + PARALLEL).map(run));
 }

@@ -2,17 +2,15 @@
 // S3 with a presigned POST, so nothing large goes through API Gateway or a Lambda. The file is `pending`
 // until its object lands; then the completion function (S3's ObjectCreated event) seals a copy of it, checks
 // the copy's size and first bytes and makes it `uploaded` (serving that copy), or `rejected` with a reason.
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { batchWrite, dynamo, isConditionFailed, tableName } from '../aws/dynamo';
 import { copyObject, deleteObject, objectHead, presignedPost } from '../aws/s3';
 import { config } from '../shared/config';
 import { InvalidInputError } from '../shared/errors';
-import { fileFromItem, fileItem, newFileRecord, readFile, sealedKeyOf, toUploadJson, unsentExpiry, type FileRecord, type UploadJson } from '../entities/files';
+import { newFileRecord, readFile, sealedKeyOf, toUploadJson, unsentExpiry, type FileRecord, type UploadJson } from '../entities/files';
+import { putPendingUpload, settleUpdate, updateFile, type Settled } from '../entities/file-writes';
 import { transactWrite } from '../aws/transact';
 import { releaseItem } from '../policies/storage-quota';
 import { isRetained, retentionWindow, type RetentionWindow } from '../policies/retention';
 import { checkSignature, mimeAllowed } from '../policies/file-signatures';
-import { keys } from '../entities/keys';
 import type { FileType } from '../entities/file-types';
 
 /** How long the browser has to POST the bytes (the policy's expiration). */
@@ -58,10 +56,7 @@ export async function createUpload(userId: string, botId: string, input: NewUplo
   const post = await presignedPost(record.s3_key, record.mime_type, record.size, UPLOAD_POLICY_SECONDS);
   // With the user's reference to it: an erasure finds a pending upload even before (or without) its object. The
   // reference outlives the record's TTL by the days DynamoDB may take to delete an expired item.
-  await batchWrite([
-    { PutRequest: { Item: fileItem(record) } },
-    { PutRequest: { Item: { ...keys.uploadRef(userId, record.id), entity: 'upload_ref', file_id: record.id, ttl: ttl + 3 * 86400 } } },
-  ]);
+  await putPendingUpload(record, ttl + 3 * 86400);
   return { record, upload: { url: post.url, fields: post.fields }, expires_at: new Date(now + UPLOAD_POLICY_SECONDS * 1000).toISOString() };
 }
 
@@ -110,32 +105,13 @@ export async function completeUpload(uploadKey: string): Promise<FileRecord | un
   return settled;
 }
 
-async function settle(record: FileRecord, to: { status: 'uploaded'; s3Key: string } | { status: 'rejected'; reason: string }): Promise<FileRecord> {
+async function settle(record: FileRecord, to: Settled): Promise<FileRecord> {
   // Uploaded: kept until UNSENT_FILE_TTL_SECONDS from now unless a message attaches it (its bot's retention
   // then governs it). Rejected: kept 24 hours more, so the page can show why.
   // (An uploaded file sealed late, one uploaded before sealed copies existed, keeps the expiry it has.)
   const keep = to.status === 'uploaded' && record.status === 'uploaded';
   const ttl = to.status === 'rejected' ? Math.floor(Date.now() / 1000) + PENDING_TTL_SECONDS : keep ? undefined : unsentExpiry();
-  const update = {
-    TableName: tableName(),
-    Key: keys.file(record.id),
-    UpdateExpression:
-      to.status === 'rejected'
-        ? 'SET #status = :status, reason = :reason, #ttl = :ttl'
-        : keep
-          ? 'SET #status = :status, s3_key = :key'
-          : ttl !== undefined
-            ? 'SET #status = :status, s3_key = :key, #ttl = :ttl'
-            : 'SET #status = :status, s3_key = :key REMOVE #ttl',
-    ConditionExpression: '#status = :from',
-    ExpressionAttributeNames: { '#status': 'status', ...(!keep && { '#ttl': 'ttl' }) },
-    ExpressionAttributeValues: {
-      ':status': to.status,
-      ':from': record.status,
-      ...(to.status === 'rejected' ? { ':reason': to.reason } : { ':key': to.s3Key }),
-      ...(ttl !== undefined && { ':ttl': ttl }),
-    },
-  };
+  const update = settleUpdate(record, to, ttl, keep);
   // A rejected client upload gives its bytes back to the user's quota in the same write: once, as the status
   // moves once (an erased user's quota is gone: nothing to give back).
   if (to.status === 'rejected' && record.counted) {
@@ -143,12 +119,8 @@ async function settle(record: FileRecord, to: { status: 'uploaded'; s3Key: strin
     if (failed === 1) return settle({ ...record, counted: undefined }, to);
     return (await readFileRecord(record.id)) ?? record; // failed === 0: settled by another delivery of the event
   }
-  try {
-    return fileFromItem((await dynamo.send(new UpdateCommand({ ...update, ReturnValues: 'ALL_NEW' }))).Attributes ?? {});
-  } catch (err) {
-    if (!isConditionFailed(err)) throw err;
-    return (await readFileRecord(record.id)) ?? record; // settled by another delivery of the event
-  }
+  // Refused: settled by another delivery of the event.
+  return (await updateFile(update)) ?? (await readFileRecord(record.id)) ?? record;
 }
 
 const readFileRecord = readFile;

@@ -1,9 +1,7 @@
 // The event a bot's webhook receives for each user message (built when it is delivered), and whether an event
 // about a chat may still go out; reminders are built in flows/reminders.ts, deliveries in adapters/webhooks.ts.
-import { batchGet } from '../aws/dynamo';
-import { keys } from '../entities/keys';
-import { chatFromItem, toChat, type ChatItem } from '../entities/chats';
-import { userFromItem } from '../entities/users';
+import { toChat, type ChatItem } from '../entities/chats';
+import { chatUserAndRevocation } from '../policies/revocation';
 import { toMessage, type MessageItem } from '../entities/messages';
 import { retainedUnread, retentionWindow, type Retained } from '../policies/retention';
 
@@ -40,15 +38,10 @@ export async function chatAndUser(
   c: { user_id: string; chat_id: string; bot_id: string; external_id?: string },
   consistent = false,
 ): Promise<{ chat?: ChatItem; user: WebhookUser; erased: boolean }> {
-  const items = await batchGet(
-    [keys.chat(c.user_id, c.chat_id), keys.revokedUser(c.user_id), ...(c.external_id ? [keys.user(c.bot_id, c.external_id)] : [])],
-    consistent,
-  );
-  const [chat, user] = [items.find((i) => i.entity === 'chat'), items.find((i) => i.entity === 'user')];
-  const names = user && userFromItem(user);
+  const { chat, user: names, erased } = await chatUserAndRevocation(c, consistent);
   return {
-    erased: items.some((i) => i.entity === 'revoked_user'),
-    chat: chat && chatFromItem(chat),
+    erased,
+    chat,
     user: { id: c.user_id, external_id: c.external_id ?? null, first_name: names?.first_name ?? '', last_name: names?.last_name ?? '' },
   };
 }

@@ -3,13 +3,13 @@
 // bot/webhook-dispatch.ts), and every read hides what the bot's current setting puts out of date, whether or
 // not TTL has deleted it yet (DynamoDB may take days). A change of the setting re-dates what is stored
 // (flows/retention-task.ts).
-import { queryPages } from '../aws/dynamo';
 import { config } from '../shared/config';
 import { InvalidInputError } from '../shared/errors';
 import { firstMessageIdAt } from '../shared/ids';
 import { keys } from '../entities/keys';
 import { SIDES } from '../entities/chat-activity';
 import type { ChatItem } from '../entities/chats';
+import { sideMessageDates } from '../entities/messages';
 import { isPastTtl } from '../entities/expiry';
 
 export const MAX_RETENTION_DAYS = 3650;
@@ -95,26 +95,12 @@ export async function retainedUnread(chat: ChatItem, side: keyof typeof SIDES, w
   // An item of the window past its ttl: a lengthened retention not yet applied to it (its task re-dates it and
   // it counts again), so this recount is not kept.
   let redating = false;
-  const pages = queryPages({
-    KeyConditionExpression: 'pk = :pk AND sk BETWEEN :low AND :high',
-    FilterExpression: 'sender_type = :side',
-    ProjectionExpression: 'created_at, #ttl',
-    ExpressionAttributeNames: { '#ttl': 'ttl' },
-    ExpressionAttributeValues: {
-      ':pk': keys.userPartition(chat.user_id),
-      ':low': retainedFrom(chatId, w),
-      ':high': keys.chatEnd(chat.user_id, chatId).sk,
-      ':side': counts,
-    },
-    ConsistentRead: true,
-  });
-  for await (const out of pages) {
-    for (const item of out.Items ?? []) {
-      if (isPastTtl(item, w.nowMs)) redating = true;
-      else {
-        kept++;
-        oldest ??= item.created_at as string;
-      }
+  const low = retainedFrom(chatId, w) ?? keys.chatStart(chat.user_id, chatId).sk;
+  for (const item of await sideMessageDates(chat.user_id, chatId, low, counts)) {
+    if (isPastTtl(item, w.nowMs)) redating = true;
+    else {
+      kept++;
+      oldest ??= item.created_at;
     }
   }
   if (!redating) {

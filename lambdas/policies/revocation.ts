@@ -2,11 +2,12 @@
 // could still be valid (a session and its realtime token live SESSION_TTL_SECONDS); a request that reads its own
 // chat carries the check in that read (ownChat).
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { batchGet, dynamo, tableName } from '../aws/dynamo';
+import { batchGet, dynamo, entityOf, tableName } from '../aws/dynamo';
 import { config } from '../shared/config';
 import { UnauthenticatedError } from '../shared/errors';
 import { keys } from '../entities/keys';
 import { chatFromItem, rejectChatAccess, type ChatItem } from '../entities/chats';
+import { userFromItem, type UserItem } from '../entities/users';
 
 /** How long after the last token could expire the revocation is kept (clock skew, a slow request). */
 const MARGIN_SECONDS = 3600;
@@ -38,8 +39,24 @@ export async function assertNotRevoked(userId: string): Promise<void> {
  */
 export async function ownChat(userId: string, chatId: string): Promise<ChatItem> {
   const items = await batchGet([keys.chat(userId, chatId), keys.revokedUser(userId)], true);
-  if (items.some((i) => i.entity === 'revoked_user')) throw erasedUserError();
-  const chat = items.find((i) => i.entity === 'chat');
+  if (items.some((i) => entityOf(i) === 'revoked_user')) throw erasedUserError();
+  const chat = items.find((i) => entityOf(i) === 'chat');
   return chat ? chatFromItem(chat) : rejectChatAccess(userId, chatId);
 }
 
+
+/**
+ * A chat, its user (when the external id is known) and whether the user was erased, in one BatchGetItem
+ * (strongly consistent when the caller decides on the chat): what an event about the chat is built from.
+ */
+export async function chatUserAndRevocation(
+  c: { user_id: string; chat_id: string; bot_id: string; external_id?: string },
+  consistent: boolean,
+): Promise<{ chat?: ChatItem; user?: UserItem; erased: boolean }> {
+  const items = await batchGet(
+    [keys.chat(c.user_id, c.chat_id), keys.revokedUser(c.user_id), ...(c.external_id ? [keys.user(c.bot_id, c.external_id)] : [])],
+    consistent,
+  );
+  const [chat, user] = [items.find((i) => entityOf(i) === 'chat'), items.find((i) => entityOf(i) === 'user')];
+  return { chat: chat && chatFromItem(chat), user: user && userFromItem(user), erased: items.some((i) => entityOf(i) === 'revoked_user') };
+}

@@ -4,7 +4,7 @@
 // bytes go back when the file is first sent (the stream, files-sent.ts), rejected (the completer), or removed
 // unsent (the stream's REMOVE), each exactly once.
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { conditionFailedItem, dynamo, isConditionFailed, tableName } from '../aws/dynamo';
+import { conditionFailedItem, dynamo, isConditionFailed, tableName, type RawItem, type Stored } from '../aws/dynamo';
 import { transactWrite, type TransactItem } from '../aws/transact';
 import { config } from '../shared/config';
 import { RateLimitedError, TooLargeError, UnavailableError } from '../shared/errors';
@@ -25,6 +25,19 @@ export interface Taken {
   bytes: number;
   day: number;
 }
+
+/** The user's quota item (`entity: upload_quota`): its bytes at a time, and its bytes of `day` (days since the epoch, UTC). */
+interface QuotaItem {
+  open_bytes: number;
+  day?: number;
+  day_bytes: number;
+}
+
+/** The codec: the quota item as a refused write returns it (counters absent read as 0). */
+const quotaFromItem = (raw: RawItem): QuotaItem => {
+  const item = raw as Stored<Partial<QuotaItem>>;
+  return { open_bytes: Number(item.open_bytes ?? 0), ...(typeof item.day === 'number' && { day: item.day }), day_bytes: Number(item.day_bytes ?? 0) };
+};
 
 const mb = (n: number) => `${Math.floor(n / 1024 ** 2)} MB`;
 
@@ -65,12 +78,12 @@ export async function takeStorage(userId: string, bytes: number, nowMs = Date.no
       return { userId, bytes, day };
     } catch (err) {
       if (!isConditionFailed(err)) throw err;
-      const old = conditionFailedItem(err) ?? {};
-      if (open > 0 && Number(old.open_bytes ?? 0) > open - bytes) {
+      const old = quotaFromItem(conditionFailedItem(err) ?? {});
+      if (open > 0 && old.open_bytes > open - bytes) {
         throw new TooLargeError(`Too much stored: at most ${open} bytes (${mb(open)}) of uploads not yet sent at a time; send them, or wait for unsent ones to expire`);
       }
-      const stored = typeof old.day === 'number' ? old.day : undefined;
-      if (perDay > 0 && stored !== undefined && stored >= day && Number(old.day_bytes ?? 0) > perDay - bytes) {
+      const stored = old.day;
+      if (perDay > 0 && stored !== undefined && stored >= day && old.day_bytes > perDay - bytes) {
         const retryAfter = (stored + 1) * DAY_SECONDS - nowMs / 1000;
         throw new RateLimitedError(`Too many uploads today: at most ${perDay} bytes (${mb(perDay)}) a UTC day; retry in ${Math.ceil(retryAfter)} s`, retryAfter);
       }

@@ -26,7 +26,7 @@ const b64 = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64url')
 test('every endpoint but session rejects bad tokens with 401 and {error}', async () => {
   const { token, userId, bot, chatId } = await userWithChat();
   const [h, p] = token.split('.');
-  const claims = JSON.parse(Buffer.from(p, 'base64url').toString());
+  const claims = JSON.parse(Buffer.from(p, 'base64url').toString()) as Record<string, unknown>;
   const now = Math.floor(Date.now() / 1000);
   const bad: Record<string, Record<string, string>> = {
     missing: {},

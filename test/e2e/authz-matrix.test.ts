@@ -8,7 +8,7 @@ const UNKNOWN = '00000000-0000-4000-8000-000000000000';
 async function chatsAroundMe() {
   const me = await userWithChat();
   const sameBot = await newSession(me.bot.client_key);
-  const otherUserChat = (await call('POST', '/api/client/chats', { token: sameBot.session_token, json: { name: 'theirs' } })).body.id as string;
+  const otherUserChat = (await call('POST', '/api/client/chats', { token: sameBot.session_token, json: { name: 'theirs' } })).body.id;
   const otherBot = await userWithChat();
   return { me, otherUserChat, otherBot };
 }
@@ -48,7 +48,7 @@ test('Bot API routes: any chat of the bot → 2xx, another bot’s or unknown �
     ['malformed', 'not-a-chat', 400],
   ];
   for (const [what, chatId, status] of resources) {
-    const cases: [string, Promise<{ status: number; body: any }>, number][] = [
+    const cases: [string, Promise<{ status: number; body: unknown }>, number][] = [
       ['GET messages', call('GET', `/api/bot/chats/${chatId}/messages`, { headers: auth }), 200],
       ['POST messages', call('POST', `/api/bot/chats/${chatId}/messages`, { headers: auth, json: { content: 'hi' } }), 201],
       ['POST read', call('POST', `/api/bot/chats/${chatId}/read`, { headers: auth }), 200],

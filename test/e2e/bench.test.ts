@@ -7,6 +7,25 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT } from '../support/local-process';
+import type { ColdInitFigures } from '../../bin/bench/cold-init';
+import type { CostFigures } from '../../bin/bench/cost';
+import type { UnitKey } from '../../bin/bench/cost-model';
+import type { RealtimeFigures } from '../../bin/bench/realtime';
+import type { RoundTripFigures } from '../../bin/bench/round-trips';
+import type { Target } from '../../bin/bench/targets';
+import type { ThroughputFigures } from '../../bin/bench/throughput';
+
+/** What `--json` prints (bin/bench/main.ts): every phase's figures, the machine's, and the targets judged. */
+type BenchResult = RoundTripFigures &
+  ThroughputFigures &
+  ColdInitFigures & {
+    machine: { nproc: number; cpu: string; node: string; platform: string };
+    quick: boolean;
+    cost: CostFigures;
+    realtime_ms: RealtimeFigures;
+    cpu_steal_pct: number | undefined;
+    targets: Record<string, Target>;
+  };
 
 // A guard against a hung run, not a time target: the quick run takes about 80 s alone and up to four times that
 // while the rest of the suite shares the two cores.
@@ -19,9 +38,9 @@ test('the quick benchmark prints one JSON object with every figure, and writes i
   expect(run.status).toBe(0);
   const saved = readFileSync(join(dir, 'results.json'), 'utf8');
   rmSync(dir, { recursive: true, force: true });
-  const result = JSON.parse(run.stdout.trim().split('\n').pop() as string);
+  const result = JSON.parse(run.stdout.trim().split('\n').pop() as string) as BenchResult;
   // The results file (committed after a full run): the same figures, when and on what commit, no machine path.
-  expect(JSON.parse(saved)).toEqual({ run: { date: expect.any(String), commit: expect.stringMatching(/^[0-9a-f]{7,}$/), uncommitted_changes: expect.any(Boolean) }, ...result });
+  expect(JSON.parse(saved) as unknown).toEqual({ run: { date: expect.any(String), commit: expect.stringMatching(/^[0-9a-f]{7,}$/), uncommitted_changes: expect.any(Boolean) }, ...result });
   expect([ROOT, tmpdir(), dir].filter((path) => saved.includes(path))).toEqual([]);
   for (const key of ['round_trips', 'capacity_units', 'realtime_ms', 'bundle_kb', 'cold_init_ms', 'cold_load_ms', 'cold_load_no_source_maps_ms', 'first_request_touches', 'rps', 'rss_mb', 'targets']) {
     expect(result).toHaveProperty(key);
@@ -59,7 +78,7 @@ test('the quick benchmark prints one JSON object with every figure, and writes i
     dispatcher_invocations_per_reply_reminders_off: 0,
   });
   // The benchmark judges the same counts in its targets (and every timing there, which this test only lists).
-  for (const [name, t] of Object.entries(result.targets as Record<string, { value: number; target: string; met: boolean }>)) {
+  for (const [name, t] of Object.entries(result.targets)) {
     expect({ [name]: t }).toEqual({ [name]: { value: expect.any(Number), target: expect.any(String), met: expect.any(Boolean) } });
     if (name.startsWith('round_trips.')) expect({ [name]: t.met }).toEqual({ [name]: true });
   }
@@ -70,7 +89,7 @@ test('the quick benchmark prints one JSON object with every figure, and writes i
   expect(Object.keys(result.cold_init_ms).sort()).toEqual(functions);
   // The load is part of the cold init.
   for (const id of functions) expect({ [id]: result.cold_load_ms[id] }).toEqual({ [id]: expect.any(Number) });
-  for (const [id, ms] of Object.entries(result.cold_init_ms)) expect(result.cold_load_ms[id]).toBeLessThanOrEqual(ms as number);
+  for (const [id, ms] of Object.entries(result.cold_init_ms)) expect(result.cold_load_ms[id]).toBeLessThanOrEqual(ms);
   for (const id of functions) expect({ [id]: result.cold_load_no_source_maps_ms[id] }).toEqual({ [id]: expect.any(Number) });
   for (const id of functions) {
     expect(result.targets).toHaveProperty([`bundle_kb.${id}`]);
@@ -86,7 +105,7 @@ test('the quick benchmark prints one JSON object with every figure, and writes i
   expect(result.rps).toEqual({ list_chats: expect.any(Number), create_message: expect.any(Number) });
   // The cost phase: every unit AWS bills, per exchange and per conversation, priced from the dated table.
   const { cost } = result;
-  const units = ['http_requests', 'lambda_invocations', 'lambda_gb_seconds', 'dynamodb_write_units', 'dynamodb_read_units', 'websocket_messages', 'sqs_requests', 'log_bytes', 'secrets_manager_calls'];
+  const units: UnitKey[] = ['http_requests', 'lambda_invocations', 'lambda_gb_seconds', 'dynamodb_write_units', 'dynamodb_read_units', 'websocket_messages', 'sqs_requests', 'log_bytes', 'secrets_manager_calls'];
   expect(Object.keys(cost.exchange_units).sort()).toEqual([...units].sort());
   for (const u of units) expect({ [u]: cost.overhead_units[u] }).toEqual({ [u]: expect.any(Number) });
   expect(cost.exchanges).toBeGreaterThanOrEqual(20);

@@ -1,12 +1,12 @@
 // The Bot API over real HTTP: secret-key auth, chats with users and unread counts, history, replies that
 // reach the user (counter + realtime), operator read, bot uploads, cross-bot isolation, bad input.
-import { botItems, call, newBot, newSession, streamPassed, userWithChat, UUID } from '../support/api';
+import { botItems, call, newBot, newSession, streamPassed, userWithChat, UUID, type CallOptions, type Reply } from '../support/api';
 import { liveClient, until } from '../support/realtime';
 import { updateBot } from '../../lambdas/flows/bot-admin';
-import { firstFileUrl, realtimeOf } from '../support/contract';
+import { firstFileUrl, present, realtimeOf, type BotChatPage } from '../support/contract';
 
-const bot = (method: string, path: string, secret: string, opts: Parameters<typeof call>[2] = {}) =>
-  call(method, `/api/bot${path}`, { ...opts, headers: { ...opts.headers, authorization: `Bearer ${secret}` } });
+const bot = <M extends string, U extends string>(method: M, path: U, secret: string, opts: CallOptions = {}) =>
+  call(method, `/api/bot${path}` as const, { ...opts, headers: { ...opts.headers, authorization: `Bearer ${secret}` } });
 
 test('secret key auth: wrong, malformed, another bot’s key or a session token → 401; a turned-off bot → 403', async () => {
   const a = await userWithChat();
@@ -42,13 +42,13 @@ test('list chats: newest activity first, with user and operator unread count, pa
   // Activity: chat 0 gets two user messages last, so it comes first.
   for (const text of ['a', 'b']) await call('POST', `/api/client/chats/${made[0].chatId}/messages`, { token: made[0].token, json: { content: text } });
   // gsi1 is eventually consistent, and the stream moves the activity a moment after the send.
-  let all!: Awaited<ReturnType<typeof bot>>;
+  let all!: Reply<BotChatPage>;
   await until(async () => {
     all = await bot('GET', '/chats', secretKey);
     return all.body.chats?.[0]?.id === made[0].chatId && all.body.chats[0].unread_count === 2;
   }, 15_000, 'chat 0 first in the bot list with 2 unread');
   expect(all.status).toBe(200);
-  expect(all.body.chats.map((c: any) => c.id)).toEqual([made[0].chatId, made[2].chatId, made[1].chatId]);
+  expect(all.body.chats.map((c) => c.id)).toEqual([made[0].chatId, made[2].chatId, made[1].chatId]);
   expect(all.body.chats[0]).toEqual({
     id: made[0].chatId,
     name: 'chat 0',
@@ -66,7 +66,7 @@ test('list chats: newest activity first, with user and operator unread count, pa
   expect(page1.body.chats).toHaveLength(2);
   expect(page1.body.next_cursor).toEqual(expect.any(String));
   const page2 = await bot('GET', `/chats?limit=2&cursor=${page1.body.next_cursor}`, secretKey);
-  expect([...page1.body.chats, ...page2.body.chats].map((c: any) => c.id)).toEqual(all.body.chats.map((c: any) => c.id));
+  expect([...page1.body.chats, ...page2.body.chats].map((c) => c.id)).toEqual(all.body.chats.map((c) => c.id));
 
   // A cursor is only good for its own bot, and must be one we made.
   const other = await newBot();
@@ -74,7 +74,7 @@ test('list chats: newest activity first, with user and operator unread count, pa
   // Cursors of the right shape that are not ours: empty values, an over-long sort key (DynamoDB would refuse
   // both as a start key), another user's chat key named as this bot's.
   const cursorOf = (k: object) => `cursor=${Buffer.from(JSON.stringify(k)).toString('base64url')}`;
-  const ours = JSON.parse(Buffer.from(page1.body.next_cursor, 'base64url').toString('utf8'));
+  const ours = JSON.parse(Buffer.from(present(page1.body.next_cursor, 'the first page’s next_cursor'), 'base64url').toString('utf8')) as Record<string, string>;
   const forged = [
     cursorOf({ ...ours, gsi1sk: '', pk: '', sk: '' }),
     cursorOf({ ...ours, gsi1sk: 'x'.repeat(1400) }),
@@ -100,9 +100,9 @@ test('a reply: 201 outcoming Message, unread_msg_by_user +1, in the history, and
     // Once the user's socket has a reply, the chat list already counts it.
     expect((await call('GET', '/api/client/chats', { token })).body[0].unread_msg_by_user).toBe(2);
     const history = await bot('GET', `/chats/${chatId}/messages`, secretKey);
-    expect(history.body.map((m: any) => m.content)).toEqual(['hello bot', 'hello human', 'operator here']);
+    expect(history.body.map((m) => m.content)).toEqual(['hello bot', 'hello human', 'operator here']);
     const page = await bot('GET', `/chats/${chatId}/messages?limit=1&before=${op.body.id}`, secretKey);
-    expect(page.body.map((m: any) => m.id)).toEqual([reply.body.id]);
+    expect(page.body.map((m) => m.id)).toEqual([reply.body.id]);
     // The user reads the chat: the counter resets and the read action reaches the user's clients.
     await call('POST', `/api/client/chats/${chatId}/read`, { token });
     expect((await call('GET', '/api/client/chats', { token })).body[0].unread_msg_by_user).toBe(0);

@@ -11,6 +11,8 @@ import { buildSync } from 'esbuild';
 import { ROOT } from '../support/local-process';
 import { freePort } from '../support/ports';
 import { call } from '../support/api';
+import { present } from '../support/contract';
+import type { BotView } from '../../bin/bot';
 
 // Two folders below the root, as lib/local/settings.ts is (it finds the root from its own place, bundled or not);
 // packages stay in node_modules, as under tsx.
@@ -32,12 +34,16 @@ function bot(args: string[], env: Record<string, string> = {}, command = [BUNDLE
   return { code: r.status, out: r.stdout, err: r.stderr };
 }
 
+/** What `--json` printed: one bot, or `list`'s bots. */
+const printed = (out: string) => JSON.parse(out) as BotView;
+const listedBots = (out: string) => (JSON.parse(out) as { bots: BotView[] }).bots;
+
 test('create --json prints one object with client and secret keys; the bot serves sessions at once', async () => {
   const r = bot(['create', '--name', 'CLI bot', '--allowed-origin', 'https://shop.example', '--primary-color', '#ff0000', '--multiple-chats', 'true', '--json'], {}, TSX);
   expect(r.code).toBe(0);
   const lines = r.out.trim().split('\n');
   expect(lines).toHaveLength(1);
-  const created = JSON.parse(lines[0]);
+  const created = printed(lines[0]);
   expect(created).toMatchObject({
     bot_id: expect.any(String),
     client_key: expect.stringMatching(/^cli_[0-9a-f]{32}$/),
@@ -53,8 +59,8 @@ test('create --json prints one object with client and secret keys; the bot serve
   expect(session.body.widget).toEqual(created.widget);
 });
 
-test('the CLI refuses a webhook URL to a private or metadata address, naming the rule, and writes nothing', async () => {
-  const created = JSON.parse(bot(['create', '--name', 'hooked', '--json']).out);
+test('the CLI refuses a webhook URL to a private or metadata address, naming the rule, and writes nothing', () => {
+  const created = printed(bot(['create', '--name', 'hooked', '--json']).out);
   const off = { WEBHOOK_ALLOW_LOOPBACK: 'off' };
   for (const [url, why] of [
     ['http://169.254.169.254/latest/meta-data/', '169.254.169.254 is a link-local (cloud metadata) address'],
@@ -67,62 +73,62 @@ test('the CLI refuses a webhook URL to a private or metadata address, naming the
     const r = bot(['update', created.bot_id, '--webhook-url', url, '--json'], off);
     expect({ url, code: r.code, err: r.err.trim() }).toEqual({ url, code: 2, err: `webhook_url refused: a webhook URL must be https: and reach only public addresses (${why})` });
   }
-  const listed = JSON.parse(bot(['list', '--json']).out).bots.find((b: any) => b.bot_id === created.bot_id);
-  expect(listed.webhook_url).toBeNull();
+  const listed = listedBots(bot(['list', '--json']).out).find((b) => b.bot_id === created.bot_id);
+  expect(listed?.webhook_url).toBeNull();
   // With --aws (a deployed stage) the local setting does not apply, even when the environment has it on.
   const aws = bot(['update', created.bot_id, '--webhook-url', 'http://localhost/', '--aws'], { TABLE_NAME: process.env.TABLE_NAME as string, WEBHOOK_ALLOW_LOOPBACK: 'on' });
   expect([aws.code, aws.err.trim()]).toEqual([2, 'webhook_url refused: a webhook URL must be https: and reach only public addresses (localhost is a loopback address)']);
   // Locally the setting (on by default) lets the echo bot's kind of URL through.
-  expect(JSON.parse(bot(['update', created.bot_id, '--webhook-url', 'http://localhost:3002/webhook', '--json']).out).webhook_url).toBe('http://localhost:3002/webhook');
+  expect(printed(bot(['update', created.bot_id, '--webhook-url', 'http://localhost:3002/webhook', '--json']).out).webhook_url).toBe('http://localhost:3002/webhook');
 });
 
 test('update switches settings; list shows the bot; the secret is never shown again', async () => {
-  const created = JSON.parse(bot(['create', '--name', 'to update', '--json']).out);
+  const created = printed(bot(['create', '--name', 'to update', '--json']).out);
   const updated = bot(['update', created.bot_id, '--enabled', 'false', '--allowed-origin', 'http://localhost:5173', '--attachments', 'false', '--json']);
   expect(updated.code).toBe(0);
-  const u = JSON.parse(updated.out);
+  const u = printed(updated.out);
   expect(u).toMatchObject({ enabled: false, allowed_origins: ['http://localhost:5173'], widget: { attachments: false } });
   expect(u.secret_key).toBeUndefined();
   const session = await call('POST', '/api/client/session', { json: { client_key: created.client_key }, headers: { origin: 'http://localhost:5173' } });
   expect(session.status).toBe(403);
 
-  const cleared = JSON.parse(bot(['update', created.bot_id, '--enabled', 'true', '--clear-allowed-origins', '--json']).out);
+  const cleared = printed(bot(['update', created.bot_id, '--enabled', 'true', '--clear-allowed-origins', '--json']).out);
   expect(cleared.allowed_origins).toEqual([]);
   expect((await call('POST', '/api/client/session', { json: { client_key: created.client_key } })).status).toBe(200);
 
-  const list = JSON.parse(bot(['list', '--json']).out);
-  const listed = list.bots.find((b: any) => b.bot_id === created.bot_id);
-  expect(listed).toMatchObject({ name: 'to update', client_key: created.client_key });
-  expect(listed.secret_key).toBeUndefined();
+  const list = listedBots(bot(['list', '--json']).out);
+  const one = list.find((b) => b.bot_id === created.bot_id);
+  expect(one).toMatchObject({ name: 'to update', client_key: created.client_key });
+  expect(one?.secret_key).toBeUndefined();
   expect(JSON.stringify(list)).not.toContain('secret_hash');
 });
 
 test('webhook URL and secret rotation from the CLI: new secrets printed once, old ones refused', async () => {
-  const created = JSON.parse(bot(['create', '--name', 'hooks', '--json']).out);
-  const hooked = JSON.parse(bot(['update', created.bot_id, '--webhook-url', 'https://hooks.example/in', '--json']).out);
+  const created = printed(bot(['create', '--name', 'hooks', '--json']).out);
+  const hooked = printed(bot(['update', created.bot_id, '--webhook-url', 'https://hooks.example/in', '--json']).out);
   expect(hooked).toMatchObject({ webhook_url: 'https://hooks.example/in', webhook_secret: expect.stringMatching(/^whsec_[0-9a-f]{64}$/) });
-  const again = JSON.parse(bot(['rotate-webhook-secret', created.bot_id, '--json']).out);
+  const again = printed(bot(['rotate-webhook-secret', created.bot_id, '--json']).out);
   expect(again.webhook_secret).toMatch(/^whsec_/);
   expect(again.webhook_secret).not.toBe(hooked.webhook_secret);
-  const rotated = JSON.parse(bot(['rotate-secret', created.bot_id, '--json']).out);
+  const rotated = printed(bot(['rotate-secret', created.bot_id, '--json']).out);
   expect(rotated.secret_key).toMatch(/^sk_[0-9a-f]{80}$/);
   expect(rotated.webhook_secret).toBeUndefined();
   const auth = (key: string) => ({ headers: { authorization: `Bearer ${key}` } });
-  expect((await call('GET', '/api/bot/chats', auth(created.secret_key))).status).toBe(401);
-  expect((await call('GET', '/api/bot/chats', auth(rotated.secret_key))).status).toBe(200);
-  const cleared = JSON.parse(bot(['update', created.bot_id, '--clear-webhook', '--json']).out);
+  expect((await call('GET', '/api/bot/chats', auth(present(created.secret_key, 'the created bot’s secret key')))).status).toBe(401);
+  expect((await call('GET', '/api/bot/chats', auth(present(rotated.secret_key, 'the rotated secret key')))).status).toBe(200);
+  const cleared = printed(bot(['update', created.bot_id, '--clear-webhook', '--json']).out);
   expect(cleared.webhook_url).toBeNull();
   expect(bot(['rotate-webhook-secret', created.bot_id]).code).toBe(1); // nothing to sign for
   expect(bot(['update', created.bot_id, '--webhook-url', 'ftp://x']).code).toBe(2);
 });
 
 test('identity verification from the CLI prints the identity secret once', () => {
-  const created = JSON.parse(bot(['create', '--name', 'verified', '--json']).out);
-  const on = JSON.parse(bot(['update', created.bot_id, '--identity-verification', 'on', '--require-identity', 'true', '--json']).out);
+  const created = printed(bot(['create', '--name', 'verified', '--json']).out);
+  const on = printed(bot(['update', created.bot_id, '--identity-verification', 'on', '--require-identity', 'true', '--json']).out);
   expect(on).toMatchObject({ identity_verification: true, require_identity: true, identity_secret: expect.stringMatching(/^idsec_/) });
-  const listed = JSON.parse(bot(['list', '--json']).out).bots.find((b: any) => b.bot_id === created.bot_id);
+  const listed = listedBots(bot(['list', '--json']).out).find((b) => b.bot_id === created.bot_id);
   expect(listed).toMatchObject({ identity_verification: true });
-  expect(listed.identity_secret).toBeUndefined();
+  expect(listed?.identity_secret).toBeUndefined();
   expect(bot(['update', created.bot_id, '--identity-verification', 'maybe']).code).toBe(2);
 });
 
@@ -163,7 +169,7 @@ test('--aws resolves credentials through the usual chain (AWS_PROFILE) and signs
   expect(made.code).toBe(0);
   const listed = bot(['list', '--json', '--aws'], env);
   expect(listed.code).toBe(0);
-  expect(listed.out).toContain(JSON.parse(made.out).bot_id);
+  expect(listed.out).toContain(printed(made.out).bot_id);
   // Without any credentials the chain fails, and the CLI says so.
   const none = bot(['list', '--aws'], { ...env, AWS_PROFILE: 'missing-profile' });
   expect(none.code).not.toBe(0);
@@ -172,35 +178,35 @@ test('--aws resolves credentials through the usual chain (AWS_PROFILE) and signs
 });
 
 test('--unread-reminder sets, prints and clears the bot\'s unread reminder; 0, 901 and words are refused with a clear error', () => {
-  const created = JSON.parse(bot(['create', '--name', 'reminding', '--unread-reminder', '30', '--json']).out);
+  const created = printed(bot(['create', '--name', 'reminding', '--unread-reminder', '30', '--json']).out);
   expect(created.unread_reminder_seconds).toBe(30);
-  const updated = JSON.parse(bot(['update', created.bot_id, '--unread-reminder', '900', '--json']).out);
+  const updated = printed(bot(['update', created.bot_id, '--unread-reminder', '900', '--json']).out);
   expect(updated.unread_reminder_seconds).toBe(900);
-  const off = JSON.parse(bot(['update', created.bot_id, '--unread-reminder', 'off', '--json']).out);
+  const off = printed(bot(['update', created.bot_id, '--unread-reminder', 'off', '--json']).out);
   expect(off.unread_reminder_seconds).toBeNull();
   for (const bad of ['0', '901', 'soon', '1.5']) {
     const r = bot(['update', created.bot_id, '--unread-reminder', bad]);
     expect([bad, r.code, r.err]).toEqual([bad, 2, expect.stringContaining(`--unread-reminder must be a whole number of seconds from 1 to 900, or off: "${bad}"`)]);
   }
-  expect(JSON.parse(bot(['list', '--json']).out).bots.find((b: any) => b.bot_id === created.bot_id).unread_reminder_seconds).toBeNull();
+  expect(listedBots(bot(['list', '--json']).out).find((b) => b.bot_id === created.bot_id)?.unread_reminder_seconds).toBeNull();
 });
 
 test('--retention-days sets, prints and turns off the retention, printing the task that re-dates what is stored; 0, 3651 and words are refused', () => {
-  const created = JSON.parse(bot(['create', '--name', 'forgetful', '--retention-days', '30', '--json']).out);
+  const created = printed(bot(['create', '--name', 'forgetful', '--retention-days', '30', '--json']).out);
   expect(created.retention_days).toBe(30);
-  const updated = JSON.parse(bot(['update', created.bot_id, '--retention-days', '3650', '--json']).out);
+  const updated = printed(bot(['update', created.bot_id, '--retention-days', '3650', '--json']).out);
   expect(updated).toMatchObject({ retention_days: 3650, retention_task_id: expect.stringMatching(/^[0-9a-f-]{36}$/) });
   // Another setting changed, the retention not: no task; the same retention set again: a new task (done over).
-  expect(JSON.parse(bot(['update', created.bot_id, '--name', 'still forgetful', '--json']).out).retention_task_id).toBeUndefined();
-  const again = JSON.parse(bot(['update', created.bot_id, '--retention-days', '3650', '--json']).out);
+  expect(printed(bot(['update', created.bot_id, '--name', 'still forgetful', '--json']).out).retention_task_id).toBeUndefined();
+  const again = printed(bot(['update', created.bot_id, '--retention-days', '3650', '--json']).out);
   expect(again.retention_task_id).toMatch(/^[0-9a-f-]{36}$/);
   expect(again.retention_task_id).not.toBe(updated.retention_task_id);
-  const off = JSON.parse(bot(['update', created.bot_id, '--retention-days', 'off', '--json']).out);
+  const off = printed(bot(['update', created.bot_id, '--retention-days', 'off', '--json']).out);
   expect(off.retention_days).toBeNull();
   expect(off.retention_task_id).not.toBe(updated.retention_task_id);
   for (const bad of ['0', '3651', 'week', '1.5']) {
     const r = bot(['update', created.bot_id, '--retention-days', bad]);
     expect([bad, r.code, r.err]).toEqual([bad, 2, expect.stringContaining(`--retention-days must be a whole number of days from 1 to 3650, or off: "${bad}"`)]);
   }
-  expect(JSON.parse(bot(['list', '--json']).out).bots.find((b: any) => b.bot_id === created.bot_id).retention_days).toBeNull();
+  expect(listedBots(bot(['list', '--json']).out).find((b) => b.bot_id === created.bot_id)?.retention_days).toBeNull();
 });

@@ -3,11 +3,12 @@ import { until } from '../support/realtime';
 import { botItems, call, newSession, streamPassed, userWithChat } from '../support/api';
 import { textMessage } from '../support/fixtures';
 import { createMessage } from '../../lambdas/flows/send';
+import type { Message } from '../support/contract';
 
 const UNKNOWN_CHAT = '00000000-0000-4000-8000-000000000000';
 
 async function send(token: string, chatId: string, n: number, prefix = 'm') {
-  const out: any[] = [];
+  const out: Message[] = [];
   for (let i = 0; i < n; i++) {
     const res = await call('POST', `/api/client/chats/${chatId}/messages`, { token, json: { content: `${prefix}${i}` } });
     expect(res.status).toBe(201);
@@ -59,33 +60,33 @@ describe('history', () => {
     const { token, chatId } = await userWithChat();
     const sent = await send(token, chatId, 105);
     const ids = sent.map((m) => m.id);
-    const list = (q = '') => call('GET', `/api/client/chats/${chatId}/messages${q}`, { token });
+    const list = (q = '') => call('GET', `/api/client/chats/${chatId}/messages?${q}`, { token });
 
     const page = await list();
-    expect(page.body.map((m: any) => m.id)).toEqual(ids.slice(5));
+    expect(page.body.map((m) => m.id)).toEqual(ids.slice(5));
 
-    expect((await list('?limit=3')).body.map((m: any) => m.id)).toEqual(ids.slice(102));
-    expect((await list(`?limit=3&before=${ids[10]}`)).body.map((m: any) => m.id)).toEqual(ids.slice(7, 10));
-    expect((await list(`?limit=4&after=${ids[10]}`)).body.map((m: any) => m.id)).toEqual(ids.slice(11, 15));
-    expect((await list(`?after=${ids[100]}&before=${ids[104]}`)).body.map((m: any) => m.id)).toEqual(ids.slice(101, 104));
-    expect((await list(`?after=${ids[50]}&before=${ids[51]}`)).body).toEqual([]);
-    expect((await list(`?after=${ids[104]}`)).body).toEqual([]);
-    expect((await list(`?before=${ids[0]}`)).body).toEqual([]);
+    expect((await list('limit=3')).body.map((m) => m.id)).toEqual(ids.slice(102));
+    expect((await list(`limit=3&before=${ids[10]}`)).body.map((m) => m.id)).toEqual(ids.slice(7, 10));
+    expect((await list(`limit=4&after=${ids[10]}`)).body.map((m) => m.id)).toEqual(ids.slice(11, 15));
+    expect((await list(`after=${ids[100]}&before=${ids[104]}`)).body.map((m) => m.id)).toEqual(ids.slice(101, 104));
+    expect((await list(`after=${ids[50]}&before=${ids[51]}`)).body).toEqual([]);
+    expect((await list(`after=${ids[104]}`)).body).toEqual([]);
+    expect((await list(`before=${ids[0]}`)).body).toEqual([]);
     // Bounds that are not message ids of this chat still page by time.
-    expect((await list(`?limit=2&before=${'9'.repeat(19)}`)).body.map((m: any) => m.id)).toEqual(ids.slice(103));
+    expect((await list(`limit=2&before=${'9'.repeat(19)}`)).body.map((m) => m.id)).toEqual(ids.slice(103));
 
     // Walk backwards with `before` from the newest page, collecting everything once.
     const seen: string[] = [];
     let cursor = '';
     for (;;) {
-      const p = await list(`?limit=20${cursor}`);
-      seen.unshift(...p.body.map((m: any) => m.id));
+      const p = await list(`limit=20${cursor}`);
+      seen.unshift(...p.body.map((m) => m.id));
       if (p.body.length < 20) break;
       cursor = `&before=${p.body[0].id}`;
     }
     expect(seen).toEqual(ids);
 
-    const limitMax = await list('?limit=500');
+    const limitMax = await list('limit=500');
     expect(limitMax.body).toHaveLength(105);
   });
 
@@ -123,7 +124,7 @@ describe('read and unread', () => {
     const unread = async () => (await call('GET', '/api/client/chats', { token })).body[0].unread_msg_by_user;
     await until(async () => (await unread()) === 3, 5000, 'three replies counted');
     const history = await call('GET', `/api/client/chats/${chatId}/messages`, { token });
-    expect(history.body.map((m: any) => [m.sender_type, m.sender])).toEqual([
+    expect(history.body.map((m) => [m.sender_type, m.sender])).toEqual([
       ['incoming', 'user'],
       ['outcoming', 'bot'],
       ['outcoming', 'operator'],
@@ -142,11 +143,11 @@ describe('read and unread', () => {
   test('chats are listed newest activity first', async () => {
     const { token, chatId: first } = await userWithChat();
     const second = (await call('POST', '/api/client/chats', { token, json: { name: 'second' } })).body.id;
-    let list = await call('GET', '/api/client/chats', { token });
-    expect(list.body.map((c: any) => c.id)).toEqual([second, first]);
+    const list = await call('GET', '/api/client/chats', { token });
+    expect(list.body.map((c) => c.id)).toEqual([second, first]);
     await send(token, first, 1);
     // The chat's activity moves with the stream, before the message is published (a moment after the send).
-    const order = async () => (await call('GET', '/api/client/chats', { token })).body.map((c: any) => c.id).join();
+    const order = async () => (await call('GET', '/api/client/chats', { token })).body.map((c) => c.id).join();
     await until(async () => (await order()) === [first, second].join(), 5000, 'the first chat on top');
   });
 });

@@ -15,7 +15,7 @@ test(`${USERS} users × ${EACH} messages, each answered by the bot, all at once`
       const s = await newSession(bot.client_key, { external_id: `load-${u}` });
       const chat = await call('POST', '/api/client/chats', { token: s.session_token, json: { name: `load ${u}` } });
       const live: LiveClient = await liveClient(realtimeOf(s));
-      return { token: s.session_token, chatId: chat.body.id as string, live, ids: [] as string[] };
+      return { token: s.session_token, chatId: chat.body.id, live, ids: [] as string[] };
     }),
   );
   try {
@@ -32,7 +32,7 @@ test(`${USERS} users × ${EACH} messages, each answered by the bot, all at once`
     );
     for (const u of users) {
       const history = await call('GET', `/api/client/chats/${u.chatId}/messages?limit=500`, { token: u.token });
-      const ids = history.body.map((m: any) => m.id);
+      const ids = history.body.map((m) => m.id);
       expect(new Set(ids).size).toBe(2 * EACH); // none lost, none duplicated
       expect([...ids].sort()).toEqual([...u.ids].sort());
       await until(() => new Set(u.live.publications.filter((p) => p.type === 'message').map((p) => p.data.id)).size >= 2 * EACH, 10_000, 'every publication');
@@ -46,7 +46,7 @@ test(`${USERS} users × ${EACH} messages, each answered by the bot, all at once`
     // The bot side agrees: every chat has EACH unread user messages.
     const settled = async () => {
       const list = await call('GET', '/api/bot/chats?limit=50', { headers: auth });
-      return list.body.chats.length === USERS && list.body.chats.every((c: any) => c.unread_count === EACH);
+      return list.body.chats.length === USERS && list.body.chats.every((c) => c.unread_count === EACH);
     };
     await until(settled, 15_000, 'the bot chat list to show every unread count');
   } finally {

@@ -6,12 +6,14 @@ import { liveClient, until } from '../support/realtime';
 import { countMessage, resetUnread, type CountedMessage } from '../../lambdas/entities/chat-activity';
 import { dynamo, tableName } from '../../lambdas/aws/dynamo';
 import { keys } from '../../lambdas/entities/keys';
-import { realtimeOf } from '../support/contract';
+import { present, realtimeOf } from '../support/contract';
+import type { ChatItem, ChatPageKey } from '../../lambdas/entities/chats';
 
-const bot = (method: string, path: string, secretKey: string, json?: unknown) =>
-  call(method, `/api/bot${path}`, { headers: { authorization: `Bearer ${secretKey}` }, json });
+const bot = <M extends string, U extends string>(method: M, path: U, secretKey: string, json?: unknown) =>
+  call(method, `/api/bot${path}` as const, { headers: { authorization: `Bearer ${secretKey}` }, json });
+/** The chat's item as stored: its fields and its keys. */
 const chatItem = async (userId: string, chatId: string) =>
-  (await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.chat(userId, chatId), ConsistentRead: true }))).Item as Record<string, any>;
+  present((await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.chat(userId, chatId), ConsistentRead: true }))).Item, `chat ${chatId}'s item`) as ChatItem & ChatPageKey;
 
 test('20 replies sent at once: once the socket has them all, unread_msg_by_user is 20 on both APIs; a read makes it 0', async () => {
   const { session, token, chatId, secretKey } = await userWithChat();
@@ -22,8 +24,8 @@ test('20 replies sent at once: once the socket has them all, unread_msg_by_user 
     const ids = new Set(replies.map((r) => r.body.id));
     await until(() => live.publications.filter((p) => p.type === 'message' && ids.has(p.data.id)).length >= 20, 10_000, '20 publications');
     expect((await call('GET', '/api/client/chats', { token })).body[0].unread_msg_by_user).toBe(20);
-    const listed = (await bot('GET', '/chats', secretKey)).body.chats.find((c: any) => c.id === chatId);
-    expect(listed.unread_msg_by_user).toBe(20);
+    const listed = (await bot('GET', '/chats', secretKey)).body.chats.find((c) => c.id === chatId);
+    expect(listed?.unread_msg_by_user).toBe(20);
     await call('POST', `/api/client/chats/${chatId}/read`, { token });
     await live.waitFor((p) => p.type === 'action' && p.data.action === 'read' && p.data.chat_id === chatId);
     expect((await call('GET', '/api/client/chats', { token })).body[0].unread_msg_by_user).toBe(0);
@@ -43,7 +45,7 @@ test('a reply to the older of two chats: once the socket has it, that chat is fi
     const reply = await bot('POST', `/chats/${older}/messages`, secretKey, { content: 'back to you' });
     await live.waitFor((p) => p.type === 'message' && p.data.id === reply.body.id);
     const list = (await call('GET', '/api/client/chats', { token })).body;
-    expect(list.map((c: any) => [c.id, c.unread_msg_by_user])).toEqual([
+    expect(list.map((c) => [c.id, c.unread_msg_by_user])).toEqual([
       [older, 1],
       [newer, 0],
     ]);
@@ -136,9 +138,9 @@ test('a read beaten by a message counted between its look at the chat and its wr
   // The write finds something counted since its look: it is taken again, after the reply, which it reads.
   expect(await resetUnread(userId, chatId, 'user', seen, lookedAt)).toBe(true);
   let chat = await chatItem(userId, chatId);
-  expect([chat.unread_msg_by_user, chat.last_read_at > reply]).toEqual([0, true]);
+  expect([chat.unread_msg_by_user, present(chat.last_read_at, 'last_read_at') > reply]).toEqual([0, true]);
   // A reply after that read counts, as always.
-  await countMessage(message(new Date(Date.parse(chat.last_read_at) + 1000).toISOString()), '9'.repeat(30) + '6');
+  await countMessage(message(new Date(Date.parse(present(chat.last_read_at, 'last_read_at')) + 1000).toISOString()), '9'.repeat(30) + '6');
   expect((await call('GET', '/api/client/chats', { token })).body[0].unread_msg_by_user).toBe(1);
   // The operator's side the same way.
   const opSeen = await counted();
@@ -147,7 +149,7 @@ test('a read beaten by a message counted between its look at the chat and its wr
   await countMessage(message(ask, 'incoming'), '9'.repeat(30) + '7');
   expect(await resetUnread(userId, chatId, 'operator', opSeen, opLooked)).toBe(true);
   chat = await chatItem(userId, chatId);
-  expect([chat.unread_msg_by_operator, chat.operator_last_read_at > ask, chat.unread_msg_by_user]).toEqual([0, true, 1]);
+  expect([chat.unread_msg_by_operator, present(chat.operator_last_read_at, 'operator_last_read_at') > ask, chat.unread_msg_by_user]).toEqual([0, true, 1]);
   // A chat that is gone: false (the handlers answer 404 or 403).
   expect(await resetUnread(userId, '00000000-0000-4000-8000-000000000000', 'user', undefined)).toBe(false);
 });

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { ROOT, stackEnv, startLocalProcess, type LocalProcess } from '../support/local-process';
 import { call } from '../support/api';
 import { startReceiver } from '../support/receiver';
-import { type BotChatPage, type Message, realtimeOf } from '../support/contract';
+import { type BotChatPage, type FileInfo, type Message, realtimeOf } from '../support/contract';
 import { liveClient, until, type LiveClient } from '../support/realtime';
 import { png } from '../support/files';
 
@@ -151,7 +151,7 @@ test('a direct upload whose checks the crash cut short is checked after the rest
   const base = (stack as LocalProcess).apiUrl;
   const demo = JSON.parse(readFileSync(join(dir, 'demo-bot.json'), 'utf8')) as { client_key: string };
   const session = await call('POST', '/api/client/session', { base, json: { client_key: demo.client_key } });
-  const token = session.body.session_token as string;
+  const token = session.body.session_token;
   const image = png(1008);
   const ticket = await call('POST', '/api/client/files/uploads', { base, token, json: { name: 'a.png', size: image.length, mime_type: 'image/png' } });
   expect(ticket.status).toBe(201);
@@ -165,7 +165,7 @@ test('a direct upload whose checks the crash cut short is checked after the rest
   await crash(stack as LocalProcess); // SIGKILL ends the frozen JVM too
 
   stack = await startLocalProcess(env);
-  let file: any;
+  let file: FileInfo | undefined;
   const settled = async () => (file = (await call('GET', `/api/client/files/${ticket.body.file.id}`, { base: stack?.apiUrl, token })).body).status !== 'pending';
   await until(settled, 30_000, 'the upload to settle').catch(() => undefined);
   expect(file).toMatchObject({ id: ticket.body.file.id, status: 'uploaded' });

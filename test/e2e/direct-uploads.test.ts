@@ -1,18 +1,18 @@
 // Direct uploads over real HTTP, as a browser does them: ask for an upload (Client and Bot API), POST the
 // bytes to the S3 emulator's URL, and let the emulator's object event run the completion function; then
 // GET /files/{id}, the user's `file` publication, and sending the file. Every refusal writes nothing.
-import { botItems, call, userWithChat, UUID } from '../support/api';
+import { botItems, call, userWithChat, UUID, type CallOptions } from '../support/api';
 import { liveClient, until } from '../support/realtime';
 import { listKeys } from '../../lambdas/aws/s3';
 import { png } from '../support/files';
-import { firstFileUrl, present, realtimeOf } from '../support/contract';
+import { firstFileUrl, present, realtimeOf, type FileInfo } from '../support/contract';
 
 const PNG = png(8 + 6 * 1024 * 1024);
 // An executable (a Windows PE starts "MZ") under a photo's name and type.
 const EXE = Buffer.concat([Buffer.from('MZ\x90\x00\x03\x00\x00\x00', 'latin1'), Buffer.alloc(5000, 1)]);
 
-const bot = (method: string, path: string, secret: string, opts: Parameters<typeof call>[2] = {}) =>
-  call(method, `/api/bot${path}`, { ...opts, headers: { ...opts.headers, authorization: `Bearer ${secret}` } });
+const bot = <M extends string, U extends string>(method: M, path: U, secret: string, opts: CallOptions = {}) =>
+  call(method, `/api/bot${path}` as const, { ...opts, headers: { ...opts.headers, authorization: `Bearer ${secret}` } });
 
 /** The browser's POST: every field of the ticket, then the file last, as S3 wants it. */
 async function postToS3(ticket: { upload: { url: string; fields: Record<string, string> } }, bytes: Buffer, type: string): Promise<Response> {
@@ -24,9 +24,9 @@ async function postToS3(ticket: { upload: { url: string; fields: Record<string, 
 
 /** GET /files/{id} until the checks have settled it. */
 async function settledFile(token: string, id: string) {
-  let file: any;
+  let file: FileInfo | undefined;
   await until(async () => (file = (await call('GET', `/api/client/files/${id}`, { token })).body).status !== 'pending', 10_000, `file ${id} to settle`);
-  return file;
+  return present(file, `file ${id}`);
 }
 
 test('a 6 MB photo: 201 pending with a presigned POST; the bytes go to S3; the file settles uploaded, is published and can be sent', async () => {
@@ -49,7 +49,7 @@ test('a 6 MB photo: 201 pending with a presigned POST; the bytes go to S3; the f
     expect(published.data).toMatchObject({ status: 'uploaded', url: expect.any(String) });
     const shown = await settledFile(u.token, file.id);
     expect(shown).toMatchObject({ id: file.id, status: 'uploaded' });
-    const bytes = Buffer.from(await (await fetch(shown.url)).arrayBuffer());
+    const bytes = Buffer.from(await (await fetch(present(shown.url, 'the file’s url'))).arrayBuffer());
     expect(bytes.equals(PNG)).toBe(true);
 
     const sent = await call('POST', `/api/client/chats/${u.chatId}/messages`, { token: u.token, json: { content_type: 'photo', files: [file.id] } });
@@ -68,7 +68,7 @@ test('the same presigned POST sent again after the photo was sent, with other by
   expect(await settledFile(u.token, res.body.file.id)).toMatchObject({ status: 'uploaded' });
   const sent = await call('POST', `/api/client/chats/${u.chatId}/messages`, { token: u.token, json: { content_type: 'photo', files: [res.body.file.id] } });
   expect(sent.status).toBe(201);
-  const uploadKey = res.body.upload.fields.key as string;
+  const uploadKey = res.body.upload.fields.key;
   const page = Buffer.concat([Buffer.from('<!doctype html><script>alert(1)</script>'), Buffer.alloc(photo.length - 40, 0x20)]);
   // Another valid photo, then a page, each exactly as long, with the ticket's fields as given (within its 10 minutes).
   for (const other of [png(3008, 2), page]) {
@@ -93,7 +93,7 @@ test('an executable renamed .jpg ends rejected with a reason, its object deleted
   const file = await settledFile(u.token, res.body.file.id);
   expect(file).toMatchObject({ status: 'rejected', url: null, reason: expect.stringMatching(/executable/i) });
   // The object is gone: a presigned GET of its key (the bot's history would hand one out) finds nothing.
-  const key = res.body.upload.fields.key as string;
+  const key = res.body.upload.fields.key;
   expect(key).toContain(file.id);
   const sent = await call('POST', `/api/client/chats/${u.chatId}/messages`, { token: u.token, json: { content_type: 'photo', files: [file.id] } });
   expect(sent.status).toBe(400);
@@ -159,7 +159,7 @@ test('the Bot API asks for an upload for one of its chats; the reply attaches it
   await settledFile(u.token, res.body.file.id);
   const reply = await bot('POST', `/chats/${u.chatId}/messages`, u.secretKey, { json: { content: 'Your report', files: [res.body.file.id] } });
   expect(reply.status).toBe(201);
-  const opened = await fetch(reply.body.files[0].url);
+  const opened = await fetch(firstFileUrl(reply.body));
   expect(opened.headers.get('content-disposition')).toMatch(/^attachment/);
 
   const before = await botItems(other.bot.id);

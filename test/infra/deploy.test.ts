@@ -61,7 +61,7 @@ test.each([
   [['--stage', 'staging', '--architecture', 'sparc'], /architecture must be arm64 or x86_64: "sparc"/],
   [['--stage', 'staging', '--throttle-burst', 'lots'], /context throttleBurst must be a whole number, not "lots"/],
 ])('%o is refused: %s', (argv, message) => {
-  expect(() => deployCommand(argv as string[])).toThrow(message);
+  expect(() => deployCommand(argv)).toThrow(message);
 });
 
 test('npm run deploy -- --dry-run prints the command; a bad option exits 2 with usage, before cdk runs', () => {

@@ -6,39 +6,47 @@ import { loadShape } from '../support/cdk-template';
 import { logicalIds, SHAPES, template as shape, type StackIds } from '../support/shapes';
 import { ALL_FUNCTIONS, PUBLISHER, WEBHOOK_DISPATCHER } from '../../lib/consumers';
 import { TASK_TIME_MARGIN_MS } from '../../lambdas/shared/config';
+import { ofType, propsOf, resourcesOf, type AlarmProps, type FunctionProps, type Intrinsic, type MetricQuery, type Resources } from './cfn';
 
 const ALL_DEFS = ALL_FUNCTIONS;
 
 let template: Template;
-let resources: Record<string, any>;
+let resources: Resources;
 let ids: StackIds;
-beforeAll(async () => ({ template, resources, ids } = await loadShape('Defaults')));
+beforeAll(async () => {
+  ({ template, ids } = await loadShape('Defaults'));
+  resources = resourcesOf(template);
+});
 
 describe('alarms', () => {
-  const alarmsOf = (t: Template) => Object.entries(t.findResources('AWS::CloudWatch::Alarm'));
+  const alarmsOf = (t: Template) => ofType<AlarmProps>(t, 'AWS::CloudWatch::Alarm');
+  /** A dimension's value as the template holds it: a Ref or Fn::GetAtt of a logical id. */
+  const ref = (v: unknown) => v as Intrinsic;
+  /** The metric queries that read a metric (not the math expression over them). */
+  const stats = (a: AlarmProps): Required<MetricQuery>['MetricStat'][] => (a.Metrics ?? []).flatMap((m) => (m.MetricStat ? [m.MetricStat] : []));
 
   test('per function errors, throttles and duration near the timeout; stream iterator age and reported failures; HTTP API 5xx rate; WebSocket execution errors; DynamoDB throttles and system errors; dead-letter depth and the oldest webhook job; no topic by default', () => {
     const alarms = alarmsOf(template);
     const byMetric = (name: string) => alarms.filter(([, a]) => a.Properties.MetricName === name);
-    const fnRefs = (xs: typeof alarms) => xs.map(([, a]) => a.Properties.Dimensions[0].Value.Ref).sort();
+    const fnRefs = (xs: typeof alarms) => xs.map(([, a]) => ref(a.Properties.Dimensions[0].Value).Ref).sort();
     const allFns = ALL_DEFS.map((d) => ids.functions[d.id]).sort();
     expect(fnRefs(byMetric('Errors'))).toEqual(allFns);
     expect(fnRefs(byMetric('Throttles'))).toEqual(allFns);
     expect(fnRefs(byMetric('IteratorAge'))).toEqual([ids.functions.publisher, ids.functions.webhook_dispatcher].sort());
     for (const [, a] of byMetric('IteratorAge')) expect(a.Properties).toMatchObject({ Statistic: 'Maximum', Threshold: 60_000 });
-    const dlqs = byMetric('ApproximateNumberOfMessagesVisible').map(([, a]) => a.Properties.Dimensions[0].Value['Fn::GetAtt'][0]).sort();
+    const dlqs = byMetric('ApproximateNumberOfMessagesVisible').map(([, a]) => ref(a.Properties.Dimensions[0].Value)['Fn::GetAtt']?.[0]).sort();
     expect(dlqs).toEqual([ids.queues.webhooks_dlq, ids.queues.tasks_dlq, ids.webhookDispatcherDlq, ids.publisherDlq!, ids.uploadCompleterDlq].sort());
-    const rate = alarms.filter(([, a]) => a.Properties.Metrics?.some((m: any) => m.MetricStat?.Metric.Namespace === 'AWS/ApiGateway'));
+    const rate = alarms.filter(([, a]) => a.Properties.Metrics?.some((m) => m.MetricStat?.Metric.Namespace === 'AWS/ApiGateway'));
     expect(rate).toHaveLength(1);
     expect(rate[0][1].Properties).toMatchObject({ Threshold: 5, ComparisonOperator: 'GreaterThanOrEqualToThreshold' });
-    expect(rate[0][1].Properties.Metrics.map((m: any) => m.MetricStat?.Metric.MetricName).filter(Boolean).sort()).toEqual(['5xx', 'Count']);
+    expect(stats(rate[0][1].Properties).map((m) => m.Metric.MetricName).sort()).toEqual(['5xx', 'Count']);
     // Duration near the timeout: 80 % of each function's own; the task worker's, 15 s before it (it works until
     // 30 s are left, so 80 % is a normal long task).
     const near = byMetric('Duration');
     expect(fnRefs(near)).toEqual(allFns);
     for (const def of ALL_DEFS) {
-      const [, a] = near.find(([, x]) => x.Properties.Dimensions[0].Value.Ref === ids.functions[def.id])!;
-      const timeoutS = resources[ids.functions[def.id]].Properties.Timeout;
+      const [, a] = near.find(([, x]) => ref(x.Properties.Dimensions[0].Value).Ref === ids.functions[def.id])!;
+      const timeoutS = propsOf<FunctionProps>(resources, ids.functions[def.id]).Timeout;
       const threshold = def.id === 'task_worker' ? 1000 * timeoutS - TASK_TIME_MARGIN_MS / 2 : 800 * timeoutS;
       expect([def.id, a.Properties.Statistic, a.Properties.Threshold]).toEqual([def.id, 'Maximum', threshold]);
     }
@@ -70,11 +78,11 @@ describe('alarms', () => {
     // DynamoDB: throttled requests and system errors, summed over every operation the functions make.
     const math = alarms.filter(([, a]) => a.Properties.Metrics);
     const tableAlarm = (name: string) =>
-      math.filter(([, a]) => a.Properties.Metrics.some((m: any) => m.MetricStat?.Metric.MetricName === name && m.MetricStat.Metric.Namespace === 'AWS/DynamoDB'));
+      math.filter(([, a]) => stats(a.Properties).some((m) => m.Metric.MetricName === name && m.Metric.Namespace === 'AWS/DynamoDB'));
     for (const name of ['ThrottledRequests', 'SystemErrors']) {
       const [[, a], ...more] = tableAlarm(name);
       expect(more).toEqual([]);
-      const ops = a.Properties.Metrics.filter((m: any) => m.MetricStat).map((m: any) => m.MetricStat.Metric.Dimensions.find((d: any) => d.Name === 'Operation').Value);
+      const ops = stats(a.Properties).map((m) => m.Metric.Dimensions.find((d) => d.Name === 'Operation')!.Value);
       expect([name, ops.sort()]).toEqual([name, ['BatchGetItem', 'BatchWriteItem', 'DeleteItem', 'GetItem', 'PutItem', 'Query', 'TransactWriteItems', 'UpdateItem']]);
       expect(a.Properties.Threshold).toBe(1);
     }
@@ -114,7 +122,7 @@ describe('alarms', () => {
     const readme = readFileSync(join(__dirname, '../../docs/cost.md'), 'utf8');
     const count = (t: Template) => {
       const alarms = alarmsOf(t);
-      const metrics = alarms.reduce((n, [, a]) => n + (a.Properties.Metrics ? a.Properties.Metrics.filter((m: any) => m.MetricStat).length : 1), 0);
+      const metrics = alarms.reduce((n, [, a]) => n + (a.Properties.Metrics ? stats(a.Properties).length : 1), 0);
       return { alarms: alarms.length, metrics, dollars: (metrics * 0.1).toFixed(2) };
     };
     const on = count(template);

@@ -2,6 +2,7 @@
 import { logicalIds, SHAPES, template, type StackIds } from '../support/shapes';
 import { type FunctionDef } from '../../lib/routes';
 import { ALL_FUNCTIONS, PUBLISHER, TASK_WORKER, UPLOAD_COMPLETER, WEBHOOK_DELIVERER } from '../../lib/consumers';
+import { propsOf, valuesOfType, type CfnValue, type FunctionProps, type PolicyProps, type Resources, type Statement } from './cfn';
 
 const ALL_DEFS = ALL_FUNCTIONS;
 
@@ -16,14 +17,14 @@ const SQS_CONSUMER_ACTIONS = ['sqs:ChangeMessageVisibility', 'sqs:DeleteMessage'
 const XRAY_ACTIONS = ['xray:PutTelemetryRecords', 'xray:PutTraceSegments'];
 
 /** A CloudFormation value as a readable string: <Table.Arn>/index/gsi1, <AWS::Region>, *. */
-const flat = (v: any): string =>
+const flat = (v: CfnValue): string =>
   typeof v === 'string'
     ? v
-    : 'Fn::GetAtt' in v
+    : v['Fn::GetAtt']
       ? `<${v['Fn::GetAtt'].join('.')}>`
-      : 'Ref' in v
+      : v.Ref !== undefined
         ? `<${v.Ref}>`
-        : 'Fn::Join' in v
+        : v['Fn::Join']
           ? v['Fn::Join'][1].map(flat).join(v['Fn::Join'][0])
           : JSON.stringify(v);
 const pairs = (actions: string[], ...on: string[]) => actions.flatMap((a) => on.map((r) => `${a} on ${r}`));
@@ -31,25 +32,25 @@ const sortedSet = (xs: string[]) => [...new Set(xs)].sort();
 
 /** One synthesized shape: its resources and its constructs' logical IDs. */
 interface Shape {
-  res: Record<string, any>;
+  res: Resources;
   ids: StackIds;
 }
-const load = async (name: keyof typeof SHAPES): Promise<Shape> => ({ res: (await template(name)).Resources, ids: await logicalIds(name) });
+const load = async (name: keyof typeof SHAPES): Promise<Shape> => ({ res: (await template(name)).Resources as Resources, ids: await logicalIds(name) });
 
 /** Every "action on resource" a function's role is granted, across its policies (all Allow). */
 function grantsOf({ res, ids }: Shape, fnId: string): string[] {
-  const roleId = res[ids.functions[fnId]].Properties.Role['Fn::GetAtt'][0];
-  expect(res[roleId].Properties.ManagedPolicyArns).toBeUndefined(); // no AWS managed policy (e.g. AWSLambdaBasicExecutionRole)
-  const statements = Object.values(res)
-    .filter((r) => r.Type === 'AWS::IAM::Policy' && r.Properties.Roles.some((x: any) => x.Ref === roleId))
+  const roleId = propsOf<FunctionProps>(res, ids.functions[fnId]).Role['Fn::GetAtt']![0];
+  expect(propsOf<{ ManagedPolicyArns?: string[] }>(res, roleId).ManagedPolicyArns).toBeUndefined(); // no AWS managed policy (e.g. AWSLambdaBasicExecutionRole)
+  const statements = valuesOfType<PolicyProps>(res, 'AWS::IAM::Policy')
+    .filter((r) => r.Properties.Roles.some((x) => x.Ref === roleId))
     .flatMap((r) => r.Properties.PolicyDocument.Statement);
   // The two conditions: listing the bucket only under bots/ (an erasure lists one user's files), and a reader's
   // UpdateItem only on rate counters.
-  const listUnderBots = (st: any) => st.Action === 's3:ListBucket' && JSON.stringify(st.Condition) === JSON.stringify({ StringLike: { 's3:prefix': ['bots/*'] } });
-  const rateOnly = (st: any) => st.Action === 'dynamodb:UpdateItem' && JSON.stringify(st.Condition) === JSON.stringify({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['RATE#*'] } });
-  expect(statements.every((st: any) => st.Effect === 'Allow' && (!st.Condition || listUnderBots(st) || rateOnly(st)))).toBe(true);
-  const when = (st: any) => (!st.Condition ? '' : listUnderBots(st) ? ' if s3:prefix bots/*' : ' if dynamodb:LeadingKeys RATE#*');
-  return sortedSet(statements.flatMap((st: any) => [st.Action].flat().flatMap((a: string) => [st.Resource].flat().map((r: any) => `${a} on ${flat(r)}${when(st)}`))));
+  const listUnderBots = (st: Statement) => st.Action === 's3:ListBucket' && JSON.stringify(st.Condition) === JSON.stringify({ StringLike: { 's3:prefix': ['bots/*'] } });
+  const rateOnly = (st: Statement) => st.Action === 'dynamodb:UpdateItem' && JSON.stringify(st.Condition) === JSON.stringify({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['RATE#*'] } });
+  expect(statements.every((st) => st.Effect === 'Allow' && (!st.Condition || listUnderBots(st) || rateOnly(st)))).toBe(true);
+  const when = (st: Statement) => (!st.Condition ? '' : listUnderBots(st) ? ' if s3:prefix bots/*' : ' if dynamodb:LeadingKeys RATE#*');
+  return sortedSet(statements.flatMap((st) => [st.Action].flat().flatMap((a) => [st.Resource].flat().map((r) => `${a} on ${flat(r)}${when(st)}`))));
 }
 
 /** What a definition says its function may do, on exactly which resources. */
@@ -97,7 +98,7 @@ describe('least privilege', () => {
     }
     const writes = grantsOf(shape, 'list_chats').filter((g) => /^(dynamodb:(PutItem|UpdateItem|DeleteItem|BatchWriteItem)|s3:PutObject) /.test(g));
     expect(writes).toEqual([`dynamodb:UpdateItem on <${shape.ids.table}.Arn> if dynamodb:LeadingKeys RATE#*`]);
-    for (const def of ALL_DEFS) expect(shape.res[shape.ids.functions[def.id]].Properties.TracingConfig).toBeUndefined();
+    for (const def of ALL_DEFS) expect(propsOf<FunctionProps>(shape.res, shape.ids.functions[def.id]).TracingConfig).toBeUndefined();
   });
 
   test('X-Ray on: every function traces, and gains only xray:Put* (on *, X-Ray has no resources)', async () => {
@@ -105,8 +106,8 @@ describe('least privilege', () => {
     expect(SHAPES.AlarmEmailEveryOption.tracing).toBe(true);
     const traced = await load('AlarmEmailEveryOption');
     for (const def of ALL_DEFS) {
-      const fn = traced.res[traced.ids.functions[def.id]];
-      expect({ fn: def.id, tracing: fn.Properties.TracingConfig }).toEqual({ fn: def.id, tracing: { Mode: 'Active' } });
+      const fn = propsOf<FunctionProps>(traced.res, traced.ids.functions[def.id]);
+      expect({ fn: def.id, tracing: fn.TracingConfig }).toEqual({ fn: def.id, tracing: { Mode: 'Active' } });
       expect({ fn: def.id, grants: grantsOf(traced, def.id) }).toEqual({
         fn: def.id,
         grants: expectedGrants(traced, def, true),

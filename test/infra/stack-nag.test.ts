@@ -1,6 +1,7 @@
 // cdk-nag AwsSolutions on three shapes (no finding left, each acknowledgement real), and two stages side by side with cdk-nag on and no fixed names.
 import { readFileSync } from 'node:fs';
 import { nagReport, SHAPES, stagedSynth, templateFiles } from '../support/shapes';
+import type { Resources } from './cfn';
 
 describe('cdk-nag AwsSolutions', () => {
   // Label → the shape checked (test/support/shapes.ts) and the props it must have; the report is the run's synth's.
@@ -42,7 +43,7 @@ test('two stages synthesize side by side in one app (context stage=staging,prod)
   const NAME_PROPS = ['TableName', 'BucketName', 'FunctionName', 'QueueName', 'TopicName', 'LogGroupName', 'AlarmName', 'RoleName', 'SecretName', 'Name'];
   const files = await templateFiles();
   for (const file of templates) {
-    const res = JSON.parse(readFileSync(files[file.replace(/\.template\.json$/, '')], 'utf8')).Resources as Record<string, any>;
+    const res = (JSON.parse(readFileSync(files[file.replace(/\.template\.json$/, '')], 'utf8')) as { Resources: Resources }).Resources;
     const pinned = Object.entries(res).flatMap(([id, r]) =>
       NAME_PROPS.filter((p) => typeof r.Properties?.[p] === 'string' && r.Type !== 'AWS::ApiGatewayV2::Api').map((p) => `${id}.${p}`),
     );

@@ -6,12 +6,16 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { loadShape } from '../support/cdk-template';
 import { template as shape, type StackIds } from '../support/shapes';
 import { AWS_CALL_SECONDS, CORS, HANDLER_TIMEOUT_SECONDS, NOT_FOUND, ROUTES, WS_ROUTES } from '../../lib/routes';
+import { propsOf, resourcesOf, valuesOfType, type FunctionProps, type IntegrationProps, type PolicyProps, type Resources, type RouteProps } from './cfn';
 import { ASYNC_DELIVERY, PUBLISHER, STREAM_DELIVERY, UPLOAD_COMPLETER, WEBHOOK_DELIVERER, WEBHOOK_DISPATCHER, WEBHOOK_QUEUE, TASK_QUEUE, TASK_WORKER } from '../../lib/consumers';
 
 let template: Template;
-let resources: Record<string, any>;
+let resources: Resources;
 let ids: StackIds;
-beforeAll(async () => ({ template, resources, ids } = await loadShape('Defaults')));
+beforeAll(async () => {
+  ({ template, ids } = await loadShape('Defaults'));
+  resources = resourcesOf(template);
+});
 const sortedSet = (xs: string[]) => [...new Set(xs)].sort();
 
 test('the table: on-demand, PITR, stream with old and new images, TTL, gsi1, retained and protected from deletion', () => {
@@ -87,8 +91,8 @@ test('HTTP API: CORS for any origin with every header a handler reads; one route
   const read = sources(join(__dirname, '../../lambdas')).flatMap((f) => [...readFileSync(f, 'utf8').matchAll(/\.header\('([^']+)'\)/g)].map((m) => m[1].toLowerCase()));
   expect(read).toEqual(expect.arrayContaining(['authorization', 'content-type', 'idempotency-key']));
   expect(sortedSet(read).filter((h) => h !== 'origin' && !CORS.allowHeaders.includes(h))).toEqual([]);
-  const routeKeys = Object.values(resources)
-    .filter((r) => r.Type === 'AWS::ApiGatewayV2::Route' && !r.Properties.RouteKey.startsWith('$') && r.Properties.ApiId.Ref === ids.api)
+  const routeKeys = valuesOfType<RouteProps>(resources, 'AWS::ApiGatewayV2::Route')
+    .filter((r) => !r.Properties.RouteKey.startsWith('$') && r.Properties.ApiId.Ref === ids.api)
     .map((r) => r.Properties.RouteKey)
     .sort();
   expect(routeKeys).toEqual(ROUTES.map((r) => `${r.method} ${r.path}`).sort());
@@ -99,7 +103,7 @@ test('each route has its own function: Node 22 on arm64, with the table, bucket 
   const fnIds = ROUTES.map((r) => ids.functions[r.id]);
   expect(new Set(fnIds).size).toBe(ROUTES.length);
   for (const route of ROUTES) {
-    const props = resources[ids.functions[route.id]].Properties;
+    const props = propsOf<FunctionProps>(resources, ids.functions[route.id]);
     expect(props.Runtime).toBe('nodejs22.x');
     expect(props.Architectures).toEqual(['arm64']);
     const expected = ['BOT_CACHE_TTL_MS', 'BUCKET_NAME', 'NODE_OPTIONS', 'TABLE_NAME'];
@@ -107,11 +111,11 @@ test('each route has its own function: Node 22 on arm64, with the table, bucket 
     if (route.id === 'create_session') expected.push('REALTIME_URL'); // only session creation hands out the URL
     if (route.closeConnections) expected.push('WS_MANAGEMENT_ENDPOINT'); // an erasure closes the user's sockets
     if (route.queues?.includes('tasks')) expected.push('TASK_QUEUE_URL');
-    expect({ route: route.id, env: Object.keys(props.Environment.Variables).sort() }).toEqual({ route: route.id, env: expected.sort() });
+    expect({ route: route.id, env: Object.keys(props.Environment!.Variables).sort() }).toEqual({ route: route.id, env: expected.sort() });
   }
   // Every integration points at a different function.
-  const integrationTargets = Object.values(resources)
-    .filter((r) => r.Type === 'AWS::ApiGatewayV2::Integration' && r.Properties.IntegrationType === 'AWS_PROXY' && r.Properties.PayloadFormatVersion === '2.0')
+  const integrationTargets = valuesOfType<IntegrationProps>(resources, 'AWS::ApiGatewayV2::Integration')
+    .filter((r) => r.Properties.IntegrationType === 'AWS_PROXY' && r.Properties.PayloadFormatVersion === '2.0')
     .map((r) => JSON.stringify(r.Properties.IntegrationUri));
   expect(new Set(integrationTargets).size).toBe(ROUTES.length + 1); // + the default route's not-found function
   template.hasResourceProperties('AWS::ApiGatewayV2::Route', { RouteKey: '$default', ApiId: { Ref: ids.api } });
@@ -123,17 +127,17 @@ test('a Secrets Manager secret holds the JWT key; outputs name the API URL, tabl
   template.hasResourceProperties('AWS::SecretsManager::Secret', {
     GenerateSecretString: Match.objectLike({ PasswordLength: 64, ExcludePunctuation: true }),
   });
-  const outputs = template.toJSON().Outputs;
+  const outputs = (template.toJSON() as { Outputs: Record<string, unknown> }).Outputs;
   expect(Object.keys(outputs).sort()).toEqual(['ApiUrl', 'BucketName', 'RealtimeUrl', 'TableName']);
 });
 
 describe('realtime', () => {
   test('WebSocket API with $connect, $default (route response) and $disconnect, each its own function', () => {
     template.hasResourceProperties('AWS::ApiGatewayV2::Api', { ProtocolType: 'WEBSOCKET' });
-    const routes = Object.values(resources).filter((r) => r.Type === 'AWS::ApiGatewayV2::Route' && r.Properties.ApiId.Ref === ids.wsApi!);
+    const routes = valuesOfType<RouteProps>(resources, 'AWS::ApiGatewayV2::Route').filter((r) => r.Properties.ApiId.Ref === ids.wsApi!);
     expect(routes.map((r) => r.Properties.RouteKey).sort()).toEqual(['$connect', '$default', '$disconnect']);
     const def = routes.find((r) => r.Properties.RouteKey === '$default');
-    expect(def.Properties.RouteResponseSelectionExpression).toBe('$default');
+    expect(def?.Properties.RouteResponseSelectionExpression).toBe('$default');
     template.hasResourceProperties('AWS::ApiGatewayV2::RouteResponse', { RouteResponseKey: '$default' });
     template.hasResourceProperties('AWS::ApiGatewayV2::Stage', { StageName: 'live', AutoDeploy: true });
     expect(new Set(WS_ROUTES.map((r) => ids.functions[r.id])).size).toBe(3);
@@ -154,7 +158,7 @@ describe('realtime', () => {
       DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [ids.publisherDlq!, 'Arn'] } } },
       FilterCriteria: { Filters: PUBLISHER.filters.map((f) => ({ Pattern: JSON.stringify(f) })) },
     });
-    const env = resources[ids.functions.publisher].Properties.Environment.Variables;
+    const env = propsOf<FunctionProps>(resources, ids.functions.publisher).Environment!.Variables;
     expect(env.WS_MANAGEMENT_ENDPOINT).toBeDefined();
     expect(env.JWT_SECRET_ARN).toBeUndefined();
   });
@@ -172,12 +176,12 @@ describe('realtime', () => {
     // + publisher, webhook dispatcher, deliverer, upload completer, task worker, not-found, and S3's notification handler (CDK's own)
     off.resourceCountIs('AWS::Lambda::Function', ROUTES.length + 7);
     // It calls nothing but the chat update: no socket to post to, no file to sign for.
-    const policies = Object.values(off.findResources('AWS::IAM::Policy')).filter((p) => JSON.stringify(p.Properties.Roles).includes('PublisherRole'));
+    const policies = valuesOfType<PolicyProps>(off, 'AWS::IAM::Policy').filter((p) => JSON.stringify(p.Properties.Roles).includes('PublisherRole'));
     expect(JSON.stringify(policies)).not.toMatch(/execute-api|s3:|dynamodb:Query|dynamodb:DeleteItem/);
     expect(JSON.stringify(policies)).toContain('dynamodb:UpdateItem');
     off.resourceCountIs('AWS::ApiGatewayV2::Route', ROUTES.length + 1); // + $default
     expect(JSON.stringify(off.toJSON())).not.toContain('REALTIME_URL');
-    expect(Object.keys(off.toJSON().Outputs)).not.toContain('RealtimeUrl');
+    expect(Object.keys((off.toJSON() as { Outputs: Record<string, unknown> }).Outputs)).not.toContain('RealtimeUrl');
   });
 });
 
@@ -209,13 +213,13 @@ describe('webhooks', () => {
       VisibilityTimeout: WEBHOOK_QUEUE.visibilityTimeoutSeconds,
       RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [ids.queues.webhooks_dlq, 'Arn'] }, maxReceiveCount: WEBHOOK_QUEUE.maxReceiveCount },
     });
-    const env = resources[ids.functions.webhook_deliverer].Properties.Environment.Variables;
+    const env = propsOf<FunctionProps>(resources, ids.functions.webhook_deliverer).Environment!.Variables;
     expect(Object.keys(env)).toEqual(expect.arrayContaining(['WEBHOOK_QUEUE_URL', 'WEBHOOK_DLQ_URL']));
   });
 });
 
 test('timeouts: 10 s for request handlers; stream consumers sized to a whole batch at its slowest; the deliverer within its queue\'s visibility', () => {
-  const timeout = (id: string) => resources[ids.functions[id]].Properties.Timeout;
+  const timeout = (id: string) => propsOf<FunctionProps>(resources, ids.functions[id]).Timeout;
   for (const def of [...ROUTES, ...WS_ROUTES, NOT_FOUND]) expect([def.id, timeout(def.id)]).toEqual([def.id, HANDLER_TIMEOUT_SECONDS]);
   // AWS calls made one after another per batch, each bounded by AWS_CALL_SECONDS (lib/routes.ts says why):
   // the publisher's records of one user go in turn, each the chat's update (up to three writes), the bot's

@@ -5,13 +5,17 @@ import { logicalIds, REFUSED_PROPS, refusals, template as shape, type StackIds }
 import { DEFAULT_THROTTLE } from '../../lib/stack-config';
 import { NOT_FOUND } from '../../lib/routes';
 import { ALL_FUNCTIONS, TASK_WORKER, UPLOAD_COMPLETER, WEBHOOK_DELIVERER } from '../../lib/consumers';
+import { ofType, propsOf, resourcesOf, valuesOfType, type FunctionProps, type LogGroupProps, type Resources, type StageProps } from './cfn';
 
 const ALL_DEFS = ALL_FUNCTIONS;
 
 let template: Template;
-let resources: Record<string, any>;
+let resources: Resources;
 let ids: StackIds;
-beforeAll(async () => ({ template, resources, ids } = await loadShape('Defaults')));
+beforeAll(async () => {
+  ({ template, ids } = await loadShape('Defaults'));
+  resources = resourcesOf(template);
+});
 
 describe('abuse limits in the stack', () => {
   test('both APIs are throttled at the stage; limits given as props reach every function', async () => {
@@ -35,27 +39,27 @@ describe('abuse limits in the stack', () => {
 describe('settings (lib/stack-config.ts)', () => {
   test('defaults: retained data, 30-day logs, arm64 at 512 MB, HTTP access logs on, WebSocket access logs off', () => {
     template.hasResource('AWS::DynamoDB::Table', { DeletionPolicy: 'Retain', UpdateReplacePolicy: 'Retain' });
-    expect(Object.values(template.findResources('AWS::S3::Bucket')).map((b) => b.DeletionPolicy)).toEqual(['Retain', 'Retain']);
+    expect(valuesOfType(template, 'AWS::S3::Bucket').map((b) => b.DeletionPolicy)).toEqual(['Retain', 'Retain']);
     // What holds data stays with the table: the dead letters (not the live webhook queue) and the JWT key.
-    const policyOf = (id: string) => resources[id].DeletionPolicy;
+    const policyOf = (id: string) => resources[id]?.DeletionPolicy;
     const dlqs = [ids.queues.webhooks_dlq, ids.webhookDispatcherDlq, ids.publisherDlq!, ids.uploadCompleterDlq];
     expect(dlqs.map(policyOf)).toEqual(['Retain', 'Retain', 'Retain', 'Retain']);
     expect(policyOf(ids.queues.webhooks)).toBe('Delete');
     template.hasResource('AWS::SecretsManager::Secret', { DeletionPolicy: 'Retain', UpdateReplacePolicy: 'Retain' });
     template.resourceCountIs('Custom::S3AutoDeleteObjects', 0);
-    const logGroups = Object.values(template.findResources('AWS::Logs::LogGroup'));
+    const logGroups = valuesOfType<LogGroupProps>(template, 'AWS::Logs::LogGroup');
     expect(logGroups.length).toBe(ALL_DEFS.length + 1); // one per function + the HTTP API's access logs
     for (const lg of logGroups) expect(lg.Properties.RetentionInDays).toBe(30);
     for (const def of ALL_DEFS) {
-      const props = resources[ids.functions[def.id]].Properties;
+      const props = propsOf<FunctionProps>(resources, ids.functions[def.id]);
       // Per function: 512 MB for requests, 256 for the stream, queue and S3 event consumers (mostly waiting on I/O).
       expect([def.id, props.MemorySize, props.Architectures]).toEqual([def.id, 'filters' in def || def === WEBHOOK_DELIVERER || def === UPLOAD_COMPLETER || def === TASK_WORKER ? 256 : 512, ['arm64']]);
       // JSON lines; Lambda's START/END/REPORT lines off (LAMBDA_LOGGING).
       expect([def.id, props.LoggingConfig]).toEqual([def.id, { LogFormat: 'JSON', SystemLogLevel: 'WARN', ApplicationLogLevel: 'INFO', LogGroup: expect.anything() }]);
     }
-    const httpStage = template.findResources('AWS::ApiGatewayV2::Stage', { Properties: { StageName: '$default' } });
-    const { AccessLogSettings } = Object.values(httpStage)[0].Properties;
-    expect(JSON.parse(AccessLogSettings.Format)).toMatchObject({ requestId: '$context.requestId', routeKey: '$context.routeKey', status: '$context.status' });
+    const [[, httpStage]] = ofType<StageProps>(template, 'AWS::ApiGatewayV2::Stage', { Properties: { StageName: '$default' } });
+    const { AccessLogSettings } = httpStage.Properties;
+    expect(JSON.parse(AccessLogSettings!.Format)).toMatchObject({ requestId: '$context.requestId', routeKey: '$context.routeKey', status: '$context.status' });
     template.hasResourceProperties('AWS::ApiGatewayV2::Stage', { StageName: 'live', AccessLogSettings: Match.absent() });
     // The files bucket logs its accesses to the log bucket, which S3 may write to under a bucket policy (no ACLs).
     template.hasResourceProperties('AWS::S3::Bucket', { LoggingConfiguration: { DestinationBucketName: { Ref: ids.accessLogsBucket }, LogFilePrefix: 'files/' } });
@@ -72,7 +76,7 @@ describe('settings (lib/stack-config.ts)', () => {
   test('every setting reaches the resources it names', async () => {
     // The shape cfn-lint also checks (test/support/shapes.ts): every setting given.
     const t = Template.fromJSON(await shape('EverySetting'));
-    const tuned = { resources: t.toJSON().Resources as Record<string, any>, ids: await logicalIds('EverySetting') };
+    const tuned = { resources: resourcesOf(t), ids: await logicalIds('EverySetting') };
     t.hasResourceProperties('AWS::ApiGatewayV2::Api', {
       ProtocolType: 'HTTP',
       CorsConfiguration: Match.objectLike({ AllowOrigins: ['https://shop.example', 'http://localhost:8080'] }),
@@ -80,20 +84,20 @@ describe('settings (lib/stack-config.ts)', () => {
     t.hasResourceProperties('AWS::S3::Bucket', {
       CorsConfiguration: { CorsRules: [Match.objectLike({ AllowedOrigins: ['https://shop.example', 'http://localhost:8080'] })] },
     });
-    for (const lg of Object.values(t.findResources('AWS::Logs::LogGroup'))) expect(lg.Properties.RetentionInDays).toBe(7);
+    for (const lg of valuesOfType<LogGroupProps>(t, 'AWS::Logs::LogGroup')) expect(lg.Properties.RetentionInDays).toBe(7);
     t.resourceCountIs('AWS::Logs::LogGroup', ALL_DEFS.length + 2); // + both APIs' access logs
     t.hasResourceProperties('AWS::ApiGatewayV2::Stage', { StageName: 'live', AccessLogSettings: Match.objectLike({ Format: Match.stringLikeRegexp('connectionId') }) });
     // A throwaway stage: table and buckets go with the stack, the buckets emptied first.
     t.hasResource('AWS::DynamoDB::Table', { DeletionPolicy: 'Delete', Properties: Match.objectLike({ DeletionProtectionEnabled: false }) });
     const s = tuned.ids;
-    for (const q of [s.queues.webhooks_dlq, s.webhookDispatcherDlq, s.publisherDlq!, s.uploadCompleterDlq]) expect(tuned.resources[q].DeletionPolicy).toBe('Delete');
+    for (const q of [s.queues.webhooks_dlq, s.webhookDispatcherDlq, s.publisherDlq!, s.uploadCompleterDlq]) expect(tuned.resources[q]?.DeletionPolicy).toBe('Delete');
     t.hasResource('AWS::SecretsManager::Secret', { DeletionPolicy: 'Delete' });
-    expect(Object.values(t.findResources('AWS::S3::Bucket')).map((b) => b.DeletionPolicy)).toEqual(['Delete', 'Delete']);
+    expect(valuesOfType(t, 'AWS::S3::Bucket').map((b) => b.DeletionPolicy)).toEqual(['Delete', 'Delete']);
     t.resourceCountIs('Custom::S3AutoDeleteObjects', 2);
     for (const def of ALL_DEFS) {
-      const props = tuned.resources[tuned.ids.functions[def.id]].Properties;
+      const props = propsOf<FunctionProps>(tuned.resources, tuned.ids.functions[def.id]);
       expect([def.id, props.MemorySize, props.Architectures]).toEqual([def.id, 1024, ['x86_64']]);
-      if (def !== NOT_FOUND) expect(props.Environment.Variables.BOT_CACHE_TTL_MS).toBe('0');
+      if (def !== NOT_FOUND) expect(props.Environment?.Variables.BOT_CACHE_TTL_MS).toBe('0');
     }
     t.hasResourceProperties('AWS::S3::Bucket', { Tags: Match.arrayWith([{ Key: 'stage', Value: 'staging' }]) });
   });
@@ -109,7 +113,7 @@ describe('settings (lib/stack-config.ts)', () => {
 
 test("no stage sets WEBHOOK_ALLOW_LOOPBACK: the local stack's setting never reaches a deployed function", async () => {
   const tuned = Template.fromJSON(await shape('EverySetting'));
-  const fns = [template, tuned].flatMap((t) => Object.values(t.findResources('AWS::Lambda::Function')));
+  const fns = [template, tuned].flatMap((t) => valuesOfType<FunctionProps>(t, 'AWS::Lambda::Function'));
   expect(fns.length).toBeGreaterThan(10);
   expect(fns.filter((f) => 'WEBHOOK_ALLOW_LOOPBACK' in (f.Properties.Environment?.Variables ?? {}))).toEqual([]);
 });

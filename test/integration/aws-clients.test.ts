@@ -147,7 +147,7 @@ test('DynamoDB throttling throughout: three attempts with backoff, then 503 {err
   const res = await handler(listChatsEvent(await sessionToken(tokens)));
   stderr.mockRestore();
   expect(res.statusCode).toBe(503);
-  expect(JSON.parse(res.body as string)).toEqual({ error: expect.any(String) as unknown });
+  expect(JSON.parse(res.body as string)).toEqual({ error: expect.any(String) });
   expect(res.headers?.['retry-after']).toBe('1');
   expect(seen.map((s) => s.target)).toEqual(Array(3).fill('DynamoDB_20120810.GetItem'));
   expect(Date.now() - started).toBeLessThan(5000);
@@ -167,7 +167,7 @@ test('Secrets Manager not answering: three attempts bounded by AWS_REQUEST_TIMEO
   const res = await handler(listChatsEvent('eyJhbGciOiJIUzI1NiJ9.e30.x'));
   stderr.mockRestore();
   expect(res.statusCode).toBe(503);
-  expect(JSON.parse(res.body as string)).toEqual({ error: expect.any(String) as unknown });
+  expect(JSON.parse(res.body as string)).toEqual({ error: expect.any(String) });
   expect(seen.map((one) => one.target)).toEqual(Array(3).fill('secretsmanager.GetSecretValue'));
   expect(Date.now() - started).toBeLessThan(3000);
   expect(lines.join('\n')).toMatch(/dependency unavailable/);
@@ -199,6 +199,6 @@ test('a rotated JWT secret takes over within JWT_SECRET_MAX_AGE_SECONDS; tokens 
   }
   const after = await sessionToken(tokens);
   await expect(jwtVerify(after, new TextEncoder().encode(secret))).resolves.toBeDefined();
-  await expect(tokens.verifyToken('session', after)).resolves.toMatchObject({ userId: expect.any(String) as unknown });
+  await expect(tokens.verifyToken('session', after)).resolves.toMatchObject({ userId: expect.any(String) });
   expect(seen).toHaveLength(2);
 });

@@ -1,18 +1,23 @@
 // The Bot API with the bot's secret key, as a bot or an operator console uses it: the chat list with its users
 // and unread counts, a chat's history, replies the user sees, operator read, and its errors.
 import { until } from '../support/realtime';
+import { firstFileUrl, present, type BotChatPage, type Message, type Schemas } from '../support/contract';
+import type { Reply } from '../support/http';
 import { botApi, client, ext, say, T, userWithChat } from './client';
 
+type BotChat = Schemas['BotChat'];
+
 /** The bot's chat list is read from an index updated within about a second: page until `chatId` shows `want`. */
-async function botChat(chatId: string, want: (c: any) => boolean = () => true): Promise<any> {
-  let found: any;
+async function botChat(chatId: string, want: (c: BotChat) => boolean = () => true): Promise<BotChat> {
+  let found: BotChat | undefined;
   await until(
     async () => {
       let cursor: string | null = null;
       for (let page = 0; page < 5; page++) {
-        const res: any = await botApi('GET', `/chats?limit=200${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+        // Typed here: the cursor it sets is part of its own request, which TypeScript cannot infer through.
+        const res: Reply<BotChatPage> = await botApi('GET', `/chats?limit=200${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
         expect(res.status).toBe(200);
-        found = res.body.chats.find((c: any) => c.id === chatId);
+        found = res.body.chats.find((c) => c.id === chatId);
         cursor = res.body.next_cursor;
         if (found || !cursor) break;
       }
@@ -21,12 +26,12 @@ async function botChat(chatId: string, want: (c: any) => boolean = () => true): 
     T.patienceMs,
     `chat ${chatId} in the Bot API's list`,
   );
-  return found;
+  return present(found, `chat ${chatId} in the Bot API's list`);
 }
 
 test('list chats: the user’s chat with its user and unread count; list messages; reply; operator read', async () => {
   const { session, token, chatId } = await userWithChat('shopper');
-  const asks = [];
+  const asks: Message[] = [];
   for (const content of ['Where is my order?', 'It is #1042']) asks.push((await say(token, chatId, content)).body);
 
   const listed = await botChat(chatId, (c) => c.unread_count === 2);
@@ -46,7 +51,7 @@ test('list chats: the user’s chat with its user and unread count; list message
   expect(reply.status).toBe(201);
   expect(reply.body).toMatchObject({ chat_id: chatId, content: 'It ships today.', content_type: 'text', sender_type: 'outcoming', sender: 'bot', files: null, is_edited: false });
   const seenByUser = await client('GET', `/chats/${chatId}/messages`, { token });
-  expect(seenByUser.body.map((m: any) => m.id)).toEqual([...asks.map((m) => m.id), reply.body.id]);
+  expect(seenByUser.body.map((m) => m.id)).toEqual([...asks.map((m) => m.id), reply.body.id]);
   // The chat counts the reply as the stream publishes it (a moment after the 201).
   const count = async () => (await client('GET', '/chats', { token })).body[0].unread_msg_by_user;
   await until(async () => (await count()) === 1, T.patienceMs, 'the reply counted');
@@ -68,8 +73,8 @@ test('a bot upload sent as a photo reply reaches the user with a working URL', a
   const msg = await botApi('POST', `/chats/${chatId}/messages`, { json: { content: '', content_type: 'photo', files: [up.body.id] } });
   expect(msg.status).toBe(201);
   const history = await client('GET', `/chats/${chatId}/messages`, { token });
-  const file = history.body.find((m: any) => m.id === msg.body.id).files[0];
-  expect(await (await fetch(file.url)).text()).toBe(`BOTPNG ${T.prefix}`);
+  const url = firstFileUrl(present(history.body.find((m) => m.id === msg.body.id), 'the reply in the history'));
+  expect(await (await fetch(url)).text()).toBe(`BOTPNG ${T.prefix}`);
 });
 
 test('Bot API errors: a wrong or missing secret key → 401, a session token is no bot key, an unknown chat → 404', async () => {

@@ -3,9 +3,10 @@
 // client handles.
 import { ISO_UTC, UUID } from '../support/http';
 import { until } from '../support/wait';
+import { firstFileUrl, present, type Message } from '../support/contract';
 import { botApi, client, conventionalChat, ext, openSession, originHeader, say, T } from './client';
 
-const byCreated = (a: any, b: any) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id);
+const byCreated = (a: Message, b: Message) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id);
 
 test('session: a new user gets a 24 h token, its user, the widget and (when on) realtime; the same external_id returns', async () => {
   const res = await client('POST', '/session', {
@@ -67,17 +68,17 @@ test('chats: single-chat mode (or several chats when the widget allows) and a re
     expect(second.status).toBe(201);
     await say(token, created.body.id, 'bump the first');
     const both = await client('GET', '/chats', { token });
-    expect(both.body.map((c: any) => c.id)).toEqual([created.body.id, second.body.id]);
+    expect(both.body.map((c) => c.id)).toEqual([created.body.id, second.body.id]);
   } else {
     // Single-chat mode: the client never makes a second chat, and the list stays that one chat.
-    expect((await client('GET', '/chats', { token: back.session_token })).body.map((c: any) => c.id)).toEqual([created.body.id]);
+    expect((await client('GET', '/chats', { token: back.session_token })).body.map((c) => c.id)).toEqual([created.body.id]);
   }
 });
 
 test('messages: send (201 Message), history in created_at order, a retried send with the same key is not duplicated', async () => {
   const { session_token: token } = await openSession('messages');
   const chatId = await conventionalChat(token);
-  const sent: any[] = [];
+  const sent: Message[] = [];
   for (const content of ['first', 'second', 'third']) {
     const res = await say(token, chatId, content);
     expect(res.status).toBe(201);
@@ -112,11 +113,11 @@ test('messages: send (201 Message), history in created_at order, a retried send 
   expect(clash.status).toBe(409);
   expect(clash.body).toEqual({ error: expect.any(String) });
   const after = await client('GET', `/chats/${chatId}/messages`, { token });
-  expect(after.body.map((m: any) => m.content).sort()).toEqual(['first', 'pay invoice 42', 'second', 'third']);
+  expect(after.body.map((m) => m.content).sort()).toEqual(['first', 'pay invoice 42', 'second', 'third']);
 
   // Paging from the end: after=<id> gives what came later.
   const later = await client('GET', `/chats/${chatId}/messages?after=${sent[1].id}`, { token });
-  expect(later.body.map((m: any) => m.id)).toEqual([sent[2].id, once.body.id]);
+  expect(later.body.map((m) => m.id)).toEqual([sent[2].id, once.body.id]);
 });
 
 test('files: upload a photo (201), send it in a message, history carries the file and its URL serves the bytes', async () => {
@@ -134,9 +135,9 @@ test('files: upload a photo (201), send it in a message, history carries the fil
   expect(sent.body).toMatchObject({ content: '', content_type: 'photo', sender_type: 'incoming', files: [expect.objectContaining({ id: up.body.id, type: 'photo' })] });
 
   const history = await client('GET', `/chats/${chatId}/messages`, { token });
-  const msg = history.body.find((m: any) => m.id === sent.body.id);
+  const msg = present(history.body.find((m) => m.id === sent.body.id), 'the sent message in the history');
   expect(msg.files).toHaveLength(1);
-  const download = await fetch(msg.files[0].url);
+  const download = await fetch(firstFileUrl(msg));
   expect(download.status).toBe(200);
   expect(Buffer.from(await download.arrayBuffer())).toEqual(bytes);
 
@@ -153,11 +154,11 @@ test('unread and read: a bot reply counts as unread for the user; POST /read res
   const reply = await botApi('POST', `/chats/${chatId}/messages`, { json: { content: 'Yes, how can I help?' } });
   expect(reply.status).toBe(201);
   // The chat counts the reply as the stream publishes it (a moment after the 201).
-  const count = async () => (await client('GET', '/chats', { token })).body.find((c: any) => c.id === chatId).unread_msg_by_user;
+  const count = async () => (await client('GET', '/chats', { token })).body.find((c) => c.id === chatId)?.unread_msg_by_user;
   await until(async () => (await count()) === 1, T.patienceMs, 'the reply counted');
   expect(await client('POST', `/chats/${chatId}/read`, { token })).toMatchObject({ status: 200, body: { status: 'ok' } });
   const read = await client('GET', '/chats', { token });
-  expect(read.body.find((c: any) => c.id === chatId).unread_msg_by_user).toBe(0);
+  expect(read.body.find((c) => c.id === chatId)?.unread_msg_by_user).toBe(0);
 });
 
 test('errors a client handles: 401 without a valid token, 403 on another user’s chat, 404 unknown chat or key, 400 bad input', async () => {

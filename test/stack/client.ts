@@ -2,6 +2,7 @@
 // bot's secret key), and the `centrifuge` client over `ws`. Every POST that creates something is written to
 // the run's ledger, so the teardown can say what the run left behind.
 import { call, type CallOptions, type Reply } from '../support/http';
+import type { BodyOf } from '../support/paths';
 import { liveClient, type LiveClient } from '../support/realtime';
 import { realtimeOf, type Session } from '../support/contract';
 
@@ -13,27 +14,34 @@ export const T = target();
 export type Options = Omit<CallOptions, 'base'>;
 
 /** Writes to the ledger what a successful POST created (a replayed send, 200, created nothing). */
-export function noteCreated(method: string, path: string, res: Reply): void {
+export function noteCreated(method: string, path: string, res: Reply<unknown>): void {
   if (method !== 'POST') return;
   const p = path.split('?')[0];
-  if (p === '/api/client/session' && res.status === 200) record('user', res.body.user.id);
-  else if (p === '/api/client/chats' && res.status === 201) record('chat', res.body.id);
-  else if (p.endsWith('/messages') && res.status === 201) record('message', res.body.id);
-  else if (p.endsWith('/files') && res.status === 201) record('file', res.body.id);
+  if (p === '/api/client/session' && res.status === 200) record('user', idOf(field(res.body, 'user')));
+  else if (p === '/api/client/chats' && res.status === 201) record('chat', idOf(res.body));
+  else if (p.endsWith('/messages') && res.status === 201) record('message', idOf(res.body));
+  else if (p.endsWith('/files') && res.status === 201) record('file', idOf(res.body));
 }
 
-/** A Client API call: `path` is under /api/client. */
-export async function client<B = any>(method: string, path: string, opts: Options = {}): Promise<Reply<B>> {
+const field = (body: unknown, name: string): unknown => (typeof body === 'object' && body !== null ? (body as Record<string, unknown>)[name] : undefined);
+const idOf = (body: unknown): string => String(field(body, 'id'));
+
+/** A Client API call: `path` is under /api/client; its reply is typed as call()'s is, or as the `B` given. */
+export function client<M extends string, U extends string>(method: M, path: U, opts?: Options): Promise<Reply<BodyOf<M, `/api/client${U}`>>>;
+export function client<B>(method: string, path: string, opts?: Options): Promise<Reply<B>>;
+export async function client(method: string, path: string, opts: Options = {}): Promise<Reply<unknown>> {
   const full = `/api/client${path}`;
-  const res = await call<B>(method, full, { ...opts, base: T.apiUrl });
+  const res = await call<unknown>(method, full, { ...opts, base: T.apiUrl });
   noteCreated(method, full, res);
   return res;
 }
 
-/** A Bot API call with the bot's secret key (or `secret`): `path` is under /api/bot. */
-export async function botApi<B = any>(method: string, path: string, opts: Options = {}, secret = T.secretKey): Promise<Reply<B>> {
+/** A Bot API call with the bot's secret key (or `secret`): `path` is under /api/bot; typed as client() is. */
+export function botApi<M extends string, U extends string>(method: M, path: U, opts?: Options, secret?: string): Promise<Reply<BodyOf<M, `/api/bot${U}`>>>;
+export function botApi<B>(method: string, path: string, opts?: Options, secret?: string): Promise<Reply<B>>;
+export async function botApi(method: string, path: string, opts: Options = {}, secret = T.secretKey): Promise<Reply<unknown>> {
   const full = `/api/bot${path}`;
-  const res = await call<B>(method, full, { ...opts, base: T.apiUrl, headers: { ...opts.headers, authorization: `Bearer ${secret}` } });
+  const res = await call<unknown>(method, full, { ...opts, base: T.apiUrl, headers: { ...opts.headers, authorization: `Bearer ${secret}` } });
   noteCreated(method, full, res);
   return res;
 }

@@ -99,7 +99,7 @@ async function preflight(state: RunState): Promise<void> {
     const made = await call('POST', '/api/client/chats', { base, token, json: { name: 'integration preflight' } });
     if (made.status !== 201) throw new Error(`POST /api/client/chats → ${made.status} ${JSON.stringify(made.body)}`);
     record('chat', made.body.id);
-    chatId = made.body.id as string;
+    chatId = made.body.id;
   }
   const seen = await call('GET', `/api/bot/chats/${chatId}/messages?limit=1`, { base, headers: auth });
   if (seen.status !== 200) throw new Error(`BOT_SECRET_KEY and CLIENT_KEY belong to different bots (the Bot API answers ${seen.status} for a chat of CLIENT_KEY's bot)`);

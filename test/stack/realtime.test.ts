@@ -55,7 +55,7 @@ describeRealtime(T.realtime ? 'realtime' : `realtime (${reason})`, () => {
       expect(await tab.waitFor((d) => d.data?.id === op.body.id, T.patienceMs)).toEqual({ type: 'message', data: expect.objectContaining({ sender: 'operator', sender_type: 'outcoming' }) });
     }
     const foreign = tab1.client.newSubscription(other.realtime!.channel);
-    const refused = new Promise<any>((resolve) => foreign.once('unsubscribed', resolve));
+    const refused = new Promise<unknown>((resolve) => foreign.once('unsubscribed', resolve));
     foreign.subscribe();
     expect(await refused).toMatchObject({ code: 103 });
   });

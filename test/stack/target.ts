@@ -44,7 +44,7 @@ export function target(): Target {
     // REALTIME_URL names the other project's stack).
     realtimeUrl: env.IT_MODE === 'local' ? undefined : env.REALTIME_URL || undefined,
     realtime: env.IT_REALTIME === 'on',
-    widget: JSON.parse(env.IT_WIDGET as string),
+    widget: JSON.parse(env.IT_WIDGET as string) as Target['widget'],
     webhook:
       env.WEBHOOK_RECEIVER_URL && env.WEBHOOK_SECRET && Number.isInteger(webhookPort) && webhookPort > 0
         ? { url: env.WEBHOOK_RECEIVER_URL, port: webhookPort, secret: env.WEBHOOK_SECRET }

@@ -9,7 +9,7 @@ import { webhookSkipReason } from './target';
 interface Hit {
   headers: IncomingHttpHeaders;
   raw: string;
-  body: any;
+  body: unknown;
 }
 
 /** docs/bot-api.md "Webhooks": hex HMAC-SHA256 of "<timestamp>.<raw body>", compared in constant time, fresh. */
@@ -32,19 +32,21 @@ describeWebhooks(skip ? `webhooks (skipped: ${skip})` : `webhooks (received on p
   let server: Server;
 
   beforeAll(async () => {
-    server = createServer(async (req, res) => {
+    server = createServer((req, res) => {
       const chunks: Buffer[] = [];
-      for await (const c of req) chunks.push(c as Buffer);
-      const raw = Buffer.concat(chunks).toString();
-      let body: unknown;
-      try {
-        body = JSON.parse(raw);
-      } catch {
-        body = undefined;
-      }
-      if (req.method === 'POST') hits.push({ headers: req.headers, raw, body });
-      res.writeHead(200);
-      res.end();
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const raw = Buffer.concat(chunks).toString();
+        let body: unknown;
+        try {
+          body = JSON.parse(raw);
+        } catch {
+          body = undefined;
+        }
+        if (req.method === 'POST') hits.push({ headers: req.headers, raw, body });
+        res.writeHead(200);
+        res.end();
+      });
     });
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
