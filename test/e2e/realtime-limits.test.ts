@@ -5,7 +5,7 @@
 import WebSocket from 'ws';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { call, startOfRateWindow, userWithChat } from '../support/api';
-import { liveClient, until, type LiveClient } from '../support/realtime';
+import { liveClient, textOf, until, type Frame, type LiveClient } from '../support/realtime';
 import { sleep } from '../support/wait';
 import { dynamo, queryAll, tableName } from '../../lambdas/aws/dynamo';
 import { keys } from '../../lambdas/entities/keys';
@@ -14,18 +14,6 @@ import { config } from '../../lambdas/shared/config';
 import { realtimeOf } from '../support/contract';
 import type { DisconnectedContext } from 'centrifuge';
 
-/** A WebSocket message as text: the gateway sends text messages, which ws hands over as a Buffer. */
-const textOf = (data: WebSocket.RawData): string => (data as Buffer).toString();
-
-/** A frame of Centrifuge's JSON protocol from the gateway, a reply (by id) or a push, as far as these tests read it. */
-interface Frame {
-  id?: number;
-  error?: { code: number; message: string };
-  connect?: { client: string };
-  subscribe?: Record<string, never>;
-  unsubscribe?: Record<string, never>;
-  push?: { disconnect?: { code: number; reason: string } };
-}
 
 test('a frame over 16 KB gets a bad-request error and nothing else; over 128 KB the socket closes with 1009', async () => {
   const { session } = await userWithChat();

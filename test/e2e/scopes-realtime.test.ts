@@ -12,7 +12,7 @@ import { CODES } from '../../lambdas/centrifuge/errors';
 import { handler as frameHandler } from '../../lambdas/realtime/default';
 import { closeUserConnections } from '../../lambdas/centrifuge/hub';
 import { botItems, newSession, userWithChat } from '../support/api';
-import { until } from '../support/realtime';
+import { framesOf, until, type Frame } from '../support/realtime';
 import { realtimeOf } from '../support/contract';
 import { updateBot } from '../../lambdas/flows/bot-admin';
 import { revokeUser } from '../../lambdas/policies/revocation';
@@ -43,9 +43,9 @@ async function open(url: string) {
   return {
     ws,
     send: (cmd: Record<string, unknown>) =>
-      new Promise<unknown>((resolve) => {
+      new Promise<Frame>((resolve) => {
         // A text frame may carry several replies, one per line: the first answers this command.
-        ws.once('message', (d) => resolve(JSON.parse((Array.isArray(d) ? Buffer.concat(d) : d instanceof ArrayBuffer ? Buffer.from(d) : d).toString().split('\n')[0])));
+        ws.once('message', (d) => resolve(framesOf(d)[0]));
         ws.send(JSON.stringify({ id: ++id, ...cmd }));
       }),
   };
