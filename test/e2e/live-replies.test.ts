@@ -1,12 +1,17 @@
 // Live bot replies: the typing indicator and edited (streamed) messages, through the Bot API, the stream
 // publisher and the real `centrifuge` client; every refusal, and edits applied in order under concurrency.
-import { botItems, call, newBot, streamPassed, userWithChat } from '../support/api';
-import { liveClient, until } from '../support/realtime';
+import { botItems, call, newBot, streamPassed, userWithChat, type Reply } from '../support/api';
+import { liveClient, until, type Publication } from '../support/realtime';
 import { sleep } from '../support/wait';
-import { realtimeOf } from '../support/contract';
+import { present, realtimeOf, type Message } from '../support/contract';
+import type { BodyOf } from '../support/paths';
 
-const botApi = (secretKey: string, method: string, path: string, json?: unknown, body?: string) =>
+/** A Bot API request (`path` after /api/bot), its reply typed by the request as call() types it. */
+const botApi = <M extends string, U extends string>(secretKey: string, method: M, path: U, json?: unknown, body?: string): Promise<Reply<BodyOf<M, `/api/bot${U}`>>> =>
   call(method, `/api/bot${path}`, { headers: { authorization: `Bearer ${secretKey}`, ...(body !== undefined && { 'content-type': 'application/json' }) }, json, body });
+
+/** When an applied edit was made (an edited message always has it). */
+const editedAt = (m: Message): string => present(m.edited_at, `message ${m.id}’s edited_at`);
 
 async function liveChat() {
   const setup = await userWithChat();
@@ -27,7 +32,7 @@ describe('typing', () => {
         expect((await botApi(secretKey, 'POST', `/chats/${chatId}/typing`, {})).status).toBe(200);
         lastAnswered = Date.now();
       }
-      const typing = (d: any) => d.type === 'action' && d.data.action === 'typing';
+      const typing = (d: Publication) => d.type === 'action' && d.data.action === 'typing';
       expect(await live.waitFor(typing)).toEqual({ type: 'action', data: { action: 'typing', chat_id: chatId, sender: 'bot' } });
       // A later message of the chat marks the end: every typing record before it was published first.
       const marker = await streamPassed(token, chatId);
@@ -45,7 +50,7 @@ describe('typing', () => {
       await sleep(2100); // the server's typing interval (2 s) is what is shown: its clock must pass it
       expect((await botApi(secretKey, 'POST', `/chats/${chatId}/typing`)).status).toBe(200);
       await until(() => byBot() === before + 1, 5000, 'another typing action');
-      expect((await call('GET', `/api/client/chats/${chatId}/messages`, { token })).body.map((m: any) => m.id)).toEqual([marker.id]);
+      expect((await call('GET', `/api/client/chats/${chatId}/messages`, { token })).body.map((m) => m.id)).toEqual([marker.id]);
     } finally {
       live.close();
     }
@@ -55,7 +60,7 @@ describe('typing', () => {
     const { secretKey, chatId, bot } = await userWithChat();
     const other = await newBot();
     const before = await botItems(bot.id);
-    const cases: [string, Promise<any>, number][] = [
+    const cases: [string, Promise<Reply<unknown>>, number][] = [
       ['wrong key', botApi('sk_wrong', 'POST', `/chats/${chatId}/typing`), 401],
       ['another bot', botApi(other.secretKey, 'POST', `/chats/${chatId}/typing`), 404],
       ['unknown chat', botApi(secretKey, 'POST', '/chats/00000000-0000-4000-8000-000000000000/typing'), 404],
@@ -81,7 +86,7 @@ describe('edits', () => {
       const edited = await botApi(secretKey, 'PATCH', `/chats/${chatId}/messages/${sent.body.id}`, { content: 'Thinking done: 42' });
       expect(edited.status).toBe(200);
       expect(edited.body).toEqual({ ...sent.body, content: 'Thinking done: 42', is_edited: true, edited_at: expect.any(String) });
-      expect(edited.body.edited_at > sent.body.created_at).toBe(true);
+      expect(editedAt(edited.body) > sent.body.created_at).toBe(true);
       const pushed = await live.waitFor((d) => d.type === 'message' && d.data.id === sent.body.id && d.data.is_edited);
       expect(pushed.data).toEqual(edited.body);
       const history = await call('GET', `/api/client/chats/${chatId}/messages`, { token });
@@ -101,7 +106,7 @@ describe('edits', () => {
     const reply = await botApi(secretKey, 'POST', `/chats/${chatId}/messages`, { content: 'from the bot' });
     const path = (id: string) => `/chats/${chatId}/messages/${id}`;
     const before = await botItems(bot.id);
-    const cases: [string, Promise<any>, number][] = [
+    const cases: [string, Promise<Reply<unknown>>, number][] = [
       ["the user's message", botApi(secretKey, 'PATCH', path(mine.body.id), { content: 'hijacked' }), 403],
       ['unknown message', botApi(secretKey, 'PATCH', path('1795000000000000000'), { content: 'x' }), 404],
       ["another bot's chat", botApi(other.secretKey, 'PATCH', path(reply.body.id), { content: 'x' }), 404],
@@ -131,7 +136,7 @@ describe('edits', () => {
       for (const r of results) expect([200, 409]).toContain(r.status);
       const applied = results.filter((r) => r.status === 200).map((r) => r.body);
       // What was applied, in the order it was applied (edited_at only moves forward), has rising versions.
-      const inOrder = [...applied].sort((a, b) => a.edited_at.localeCompare(b.edited_at)).map((m) => Number(m.content.slice(1)));
+      const inOrder = [...applied].sort((a, b) => editedAt(a).localeCompare(editedAt(b))).map((m) => Number(m.content.slice(1)));
       expect(inOrder).toEqual([...inOrder].sort((a, b) => a - b));
       expect(new Set(applied.map((m) => m.edited_at)).size).toBe(applied.length);
       const history = await call('GET', `/api/client/chats/${chatId}/messages`, { token });
@@ -147,7 +152,7 @@ describe('edits', () => {
       // Without numbers, concurrent edits all apply, each after the one before: the history keeps the last.
       const plain = await Promise.all(['a', 'b', 'c', 'd', 'e'].map((c) => botApi(secretKey, 'PATCH', `/chats/${chatId}/messages/${sent.body.id}`, { content: c })));
       expect(plain.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
-      const last = plain.map((r) => r.body).sort((a, b) => a.edited_at.localeCompare(b.edited_at)).at(-1);
+      const last = present(plain.map((r) => r.body).sort((a, b) => editedAt(a).localeCompare(editedAt(b))).at(-1), 'the last edit');
       expect((await call('GET', `/api/client/chats/${chatId}/messages`, { token })).body[0].content).toBe(last.content);
     } finally {
       live.close();

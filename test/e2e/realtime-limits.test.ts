@@ -5,20 +5,22 @@
 import WebSocket from 'ws';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { call, startOfRateWindow, userWithChat } from '../support/api';
-import { liveClient, until, type LiveClient } from '../support/realtime';
+import { liveClient, textOf, until, type Frame, type LiveClient } from '../support/realtime';
 import { sleep } from '../support/wait';
 import { dynamo, queryAll, tableName } from '../../lambdas/aws/dynamo';
 import { keys } from '../../lambdas/entities/keys';
 import { channelSubscribers } from '../../lambdas/centrifuge/hub';
 import { config } from '../../lambdas/shared/config';
 import { realtimeOf } from '../support/contract';
+import type { DisconnectedContext } from 'centrifuge';
+
 
 test('a frame over 16 KB gets a bad-request error and nothing else; over 128 KB the socket closes with 1009', async () => {
   const { session } = await userWithChat();
   const rt = realtimeOf(session);
   const ws = new WebSocket(rt.url);
   await new Promise((r) => ws.once('open', r));
-  const reply = new Promise<string>((r) => ws.once('message', (d) => r(d.toString())));
+  const reply = new Promise<string>((r) => ws.once('message', (d) => r(textOf(d))));
   ws.send(JSON.stringify({ id: 1, connect: { token: rt.token, pad: 'x'.repeat(17 * 1024) } }));
   expect(JSON.parse(await reply)).toEqual({ error: { code: 107, message: expect.stringMatching(/at most 16384 bytes/) } });
   const closed = new Promise<number>((r) => ws.once('close', (code) => r(code)));
@@ -56,8 +58,8 @@ async function socketRefs(userId: string): Promise<string[]> {
 /** A raw socket that keeps every frame it gets, and its close. */
 async function rawSocket(url: string) {
   const ws = new WebSocket(url);
-  const frames: any[] = [];
-  ws.on('message', (d) => frames.push(...d.toString().split('\n').map((l) => JSON.parse(l))));
+  const frames: Frame[] = [];
+  ws.on('message', (d) => frames.push(...textOf(d).split('\n').map((l) => JSON.parse(l) as Frame)));
   let isClosed = false;
   ws.once('close', () => (isClosed = true));
   await new Promise((r, j) => {
@@ -78,13 +80,13 @@ describe('per-user sockets and per-socket commands', () => {
     expect(cap()).toBe(10);
     const { session, token, chatId } = await userWithChat();
     const rt = realtimeOf(session);
-    const userId = session.user.id as string;
+    const userId = session.user.id;
     for (let i = 0; i < cap(); i++) clients.push(await liveClient(rt));
     const [oldest] = clients;
     const oldestId = oldest.clientId();
     let reconnects = 0;
     oldest.client.on('connecting', () => reconnects++);
-    let disconnected: any;
+    let disconnected: DisconnectedContext | undefined;
     oldest.client.once('disconnected', (ctx) => (disconnected = ctx));
     clients.push(await liveClient(rt));
     await until(() => disconnected !== undefined, 15_000, 'the oldest disconnected');
@@ -126,7 +128,7 @@ describe('per-user sockets and per-socket commands', () => {
   test('records of sockets that died without $disconnect never lock the user out: the oldest go first, and a publication removes the rest', async () => {
     const { session, token, chatId } = await userWithChat();
     const rt = realtimeOf(session);
-    const userId = session.user.id as string;
+    const userId = session.user.id;
     // A full set of sockets that died without $disconnect (their records stay 2 hours by TTL).
     const ghosts = Array.from({ length: cap() }, (_, i) => `ghost-${i}-${userId}`);
     const long = new Date(Date.now() - 3600_000).toISOString();
@@ -151,7 +153,7 @@ describe('per-user sockets and per-socket commands', () => {
     const rt = realtimeOf(session);
     const c = await liveClient(rt);
     clients.push(c);
-    let disconnected: any;
+    let disconnected: DisconnectedContext | undefined;
     c.client.once('disconnected', (ctx) => (disconnected = ctx));
     // Subscriptions newer than the client's, as sockets that connected at the same moment would leave until
     // the last of them has closed the oldest (their sockets are gone: their posts find 410 and remove them).

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { SignJWT } from 'jose';
 import { call, newSession, userWithChat } from '../support/api';
 import { textMessage } from '../support/fixtures';
-import { liveClient, until, type LiveClient, type Publication } from '../support/realtime';
+import { framesOf, liveClient, until, type Frame, type LiveClient } from '../support/realtime';
 import { sleep, untilExpired } from '../support/wait';
 import { createMessage } from '../../lambdas/flows/send';
 import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
@@ -45,18 +45,6 @@ async function realtimeToken(userId: string, botId: string, exp: number) {
     .sign(jwtKey());
 }
 
-/** A frame of Centrifuge's JSON protocol from the gateway, a reply (by id) or a push, as far as these tests read it. */
-interface Frame {
-  id?: number;
-  error?: { code: number; message: string };
-  connect?: { client: string; version: string; expires: boolean; ttl: number };
-  refresh?: { client: string; version: string; expires: boolean; ttl: number };
-  subscribe?: Record<string, never>;
-  push?: { pub?: { data?: Publication }; disconnect?: { code: number; reason: string } };
-}
-
-/** The frames of one WebSocket message: newline-separated JSON, a text message (ws hands it over as a Buffer). */
-const framesOf = (data: WebSocket.RawData): Frame[] => (data as Buffer).toString().split('\n').map((l) => JSON.parse(l) as Frame);
 
 /** Opens a raw socket and sends frames: for protocol cases the client library never produces. */
 async function raw(url: string): Promise<{ ws: WebSocket; request(frame: string): Promise<Frame[]> }> {

@@ -12,7 +12,7 @@ import { CODES } from '../../lambdas/centrifuge/errors';
 import { handler as frameHandler } from '../../lambdas/realtime/default';
 import { closeUserConnections } from '../../lambdas/centrifuge/hub';
 import { botItems, newSession, userWithChat } from '../support/api';
-import { until } from '../support/realtime';
+import { framesOf, until, type Frame } from '../support/realtime';
 import { realtimeOf } from '../support/contract';
 import { updateBot } from '../../lambdas/flows/bot-admin';
 import { revokeUser } from '../../lambdas/policies/revocation';
@@ -43,8 +43,9 @@ async function open(url: string) {
   return {
     ws,
     send: (cmd: Record<string, unknown>) =>
-      new Promise<any>((resolve) => {
-        ws.once('message', (d) => resolve(JSON.parse(d.toString().split('\n')[0])));
+      new Promise<Frame>((resolve) => {
+        // A text frame may carry several replies, one per line: the first answers this command.
+        ws.once('message', (d) => resolve(framesOf(d)[0]));
         ws.send(JSON.stringify({ id: ++id, ...cmd }));
       }),
   };
@@ -92,7 +93,7 @@ const WALKED: Record<keyof typeof COMMANDS, [what: string, arrange: (w: World) =
     ["an erased user's token", erase, CODES.unauthorized],
     ['a bot turned off', turnOff, CODES.permissionDenied],
   ],
-  subscribe: [["another user's channel", async () => undefined, CODES.permissionDenied]],
+  subscribe: [["another user's channel", () => Promise.resolve(), CODES.permissionDenied]],
   unsubscribe: [],
 };
 

@@ -10,8 +10,7 @@ export const apiUrl = (): string => {
   return url;
 };
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the default of test/fuzz/runner.ts's bare `Reply`; `unknown` once it names its type
-export interface Reply<T = any> {
+export interface Reply<T = unknown> {
   status: number;
   body: T;
   headers: Headers;

@@ -5,8 +5,7 @@ import { existsSync, readFileSync } from 'node:fs';
  * lines) are skipped. A line still being written (the file just created, or a write cut mid-line)
  * is left out until its newline lands.
  */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the default for callers in test/e2e [e-z]* and test/integration that read lines untyped; a typed caller names T
-export function jsonLines<T = any>(file: string): T[] {
+export function jsonLines<T = unknown>(file: string): T[] {
   if (!existsSync(file)) return [];
   const text = readFileSync(file, 'utf8');
   return text

@@ -28,11 +28,10 @@ type SuccessOf<Op> = Op extends { responses: infer R } ? JsonOf<R[Extract<keyof 
 type OperationOf<M extends string, P extends Documented> = Lowercase<M> extends keyof paths[P] ? paths[P][Lowercase<M>] : never;
 
 /**
- * A request whose path or method is not a literal the document has (a wrapper passing `string`, a path built
- * from parts): untyped until its call site is (the lint's no-unsafe-* rules point at every use).
+ * A request whose path or method is not a literal the document has (a path built from parts, a route of the
+ * table): its body is read as the contract's error, or named by the caller (`call<T>`).
  */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the untyped body of a request not yet typed by its call site
-type Untyped = any;
+type Untyped = Partial<ErrorBody>;
 
 /**
  * What a request's reply body holds: the operation's success body, with the contract's `error` beside it (a test

@@ -69,3 +69,20 @@ export async function liveClient(rt: RealtimeBlock, options: CentrifugeOptions =
     close: () => client.disconnect(),
   };
 }
+
+/** A frame of Centrifuge's JSON protocol from the gateway, a reply (by id) or a push, as far as tests read it. */
+export interface Frame {
+  id?: number;
+  error?: { code: number; message: string };
+  connect?: { client: string; version: string; expires: boolean; ttl: number };
+  refresh?: { client: string; version: string; expires: boolean; ttl: number };
+  subscribe?: Record<string, never>;
+  unsubscribe?: Record<string, never>;
+  push?: { pub?: { data?: Publication }; disconnect?: { code: number; reason: string } };
+}
+
+/** A WebSocket message as text: the gateway sends text messages (ws hands each over as one Buffer). */
+export const textOf = (data: WebSocket.RawData): string => (Array.isArray(data) ? Buffer.concat(data) : data instanceof ArrayBuffer ? Buffer.from(data) : data).toString();
+
+/** The frames of one WebSocket message: newline-separated JSON. */
+export const framesOf = (data: WebSocket.RawData): Frame[] => textOf(data).split('\n').map((l) => JSON.parse(l) as Frame);

@@ -2,14 +2,17 @@
 // `status` (after `delayMs`, a receiver that takes its time); closed by the returned `close` (register it in afterAll).
 import { createServer, type IncomingMessage } from 'node:http';
 import { freePort } from './ports';
+import type { Schemas } from './contract';
+
+/** What a webhook delivery holds: one of docs/openapi.yaml's events, told apart by `event`. */
+export type WebhookEvent = Schemas['WebhookMessageCreated'] | Schemas['WebhookUnreadReminder'];
 
 export interface Hit {
   at: number;
   headers: IncomingMessage['headers'];
   raw: string;
-  /** The delivery parsed: test/e2e's webhook tests read it as the event they expect (`hit.body.message.id`). */
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- either event's body; typed as docs/openapi.yaml's union once test/e2e/[e-z]* narrows by `event` before reading
-  body: any;
+  /** The delivery parsed: the service posts only its documented events (tests check them with checkWebhook). */
+  body: WebhookEvent;
 }
 
 export async function startReceiver(status = 200, delayMs = 0): Promise<{ url: string; hits: Hit[]; close(): void }> {
@@ -19,7 +22,7 @@ export async function startReceiver(status = 200, delayMs = 0): Promise<{ url: s
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const raw = Buffer.concat(chunks).toString();
-      hits.push({ at: Date.now(), headers: req.headers, raw, body: JSON.parse(raw) as unknown });
+      hits.push({ at: Date.now(), headers: req.headers, raw, body: JSON.parse(raw) as WebhookEvent });
       setTimeout(() => {
         res.writeHead(status);
         res.end();
