@@ -127,6 +127,15 @@ export class ChatStack extends Stack implements StackParts {
       'The session-signing key: rotating it ends every live session, and no rotation Lambda is worth that; replace it by hand if it leaks.',
     );
 
+    // Before the first function is made (the API's default route below): each copies it.
+    this.baseEnv = {
+      TABLE_NAME: this.table.tableName,
+      BUCKET_NAME: this.bucket.bucketName,
+      BOT_CACHE_TTL_MS: String(config.botCacheTtlMs),
+      NODE_OPTIONS: '--enable-source-maps',
+      ...Object.fromEntries(Object.entries(config.limits).map(([k, v]) => [k, String(v)])),
+    };
+
     this.api = new HttpApi(this, 'ClientApi', {
       description: `Client API of the chat-bot messaging service (${config.stage})`,
       defaultIntegration: new HttpLambdaIntegration('not-found-integration', makeFunction(this, NOT_FOUND)),
@@ -154,13 +163,6 @@ export class ChatStack extends Stack implements StackParts {
       throttle,
       accessLogSettings: { destination: new LogGroupLogDestination(logGroup(this, 'ClientApiAccessLogs')), format: HTTP_ACCESS_LOG },
     });
-    this.baseEnv = {
-      TABLE_NAME: this.table.tableName,
-      BUCKET_NAME: this.bucket.bucketName,
-      BOT_CACHE_TTL_MS: String(config.botCacheTtlMs),
-      NODE_OPTIONS: '--enable-source-maps',
-      ...Object.fromEntries(Object.entries(config.limits).map(([k, v]) => [k, String(v)])),
-    };
 
     // Webhooks: the stream dispatcher queues jobs; the deliverer (SQS consumer) POSTs them.
     const queueProps = { enforceSSL: true, encryption: sqs.QueueEncryption.SQS_MANAGED };

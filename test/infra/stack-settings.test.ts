@@ -3,7 +3,6 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { loadShape } from '../support/cdk-template';
 import { logicalIds, REFUSED_PROPS, refusals, template as shape, type StackIds } from '../support/shapes';
 import { DEFAULT_THROTTLE } from '../../lib/stack-config';
-import { NOT_FOUND } from '../../lib/routes';
 import { ALL_FUNCTIONS, TASK_WORKER, UPLOAD_COMPLETER, WEBHOOK_DELIVERER } from '../../lib/consumers';
 import { ofType, propsOf, resourcesOf, valuesOfType, type FunctionProps, type LogGroupProps, type Resources, type StageProps } from './cfn';
 
@@ -97,7 +96,7 @@ describe('settings (lib/stack-config.ts)', () => {
     for (const def of ALL_DEFS) {
       const props = propsOf<FunctionProps>(tuned.resources, tuned.ids.functions[def.id]);
       expect([def.id, props.MemorySize, props.Architectures]).toEqual([def.id, 1024, ['x86_64']]);
-      if (def !== NOT_FOUND) expect(props.Environment?.Variables.BOT_CACHE_TTL_MS).toBe('0');
+      expect(props.Environment?.Variables.BOT_CACHE_TTL_MS).toBe('0');
     }
     t.hasResourceProperties('AWS::S3::Bucket', { Tags: Match.arrayWith([{ Key: 'stage', Value: 'staging' }]) });
   });
