@@ -35,7 +35,7 @@ interface Shape {
   res: Resources;
   ids: StackIds;
 }
-const load = async (name: keyof typeof SHAPES): Promise<Shape> => ({ res: (await template(name)).Resources as Resources, ids: await logicalIds(name) });
+const load = async (name: keyof typeof SHAPES): Promise<Shape> => ({ res: (await template(name)).Resources, ids: await logicalIds(name) });
 
 /** Every "action on resource" a function's role is granted, across its policies (all Allow). */
 function grantsOf({ res, ids }: Shape, fnId: string): string[] {
