@@ -86,3 +86,33 @@ export const textOf = (data: WebSocket.RawData): string => (Array.isArray(data) 
 
 /** The frames of one WebSocket message: newline-separated JSON. */
 export const framesOf = (data: WebSocket.RawData): Frame[] => textOf(data).split('\n').map((l) => JSON.parse(l) as Frame);
+
+/** Opens a raw socket and sends frames: for protocol cases the client library never produces. */
+export async function rawSocket(url: string): Promise<{ ws: WebSocket; request(frame: string): Promise<Frame[]> }> {
+  const ws = new WebSocket(url);
+  await new Promise((resolve, reject) => {
+    ws.once('open', resolve);
+    ws.once('error', reject);
+  });
+  return {
+    ws,
+    request: (frame) =>
+      new Promise((resolve) => {
+        ws.once('message', (data) => resolve(framesOf(data)));
+        ws.send(frame);
+      }),
+  };
+}
+
+/** `liveClient` for one test file: every client it opens is closed after each test (call at the file's top level). */
+export function liveClientsClosedAfterEach(): (...args: Parameters<typeof liveClient>) => Promise<LiveClient> {
+  const clients: LiveClient[] = [];
+  afterEach(() => {
+    for (const c of clients.splice(0)) c.close();
+  });
+  return async (...args) => {
+    const c = await liveClient(...args);
+    clients.push(c);
+    return c;
+  };
+}
