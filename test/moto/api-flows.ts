@@ -4,7 +4,9 @@ import { createHmac, randomUUID } from 'node:crypto';
 import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { json } from './harness';
 import { keys } from '../../lambdas/entities/keys';
-import { FlowBase, type Any } from './flow-base';
+import type { FileRecord } from '../../lambdas/entities/files';
+import { FlowBase, type DirectUpload } from './flow-base';
+import { firstFileUrl, present, type BotChatPage, type Chat, type FileInfo, type Message } from '../support/contract';
 
 export class ApiFlows extends FlowBase {
   /** Bots made as the bot CLI does (lambdas/flows/bot-admin.ts with admin credentials): A with a webhook and unread reminders, B verifying identities. */
@@ -25,8 +27,8 @@ export class ApiFlows extends FlowBase {
     if (again.userId !== first.userId) throw new Error('a returning user got another id');
     if (!first.realtimeToken) throw new Error('no realtime block in the session');
     await this.session(undefined); // anonymous visitor
-    const { client_key, identity_secret } = this.ctx.botB;
-    const hash = createHmac('sha256', identity_secret).update(ext).digest('hex');
+    const { client_key, identity_secret } = this.need('botB');
+    const hash = createHmac('sha256', present(identity_secret, "bot B's identity secret")).update(ext).digest('hex');
     this.expectStatus(await this.http('create_session', json({ client_key, external_id: ext, external_id_hash: hash })), 200, 'verified session');
     this.expectStatus(await this.http('create_session', json({ client_key, external_id: ext, external_id_hash: '0'.repeat(64) })), 403, 'wrong hash');
     this.ctx.user ??= first;
@@ -34,17 +36,17 @@ export class ApiFlows extends FlowBase {
 
   async create_chat(): Promise<void> {
     const s = this.ctx.user && !this.ctx.chat ? this.ctx.user : await this.session(`moto-${randomUUID()}`, 'create_session');
-    const chat = this.expectStatus(await this.http('create_chat', { ...json({ name: 'moto chat' }), headers: this.auth(s.token) }), 201, 'create chat');
+    const chat = this.expectStatus<Chat>(await this.http('create_chat', { ...json({ name: 'moto chat' }), headers: this.auth(s.token) }), 201, 'create chat');
     this.ctx.chat ??= chat;
   }
 
   async list_chats(): Promise<void> {
-    const chats = this.expectStatus(await this.http('list_chats', { headers: this.auth(this.ctx.user.token) }), 200, 'list chats');
-    if (!chats.some((c: Any) => c.id === this.ctx.chat.id)) throw new Error('the chat is not listed');
+    const chats = this.expectStatus<Chat[]>(await this.http('list_chats', { headers: this.auth(this.need('user').token) }), 200, 'list chats');
+    if (!chats.some((c) => c.id === this.need('chat').id)) throw new Error('the chat is not listed');
   }
 
   async upload_file(): Promise<void> {
-    const file = await this.upload('upload_file', this.auth(this.ctx.user.token));
+    const file = await this.upload('upload_file', this.auth(this.need('user').token));
     this.ctx.file ??= file;
   }
 
@@ -54,55 +56,57 @@ export class ApiFlows extends FlowBase {
 
   async bot_create_upload(): Promise<void> {
     const pdf = Buffer.from(`%PDF-1.7\n${randomUUID()}`);
-    await this.directUpload('bot_create_upload', this.botAuth, { chat_id: this.ctx.chat.id, name: 'r.pdf', size: pdf.length, mime_type: 'application/pdf' }, pdf, 'application/pdf');
+    await this.directUpload('bot_create_upload', this.botAuth, { chat_id: this.need('chat').id, name: 'r.pdf', size: pdf.length, mime_type: 'application/pdf' }, pdf, 'application/pdf');
   }
 
   /** S3's event for a POSTed object: the completer settles a photo uploaded, and an HTML page rejected and deleted. */
   async upload_completer(): Promise<void> {
-    const complete = async (ticket: Any) => {
-      const key = ticket.upload.fields.key as string;
+    const complete = async (ticket: DirectUpload) => {
+      const key = ticket.upload.fields.key;
       const event = { Records: [{ eventSource: 'aws:s3', eventName: 'ObjectCreated:Post', s3: { bucket: { name: this.hx.stack.bucket }, object: { key, size: ticket.bytes.length } } }] };
       await this.hx.invoke(this.fn('upload_completer'), event);
-      return this.item(`FILE#${ticket.file.id}`, 'FILE');
+      return this.item<FileRecord>(`FILE#${ticket.file.id}`, 'FILE');
     };
     const photo = await this.photoUpload();
     const done = await complete(photo);
     if (done?.status !== 'uploaded') throw new Error(`the photo ended ${done?.status} ${done?.reason ?? ''}`);
     this.ctx.uploaded ??= photo;
     const page = Buffer.from('<!doctype html><script>alert(1)</script>');
-    const html = await this.directUpload('create_upload', this.auth(this.ctx.user.token), { name: 'cat.png', size: page.length, mime_type: 'image/png' }, page, 'image/png');
+    const html = await this.directUpload('create_upload', this.auth(this.need('user').token), { name: 'cat.png', size: page.length, mime_type: 'image/png' }, page, 'image/png');
     const rejected = await complete(html);
     if (rejected?.status !== 'rejected') throw new Error(`the HTML page ended ${rejected?.status}`);
     await this.expectNoObject(html.upload.fields.key, 'the rejected object was kept');
   }
 
   async get_file(): Promise<void> {
-    const file = this.expectStatus(await this.http('get_file', { params: { file_id: this.ctx.uploaded.file.id }, headers: this.auth(this.ctx.user.token) }), 200, 'get file');
+    const uploaded = this.need('uploaded');
+    const file = this.expectStatus<FileInfo>(await this.http('get_file', { params: { file_id: uploaded.file.id }, headers: this.auth(this.need('user').token) }), 200, 'get file');
     if (file.status !== 'uploaded') throw new Error(`get file: ${file.status}`);
-    await this.download(file.url, this.ctx.uploaded.bytes, 'get_file url');
+    await this.download(present(file.url, 'get file: its url'), uploaded.bytes, 'get_file url');
   }
 
   async create_message(): Promise<void> {
-    const path = { params: { chat_id: this.ctx.chat.id } };
-    const headers = { ...this.auth(this.ctx.user.token), 'idempotency-key': randomUUID() };
-    const first = this.expectStatus(await this.http('create_message', { ...path, ...json({ content: 'hello moto' }), headers }), 201, 'send');
-    const replay = this.expectStatus(await this.http('create_message', { ...path, ...json({ content: 'hello moto' }), headers }), 200, 'send replayed');
+    const user = this.need('user');
+    const path = { params: { chat_id: this.need('chat').id } };
+    const headers = { ...this.auth(user.token), 'idempotency-key': randomUUID() };
+    const first = this.expectStatus<Message>(await this.http('create_message', { ...path, ...json({ content: 'hello moto' }), headers }), 201, 'send');
+    const replay = this.expectStatus<Message>(await this.http('create_message', { ...path, ...json({ content: 'hello moto' }), headers }), 200, 'send replayed');
     if (replay.id !== first.id) throw new Error('the replayed send returned another message');
     // A photo: a new upload (upload_file's own user), then a message that carries it.
-    const file = this.fn('upload_file') === this.override ? this.ctx.file : await this.upload('upload_file', this.auth(this.ctx.user.token));
-    const photo = this.expectStatus(
-      await this.http('create_message', { ...path, ...json({ content: '', content_type: 'photo', files: [file.id] }), headers: this.auth(this.ctx.user.token) }),
+    const file = this.fn('upload_file') === this.override ? this.need('file') : await this.upload('upload_file', this.auth(user.token));
+    const photo = this.expectStatus<Message>(
+      await this.http('create_message', { ...path, ...json({ content: '', content_type: 'photo', files: [file.id] }), headers: this.auth(user.token) }),
       201,
       'send with a file',
     );
-    await this.download(photo.files[0].url, file.bytes, 'sent file url');
+    await this.download(firstFileUrl(photo), file.bytes, 'sent file url');
     // A keyed send refused by the rate limit gives its key back (a refused send leaves nothing): the user's
     // window of this minute made full, then emptied again (admin writes).
     const window = Math.floor(Date.now() / 60_000) * 60;
-    const rateKey = keys.rateWindow('messages', this.ctx.user.userId, window);
+    const rateKey = keys.rateWindow('messages', user.userId, window);
     await this.admin.send(new PutCommand({ TableName: this.hx.stack.tableName, Item: { ...rateKey, entity: 'rate', n: 1_000_000, ttl: window + 120 } }));
     try {
-      const over = { ...this.auth(this.ctx.user.token), 'idempotency-key': randomUUID() };
+      const over = { ...this.auth(user.token), 'idempotency-key': randomUUID() };
       this.expectStatus(await this.http('create_message', { ...path, ...json({ content: 'one too many' }), headers: over }), 429, 'send over the rate');
     } finally {
       await this.admin.send(new DeleteCommand({ TableName: this.hx.stack.tableName, Key: rateKey }));
@@ -110,26 +114,26 @@ export class ApiFlows extends FlowBase {
     if (!this.ctx.messages) {
       this.ctx.photo = { message: photo, bytes: file.bytes };
       for (let i = 0; i < 3; i++) {
-        this.expectStatus(await this.http('create_message', { ...path, ...json({ content: `page ${i}` }), headers: this.auth(this.ctx.user.token) }), 201, 'send');
+        this.expectStatus(await this.http('create_message', { ...path, ...json({ content: `page ${i}` }), headers: this.auth(user.token) }), 201, 'send');
       }
       this.ctx.messages = true;
     }
   }
 
   async list_messages(): Promise<void> {
-    await this.history('list_messages', this.auth(this.ctx.user.token));
+    await this.history('list_messages', this.auth(this.need('user').token));
   }
 
   async mark_read(): Promise<void> {
-    this.expectStatus(await this.http('mark_read', { params: { chat_id: this.ctx.chat.id }, headers: this.auth(this.ctx.user.token) }), 200, 'mark read');
+    const headers = this.auth(this.need('user').token);
+    this.expectStatus(await this.http('mark_read', { params: { chat_id: this.need('chat').id }, headers }), 200, 'mark read');
     // No such chat: its pointer is read to tell 404 from another user's 403.
-    this.expectStatus(await this.http('mark_read', { params: { chat_id: randomUUID() }, headers: this.auth(this.ctx.user.token) }), 404, 'mark read of no chat');
+    this.expectStatus(await this.http('mark_read', { params: { chat_id: randomUUID() }, headers }), 404, 'mark read of no chat');
   }
 
   async bot_list_chats(): Promise<void> {
-    const first = this.expectStatus(await this.http('bot_list_chats', { headers: this.botAuth, query: { limit: '1' } }), 200, 'bot chats');
-    const items = first.items ?? first.chats ?? first.data;
-    if (!Array.isArray(items) || items.length !== 1) throw new Error(`bot chats page: ${JSON.stringify(first).slice(0, 300)}`);
+    const first = this.expectStatus<BotChatPage>(await this.http('bot_list_chats', { headers: this.botAuth, query: { limit: '1' } }), 200, 'bot chats');
+    if (!Array.isArray(first.chats) || first.chats.length !== 1) throw new Error(`bot chats page: ${JSON.stringify(first).slice(0, 300)}`);
     if (first.next_cursor) {
       this.expectStatus(await this.http('bot_list_chats', { headers: this.botAuth, query: { limit: '1', cursor: first.next_cursor } }), 200, 'bot chats next page');
     }
@@ -141,34 +145,35 @@ export class ApiFlows extends FlowBase {
   }
 
   async bot_upload_file(): Promise<void> {
-    const file = await this.upload('bot_upload_file', this.botAuth, { chat_id: this.ctx.chat.id });
+    const file = await this.upload('bot_upload_file', this.botAuth, { chat_id: this.need('chat').id });
     this.ctx.botFile ??= file;
   }
 
   async bot_create_message(): Promise<void> {
-    const path = { params: { chat_id: this.ctx.chat.id } };
-    const file = this.fn('bot_upload_file') === this.override ? this.ctx.botFile : await this.upload('bot_upload_file', this.botAuth, { chat_id: this.ctx.chat.id });
+    const chatId = this.need('chat').id;
+    const path = { params: { chat_id: chatId } };
+    const file = this.fn('bot_upload_file') === this.override ? this.need('botFile') : await this.upload('bot_upload_file', this.botAuth, { chat_id: chatId });
     const headers = { ...this.botAuth, 'idempotency-key': randomUUID() };
     const body = json({ content: 'a reply', files: [file.id] });
-    const first = this.expectStatus(await this.http('bot_create_message', { ...path, ...body, headers }), 201, 'bot reply');
-    const replay = this.expectStatus(await this.http('bot_create_message', { ...path, ...body, headers }), 200, 'bot reply replayed');
+    const first = this.expectStatus<Message>(await this.http('bot_create_message', { ...path, ...body, headers }), 201, 'bot reply');
+    const replay = this.expectStatus<Message>(await this.http('bot_create_message', { ...path, ...body, headers }), 200, 'bot reply replayed');
     if (replay.id !== first.id) throw new Error('the replayed reply returned another message');
-    await this.download(first.files[0].url, file.bytes, 'bot reply file url');
+    await this.download(firstFileUrl(first), file.bytes, 'bot reply file url');
     this.expectStatus(await this.http('bot_create_message', { ...path, ...json({ content: 'operator here', sender: 'operator' }), headers: this.botAuth }), 201, 'operator reply');
   }
 
   /** The bot side edits its reply (a streamed answer): a newer version applies, an older one is a 409. */
   async bot_edit_message(): Promise<void> {
-    const params = { chat_id: this.ctx.chat.id };
-    const file = await this.upload('bot_upload_file', this.botAuth, { chat_id: this.ctx.chat.id });
-    const reply = this.expectStatus(await this.http('bot_create_message', { params, ...json({ content: 'draft', files: [file.id] }), headers: this.botAuth }), 201, 'bot reply');
+    const params = { chat_id: this.need('chat').id };
+    const file = await this.upload('bot_upload_file', this.botAuth, params);
+    const reply = this.expectStatus<Message>(await this.http('bot_create_message', { params, ...json({ content: 'draft', files: [file.id] }), headers: this.botAuth }), 201, 'bot reply');
     const at = { params: { ...params, message_id: reply.id }, headers: this.botAuth };
-    const edited = this.expectStatus(await this.http('bot_edit_message', { ...at, ...json({ content: 'final', version: 2 }) }), 200, 'edit');
+    const edited = this.expectStatus<Message>(await this.http('bot_edit_message', { ...at, ...json({ content: 'final', version: 2 }) }), 200, 'edit');
     if (edited.id !== reply.id || edited.content !== 'final' || !edited.is_edited) throw new Error(`edit: ${JSON.stringify(edited).slice(0, 300)}`);
-    await this.download(edited.files[0].url, file.bytes, 'edited message file url');
+    await this.download(firstFileUrl(edited), file.bytes, 'edited message file url');
     this.expectStatus(await this.http('bot_edit_message', { ...at, ...json({ content: 'stale', version: 1 }) }), 409, 'an older edit');
-    const userMessage = this.expectStatus(
-      await this.http('create_message', { params, ...json({ content: 'mine' }), headers: this.auth(this.ctx.user.token) }),
+    const userMessage = this.expectStatus<Message>(
+      await this.http('create_message', { params, ...json({ content: 'mine' }), headers: this.auth(this.need('user').token) }),
       201,
       'send',
     );
@@ -177,14 +182,14 @@ export class ApiFlows extends FlowBase {
 
   /** The bot side typing: the bot, then an operator, then the bot again (coalesced). */
   async bot_typing(): Promise<void> {
-    const at = { params: { chat_id: this.ctx.chat.id }, headers: this.botAuth };
+    const at = { params: { chat_id: this.need('chat').id }, headers: this.botAuth };
     this.expectStatus(await this.http('bot_typing', at), 200, 'typing');
     this.expectStatus(await this.http('bot_typing', { ...at, ...json({ sender: 'operator' }) }), 200, 'operator typing');
     this.expectStatus(await this.http('bot_typing', at), 200, 'typing again');
   }
 
   async bot_mark_read(): Promise<void> {
-    this.expectStatus(await this.http('bot_mark_read', { params: { chat_id: this.ctx.chat.id }, headers: this.botAuth }), 200, 'bot mark read');
+    this.expectStatus(await this.http('bot_mark_read', { params: { chat_id: this.need('chat').id }, headers: this.botAuth }), 200, 'bot mark read');
   }
 
   async not_found(): Promise<void> {

@@ -4,11 +4,17 @@
 import { randomUUID } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
-import { ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { ReceiveMessageCommand, SQSClient, type Message as QueuedMessage } from '@aws-sdk/client-sqs';
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { NOT_FOUND, ROUTES, type RouteDef } from '../../lib/routes';
 import { bodyOf, httpEvent, json, multipart, wsEvent, type Handle, type Harness, type HttpRequestSpec, type HttpResult } from './harness';
 import { REGION } from './template';
+import { firstFileUrl, present, type Chat, type FileInfo, type Message, type Schemas } from '../support/contract';
+import type { Frame } from '../support/realtime';
+import type { Bot } from '../../lambdas/entities/bots';
+import type { WebhookJob } from '../../lambdas/flows/webhook-events';
+import type { ReminderJob } from '../../lambdas/flows/reminders';
+import type { TaskJob } from '../../lambdas/entities/tasks';
 
 // A 1×1 PNG.
 export const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
@@ -19,14 +25,48 @@ const route = (id: string): RouteDef => {
   return r;
 };
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type Any = any;
-
 export interface Session {
   token: string;
   userId: string;
-  realtimeToken: string;
-  channel: string;
+  /** The session's realtime block (absent when realtime is off; create_session fails then). */
+  realtimeToken?: string;
+  channel?: string;
+}
+
+/** A file uploaded through a function, with the bytes sent. */
+export type Upload = FileInfo & { bytes: Buffer };
+/** A direct upload's ticket, with the bytes POSTed. */
+export type DirectUpload = Schemas['UploadTicket'] & { bytes: Buffer };
+/** A queued job's body: a webhook job, an unread reminder, or a task's job (each field where one of them has it). */
+export type Job = Partial<Omit<WebhookJob, 'kind'> & Omit<ReminderJob, 'kind'> & TaskJob> & { kind?: WebhookJob['kind'] | ReminderJob['kind'] };
+/** What a stream or queue consumer answers: the records it failed. */
+export interface BatchResult {
+  batchItemFailures: { itemIdentifier: string }[];
+}
+/** An item of the table as the admin client reads it. */
+export type Item = Record<string, unknown>;
+
+/** What a flow keeps for the flows after it (set by the flow named; read through need()). */
+export interface FlowContext {
+  /** bots(): bot A with its secret key, bot B verifying identities. */
+  botA?: Bot & { secretKey: string };
+  botB?: Bot;
+  /** create_session: the user of the flows. */
+  user?: Session;
+  /** create_chat: the user's chat. */
+  chat?: Chat;
+  /** upload_file, bot_upload_file: a file each (for a flow run again with the uploader's policy changed). */
+  file?: Upload;
+  botFile?: Upload;
+  /** upload_completer: a direct upload settled as uploaded. */
+  uploaded?: DirectUpload;
+  /** create_message: the photo message and its file's bytes; `messages` once the history's pages are sent. */
+  photo?: { message: Message; bytes: Buffer };
+  messages?: boolean;
+  /** webhook_dispatcher: the jobs it queued. */
+  jobs?: QueuedMessage[];
+  /** bot_delete_user: the erasure's task id. */
+  eraseTask?: string;
 }
 
 export class FlowBase {
@@ -34,7 +74,7 @@ export class FlowBase {
   protected handles: Record<string, Handle> = {};
   /** The function under test, with a changed policy (a cold start of its own). */
   override?: Handle;
-  ctx: Any = {};
+  ctx: FlowContext = {};
   protected admin: DynamoDBDocumentClient;
   protected sqs: SQSClient;
 
@@ -59,9 +99,20 @@ export class FlowBase {
     return this.hx.invoke<HttpResult>(this.fn(id), httpEvent(def, spec));
   }
 
-  protected expectStatus(r: HttpResult, status: number, what: string): Any {
+  /** A field of ctx an earlier flow sets (fails naming it when that flow has not run). */
+  protected need<K extends keyof FlowContext>(key: K): NonNullable<FlowContext[K]> {
+    return present(this.ctx[key], `ctx.${key} (set by an earlier flow)`) as NonNullable<FlowContext[K]>;
+  }
+
+  /** The reply's body, as the contract types the reply of this status (T at the call site). */
+  protected expectStatus<T = unknown>(r: HttpResult, status: number, what: string): T {
     if (r.statusCode !== status) throw new Error(`${what}: expected ${status}, got ${r.statusCode} ${r.body ?? ''}`);
-    return bodyOf(r);
+    return bodyOf(r) as T;
+  }
+
+  /** A queued message's job. */
+  protected jobOf(m: QueuedMessage): Job {
+    return JSON.parse(present(m.Body, 'a queued message\'s body')) as Job;
   }
 
   /** Fetches a presigned URL (from moto, through the recorder) and checks the bytes. */
@@ -75,36 +126,36 @@ export class FlowBase {
   protected auth = (token: string) => ({ authorization: `Bearer ${token}` });
 
   protected get botAuth() {
-    return { authorization: `Bearer ${this.ctx.botA.secretKey}` };
+    return { authorization: `Bearer ${this.need('botA').secretKey}` };
   }
 
   protected async session(externalId?: string, fnId = 'create_session'): Promise<Session> {
-    const r = await this.http(fnId, json({ client_key: this.ctx.botA.client_key, ...(externalId && { external_id: externalId }) }));
-    const b = this.expectStatus(r, 200, 'session');
+    const r = await this.http(fnId, json({ client_key: this.need('botA').client_key, ...(externalId && { external_id: externalId }) }));
+    const b = this.expectStatus<Schemas['Session']>(r, 200, 'session');
     return { token: b.session_token, userId: b.user.id, realtimeToken: b.realtime?.token, channel: b.realtime?.channel };
   }
 
-  protected async upload(fnId: string, headers: Record<string, string>, fields: Record<string, string> = {}): Promise<Any> {
+  protected async upload(fnId: string, headers: Record<string, string>, fields: Record<string, string> = {}): Promise<Upload> {
     const bytes = Buffer.concat([PNG, Buffer.from(randomUUID())]);
-    const file = this.expectStatus(await this.http(fnId, { ...multipart('pixel.png', 'image/png', bytes, fields), headers }), 201, `${fnId}`);
-    await this.download(file.url, bytes, `${fnId} url`);
+    const file = this.expectStatus<FileInfo>(await this.http(fnId, { ...multipart('pixel.png', 'image/png', bytes, fields), headers }), 201, `${fnId}`);
+    await this.download(present(file.url, `${fnId}: the file's url`), bytes, `${fnId} url`);
     return { ...file, bytes };
   }
 
   /** A direct upload: the ticket from `fnId`, then the browser's POST of the bytes (to moto, through the recorder). */
-  protected async directUpload(fnId: 'create_upload' | 'bot_create_upload', headers: Record<string, string>, body: object, bytes: Buffer, mime: string): Promise<Any> {
-    const ticket = this.expectStatus(await this.http(fnId, { ...json(body), headers }), 201, fnId);
+  protected async directUpload(fnId: 'create_upload' | 'bot_create_upload', headers: Record<string, string>, body: object, bytes: Buffer, mime: string): Promise<DirectUpload> {
+    const ticket = this.expectStatus<Schemas['UploadTicket']>(await this.http(fnId, { ...json(body), headers }), 201, fnId);
     const form = new FormData();
-    for (const [k, v] of Object.entries(ticket.upload.fields as Record<string, string>)) form.append(k, v);
+    for (const [k, v] of Object.entries(ticket.upload.fields)) form.append(k, v);
     form.append('file', new Blob([bytes], { type: mime }), 'upload.bin');
     const res = await fetch(ticket.upload.url, { method: 'POST', body: form });
     if (res.status !== 204) throw new Error(`${fnId}: the POST upload answered ${res.status} ${await res.text()}`);
     return { ...ticket, bytes };
   }
 
-  protected photoUpload(): Promise<Any> {
+  protected photoUpload(): Promise<DirectUpload> {
     const bytes = Buffer.concat([PNG, Buffer.from(randomUUID())]);
-    return this.directUpload('create_upload', this.auth(this.ctx.user.token), { name: 'big.png', size: bytes.length, mime_type: 'image/png' }, bytes, 'image/png');
+    return this.directUpload('create_upload', this.auth(this.need('user').token), { name: 'big.png', size: bytes.length, mime_type: 'image/png' }, bytes, 'image/png');
   }
 
   /** Straight to moto (not through the recorder, which would count the 404 as a refused call). */
@@ -128,28 +179,31 @@ export class FlowBase {
   }
 
   protected async history(fnId: string, headers: Record<string, string>): Promise<void> {
-    const params = { chat_id: this.ctx.chat.id };
-    const all = this.expectStatus(await this.http(fnId, { params, headers }), 200, `${fnId}`);
+    const params = { chat_id: this.need('chat').id };
+    const all = this.expectStatus<Message[]>(await this.http(fnId, { params, headers }), 200, `${fnId}`);
     if (all.length < 5) throw new Error(`${fnId}: ${all.length} messages`);
-    const ids = all.map((m: Any) => m.id).sort();
-    const page = this.expectStatus(await this.http(fnId, { params, headers, query: { limit: '2' } }), 200, `${fnId} limit`);
+    const ids = all.map((m) => m.id).sort();
+    const page = this.expectStatus<Message[]>(await this.http(fnId, { params, headers, query: { limit: '2' } }), 200, `${fnId} limit`);
     if (page.length !== 2) throw new Error(`${fnId} limit=2 gave ${page.length}`);
-    const before = this.expectStatus(await this.http(fnId, { params, headers, query: { limit: '2', before: ids[2] } }), 200, `${fnId} before`);
-    if (before.map((m: Any) => m.id).sort().join() !== ids.slice(0, 2).join()) throw new Error(`${fnId} before: wrong page`);
-    const after = this.expectStatus(await this.http(fnId, { params, headers, query: { after: ids[ids.length - 2] } }), 200, `${fnId} after`);
-    if (after.map((m: Any) => m.id).join() !== ids[ids.length - 1]) throw new Error(`${fnId} after: wrong page`);
-    const photo = all.find((m: Any) => m.id === this.ctx.photo.message.id);
-    await this.download(photo.files[0].url, this.ctx.photo.bytes, `${fnId} file url`);
+    const before = this.expectStatus<Message[]>(await this.http(fnId, { params, headers, query: { limit: '2', before: ids[2] } }), 200, `${fnId} before`);
+    if (before.map((m) => m.id).sort().join() !== ids.slice(0, 2).join()) throw new Error(`${fnId} before: wrong page`);
+    const after = this.expectStatus<Message[]>(await this.http(fnId, { params, headers, query: { after: ids[ids.length - 2] } }), 200, `${fnId} after`);
+    if (after.map((m) => m.id).join() !== ids[ids.length - 1]) throw new Error(`${fnId} after: wrong page`);
+    const sent = this.need('photo');
+    const photo = present(all.find((m) => m.id === sent.message.id), `${fnId}: the photo message`);
+    await this.download(firstFileUrl(photo), sent.bytes, `${fnId} file url`);
   }
 
-  protected async ws(id: 'ws_connect' | 'ws_default' | 'ws_disconnect', event: unknown): Promise<Any> {
-    return this.hx.invoke(this.fn(id), event);
+  protected async ws(id: 'ws_connect' | 'ws_default' | 'ws_disconnect', event: unknown): Promise<HttpResult> {
+    return this.hx.invoke<HttpResult>(this.fn(id), event);
   }
 
   /** A socket of the user: $connect with its realtime token, then connect and subscribe (one frame or two). */
   protected async socket(oneFrame: boolean): Promise<string> {
     const conn = randomUUID();
-    const { realtimeToken: token, channel } = this.ctx.user;
+    const user = this.need('user');
+    const token = present(user.realtimeToken, 'the realtime token');
+    const channel = present(user.channel, 'the realtime channel');
     const open = await this.ws('ws_connect', wsEvent('$connect', conn, { query: { token } }));
     if (open.statusCode !== 200) throw new Error(`$connect: ${open.statusCode} ${open.body ?? ''}`);
     const connect = JSON.stringify({ id: 1, connect: { token } });
@@ -161,21 +215,22 @@ export class FlowBase {
       if (r.statusCode !== 200) throw new Error(`$default: ${r.statusCode}`);
       replies.push(...String(r.body ?? '').split('\n'));
     }
-    const parsed = replies.map((l) => JSON.parse(l));
+    const parsed = replies.map((l) => JSON.parse(l) as Frame);
     if (!parsed.some((p) => p.id === 1 && p.connect) || !parsed.some((p) => p.id === 2 && p.subscribe)) {
       throw new Error(`connect/subscribe refused: ${replies.join(' | ')}`);
     }
     return conn;
   }
 
-  protected async item(pk: string, sk: string): Promise<Any> {
+  /** An item of the table (T: the entity's record type, where the flow reads its fields). */
+  protected async item<T extends object = Item>(pk: string, sk: string): Promise<T | undefined> {
     const out = await this.admin.send(new GetCommand({ TableName: this.hx.stack.tableName, Key: { pk, sk }, ConsistentRead: true }));
-    return out.Item;
+    return out.Item as T | undefined;
   }
 
-  protected async receive(queue: 'webhooks' | 'webhooks_dlq' | 'tasks'): Promise<Any[]> {
+  protected async receive(queue: 'webhooks' | 'webhooks_dlq' | 'tasks'): Promise<QueuedMessage[]> {
     const url = this.queueUrl({ webhooks: 'WebhookQueue', webhooks_dlq: 'WebhookDlq', tasks: 'TaskQueue' }[queue]);
-    const got: Any[] = [];
+    const got: QueuedMessage[] = [];
     for (;;) {
       const out = await this.sqs.send(new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 10, MessageSystemAttributeNames: ['All'] }));
       if (!out.Messages?.length) return got;

@@ -10,12 +10,14 @@ import { PUBLISHER, WEBHOOK_DISPATCHER } from '../../lib/consumers';
 import { sqsEvent, wsEvent } from './harness';
 import { keys } from '../../lambdas/entities/keys';
 import { ApiFlows } from './api-flows';
-import { PNG, type Any } from './flow-base';
+import { PNG, type BatchResult } from './flow-base';
+import { firstFileUrl, present } from '../support/contract';
+import type { Frame } from '../support/realtime';
 
 export class CoreFlows extends ApiFlows {
   async ws_connect(): Promise<void> {
     const conn = randomUUID();
-    const ok = await this.ws('ws_connect', wsEvent('$connect', conn, { query: { token: this.ctx.user.realtimeToken } }));
+    const ok = await this.ws('ws_connect', wsEvent('$connect', conn, { query: { token: present(this.need('user').realtimeToken, 'the realtime token') } }));
     if (ok.statusCode !== 200) throw new Error(`$connect: ${ok.statusCode} ${ok.body ?? ''}`);
     if (!(await this.item(`CONN#${conn}`, 'CONN'))) throw new Error('$connect recorded nothing');
     const refused = await this.ws('ws_connect', wsEvent('$connect', randomUUID(), { query: {} }));
@@ -25,7 +27,7 @@ export class CoreFlows extends ApiFlows {
     const sockets: string[] = [];
     for (let i = 0; i < 11; i++) {
       sockets.push(randomUUID());
-      const r = await this.ws('ws_connect', wsEvent('$connect', sockets[i], { query: { token: s.realtimeToken } }));
+      const r = await this.ws('ws_connect', wsEvent('$connect', sockets[i], { query: { token: present(s.realtimeToken, 'the realtime token') } }));
       if (r.statusCode !== 200) throw new Error(`$connect ${i + 1}: ${r.statusCode} ${r.body ?? ''}`);
     }
     const closed = sockets.filter((id) => (this.hx.rec.frames.get(id) ?? []).some((f) => f.includes('"code":3504')));
@@ -37,12 +39,13 @@ export class CoreFlows extends ApiFlows {
     await this.socket(true); // connect and subscribe in one frame: a plain put
     // Another user's channel: refused (103), after the transaction's check failed and a read told why.
     const conn = await this.socket(false);
-    const other = `${this.ctx.user.channel.replace(/#.*/, '')}#${randomUUID()}`;
+    const channel = present(this.need('user').channel, 'the realtime channel');
+    const other = `${channel.replace(/#.*/, '')}#${randomUUID()}`;
     const r = await this.ws('ws_default', wsEvent('$default', conn, { body: JSON.stringify({ id: 3, subscribe: { channel: other } }) }));
-    if (!String(r.body).includes('"code":103')) throw new Error(`a foreign channel: ${r.body}`);
-    const u = await this.ws('ws_default', wsEvent('$default', conn, { body: JSON.stringify({ id: 4, unsubscribe: { channel: this.ctx.user.channel } }) }));
-    if (!String(u.body).includes('"unsubscribe"')) throw new Error(`unsubscribe: ${u.body}`);
-    if (await this.item(`SUB#${this.ctx.user.channel}`, `CONN#${conn}`)) throw new Error('unsubscribe left the subscription');
+    if (!String(r.body).includes('"code":103')) throw new Error(`a foreign channel: ${String(r.body)}`);
+    const u = await this.ws('ws_default', wsEvent('$default', conn, { body: JSON.stringify({ id: 4, unsubscribe: { channel } }) }));
+    if (!String(u.body).includes('"unsubscribe"')) throw new Error(`unsubscribe: ${String(u.body)}`);
+    if (await this.item(`SUB#${channel}`, `CONN#${conn}`)) throw new Error('unsubscribe left the subscription');
     // A command flood: past the socket's budget (RATE_SOCKET_COMMANDS_PER_MINUTE, 30) the Disconnect push 3013,
     // then DeleteConnection, and the socket's records deleted.
     const flood = Array.from({ length: 20 }, (_, i) => JSON.stringify({ id: 10 + i, presence: {} })).join('\n');
@@ -58,7 +61,7 @@ export class CoreFlows extends ApiFlows {
     const r = await this.ws('ws_disconnect', wsEvent('$disconnect', conn));
     if (r.statusCode !== 200) throw new Error(`$disconnect: ${r.statusCode}`);
     if (await this.item(`CONN#${conn}`, 'CONN')) throw new Error('$disconnect left the connection');
-    if (await this.item(`SUB#${this.ctx.user.channel}`, `CONN#${conn}`)) throw new Error('$disconnect left the subscription');
+    if (await this.item(`SUB#${present(this.need('user').channel, 'the realtime channel')}`, `CONN#${conn}`)) throw new Error('$disconnect left the subscription');
   }
 
   async publisher(): Promise<void> {
@@ -68,23 +71,25 @@ export class CoreFlows extends ApiFlows {
     this.hx.rec.gone.add(gone);
     const event = this.hx.streamEvent(PUBLISHER, this.hx.records);
     if (!event.Records.some((r) => r.eventName === 'MODIFY')) throw new Error('no read action in the stream');
-    const out = await this.hx.invoke<Any>(this.fn('publisher'), event);
+    const out = await this.hx.invoke<BatchResult>(this.fn('publisher'), event);
     if (out.batchItemFailures.length) throw new Error(`publisher failed ${out.batchItemFailures.length} records`);
-    const frames = (this.hx.rec.frames.get(live) ?? []).map((f) => JSON.parse(f));
-    const photo = frames.find((f) => f.push?.pub?.data?.data?.id === this.ctx.photo.message.id);
+    const sent = this.need('photo');
+    const frames = (this.hx.rec.frames.get(live) ?? []).map((f) => JSON.parse(f) as Frame);
+    const photo = frames.find((f) => f.push?.pub?.data?.data?.id === sent.message.id)?.push?.pub?.data?.data;
     if (!photo) throw new Error(`the photo message was not published (${frames.length} frames)`);
     if (!frames.some((f) => f.push?.pub?.data?.type === 'action')) throw new Error('the read action was not published');
-    await this.download(photo.push.pub.data.data.files[0].url, this.ctx.photo.bytes, 'published file url');
+    await this.download(firstFileUrl(photo), sent.bytes, 'published file url');
     // The gone socket: its connection and subscription removed.
     if (await this.item(`CONN#${gone}`, 'CONN')) throw new Error('a gone connection was kept');
-    if (await this.item(`SUB#${this.ctx.user.channel}`, `CONN#${gone}`)) throw new Error('a gone subscription was kept');
+    if (await this.item(`SUB#${present(this.need('user').channel, 'the realtime channel')}`, `CONN#${gone}`)) throw new Error('a gone subscription was kept');
   }
 
   async webhook_dispatcher(): Promise<void> {
     // A direct upload whose bytes landed but never completed, its record then removed (as TTL does). Made
     // directly (the upload route's per-user rate would refuse the flow's repeats).
     const id = randomUUID();
-    const stale = { id, key: `bots/${this.ctx.botA.id}/users/${this.ctx.user.userId}/files/${id}` };
+    const botA = this.need('botA');
+    const stale = { id, key: `bots/${botA.id}/users/${this.need('user').userId}/files/${id}` };
     await this.withAdminS3((s3) => s3.send(new PutObjectCommand({ Bucket: this.hx.stack.bucket, Key: stale.key, Body: PNG, ContentType: 'image/png' })));
     await this.admin.send(new PutCommand({ TableName: this.hx.stack.tableName, Item: { ...keys.file(stale.id), entity: 'file', id: stale.id, s3_key: stale.key, status: 'pending' } }));
     await this.admin.send(new DeleteCommand({ TableName: this.hx.stack.tableName, Key: keys.file(stale.id) }));
@@ -93,7 +98,7 @@ export class CoreFlows extends ApiFlows {
     await this.admin.send(
       new UpdateCommand({
         TableName: this.hx.stack.tableName,
-        Key: keys.bot(this.ctx.botA.id),
+        Key: keys.bot(botA.id),
         UpdateExpression: 'SET retention_days = :days, retention_set_at = :at, updated_at = :at',
         ExpressionAttributeValues: { ':days': days, ':at': new Date().toISOString() },
       }),
@@ -105,54 +110,56 @@ export class CoreFlows extends ApiFlows {
     if (!messages) throw new Error('no user message for the dispatcher');
     if (messages === inserts.length) throw new Error('no bot reply (with reminders on) for the dispatcher');
     if (!event.Records.some((r) => r.eventName === 'REMOVE')) throw new Error('no removed file for the dispatcher');
-    const out = await this.hx.invoke<Any>(this.fn('webhook_dispatcher'), event);
+    const out = await this.hx.invoke<BatchResult>(this.fn('webhook_dispatcher'), event);
     // Taken off the queue first, even from a failed batch: a job left there would reach the deliverer's flow.
     const jobs = await this.receive('webhooks');
     if (out.batchItemFailures.length) throw new Error('the dispatcher failed the batch');
-    const reminders = jobs.filter((j) => JSON.parse(j.Body).kind === 'reminder');
+    const reminders = jobs.filter((j) => this.jobOf(j).kind === 'reminder');
     if (jobs.length - reminders.length < messages) throw new Error(`${jobs.length - reminders.length} jobs queued for ${messages} messages`);
     if (reminders.length !== 1) throw new Error(`${reminders.length} reminders queued for the replies' burst`);
     this.ctx.jobs = jobs;
     await this.expectNoObject(stale.key, "a removed file's object was kept");
-    const tasks = await Promise.all((await this.receive('tasks')).map((j) => this.item(keys.task(JSON.parse(j.Body).task_id).pk, 'TASK')));
-    if (!tasks.some((t) => t?.kind === 'retention' && t.bot_id === this.ctx.botA.id && t.retention_days === days)) throw new Error('no retention task queued');
+    const tasks = await Promise.all((await this.receive('tasks')).map((j) => this.item(keys.task(present(this.jobOf(j).task_id, 'a task job\'s task id')).pk, 'TASK')));
+    if (!tasks.some((t) => t?.kind === 'retention' && t.bot_id === botA.id && t.retention_days === days)) throw new Error('no retention task queued');
   }
 
   async webhook_deliverer(): Promise<void> {
     const arn = this.queueArn('WebhookQueue');
     // The photo message's job: its event carries presigned file URLs.
-    const job = (this.ctx.jobs as Any[]).find((j) => JSON.parse(j.Body).message?.id === this.ctx.photo.message.id);
+    const jobs = this.need('jobs');
+    const sent = this.need('photo');
+    const job = jobs.find((j) => this.jobOf(j).message?.id === sent.message.id);
     if (!job) throw new Error('no webhook job for the photo message');
     // Delivered: the receiver gets the signed event.
     const hooks = this.hx.webhooks;
     hooks.status = 200;
     const before = hooks.received.length;
-    let out = await this.hx.invoke<Any>(this.fn('webhook_deliverer'), sqsEvent(arn, [job]));
+    let out = await this.hx.invoke<BatchResult>(this.fn('webhook_deliverer'), sqsEvent(arn, [job]));
     if (out.batchItemFailures.length) throw new Error('the deliverer failed a job');
     const got = hooks.received.slice(before);
     if (got.length !== 1 || !got[0].headers['x-webhook-signature']) throw new Error(`the receiver got ${got.length} deliveries`);
     const files = JSON.stringify(JSON.parse(got[0].body)).match(/"url":"([^"]+)"/);
     if (!files) throw new Error(`no file URL in the webhook event: ${got[0].body.slice(0, 300)}`);
-    await this.download(files[1], this.ctx.photo.bytes, 'webhook file url');
+    await this.download(files[1], sent.bytes, 'webhook file url');
     // The replies' reminder, due: claimed, the chat's unread replies read, the signed event delivered.
-    const reminder = (this.ctx.jobs as Any[]).find((j) => JSON.parse(j.Body).kind === 'reminder');
+    const reminder = present(jobs.find((j) => this.jobOf(j).kind === 'reminder'), 'the reminder job');
     // Due and not fired yet, as the dispatcher left it (each run of this flow fires it afresh).
-    const due = JSON.parse(reminder.Body);
-    const marker = { ...keys.reminder(due.chat_id), entity: 'reminder', burst: due.burst, burst_at: due.burst_at, user_id: due.user_id, bot_id: due.bot_id };
+    const due = this.jobOf(reminder);
+    const marker = { ...keys.reminder(present(due.chat_id, "the reminder's chat")), entity: 'reminder', burst: due.burst, burst_at: due.burst_at, user_id: due.user_id, bot_id: due.bot_id };
     await this.admin.send(new PutCommand({ TableName: this.hx.stack.tableName, Item: marker }));
     const sentBefore = hooks.received.length;
-    out = await this.hx.invoke<Any>(this.fn('webhook_deliverer'), sqsEvent(arn, [reminder]));
+    out = await this.hx.invoke<BatchResult>(this.fn('webhook_deliverer'), sqsEvent(arn, [reminder]));
     if (out.batchItemFailures.length) throw new Error('the deliverer failed the reminder');
     const reminded = hooks.received.slice(sentBefore);
     if (reminded.length !== 1 || !String(reminded[0].headers['x-webhook-id']).startsWith('reminder:')) throw new Error(`the receiver got ${reminded.length} reminders`);
     // The receiver failing: queued again for the retry, then (the last retry failing) dead-lettered.
     hooks.status = 500;
     try {
-      out = await this.hx.invoke<Any>(this.fn('webhook_deliverer'), sqsEvent(arn, [job]));
+      out = await this.hx.invoke<BatchResult>(this.fn('webhook_deliverer'), sqsEvent(arn, [job]));
       if (out.batchItemFailures.length) throw new Error('the deliverer failed a job it should requeue');
       const retries = await this.receive('webhooks');
-      if (retries.length !== 1 || JSON.parse(retries[0].Body).attempt !== 1) throw new Error(`${retries.length} retries queued`);
-      out = await this.hx.invoke<Any>(this.fn('webhook_deliverer'), sqsEvent(arn, retries));
+      if (retries.length !== 1 || this.jobOf(retries[0]).attempt !== 1) throw new Error(`${retries.length} retries queued`);
+      out = await this.hx.invoke<BatchResult>(this.fn('webhook_deliverer'), sqsEvent(arn, retries));
       if (out.batchItemFailures.length) throw new Error('the deliverer failed the last retry');
       const dead = await this.receive('webhooks_dlq');
       if (dead.length !== 1) throw new Error(`${dead.length} jobs dead-lettered`);

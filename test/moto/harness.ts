@@ -255,8 +255,7 @@ export function httpEvent(route: RouteDef, spec: HttpRequestSpec = {}): APIGatew
 export const json = (value: unknown): HttpRequestSpec => ({ body: JSON.stringify(value), contentType: 'application/json' });
 
 export type HttpResult = APIGatewayProxyStructuredResultV2 & { statusCode: number };
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export const bodyOf = (r: HttpResult): any => (r.body ? JSON.parse(r.body) : undefined);
+export const bodyOf = (r: HttpResult): unknown => (r.body ? JSON.parse(r.body) : undefined);
 
 /** A multipart body with one `file` part and text fields. */
 export function multipart(name: string, mime: string, bytes: Buffer, fields: Record<string, string> = {}): HttpRequestSpec {
