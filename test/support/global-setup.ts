@@ -28,8 +28,9 @@ export default async function globalSetup(): Promise<void> {
     // AWS) to answer under a burst; a request timing out there is the emulator's load, not what a test checks
     // (test/e2e/faults.test.ts sets its own short timeout).
     AWS_REQUEST_TIMEOUT_MS: '5000',
-    // Erasures start a second after the DELETE (15 s on AWS: requests in flight finish first).
-    ERASE_DELAY_SECONDS: '1',
+    // Erasures start 3 s after the DELETE (15 s on AWS: requests in flight finish first); erase.test.ts asks
+    // what holds while one runs within them.
+    ERASE_DELAY_SECONDS: '3',
     // Expired items (TTL) swept every 2 s, not every minute: a test of an expiry sees it within seconds.
     LOCAL_TTL_SWEEP_MS: '2000',
     // A day of a bot's retention_days lasts a second: a test of retention sees messages expire within seconds.
