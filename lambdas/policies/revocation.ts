@@ -44,7 +44,6 @@ export async function ownChat(userId: string, chatId: string): Promise<ChatItem>
   return chat ? chatFromItem(chat) : rejectChatAccess(userId, chatId);
 }
 
-
 /**
  * A chat, its user (when the external id is known) and whether the user was erased, in one BatchGetItem
  * (strongly consistent when the caller decides on the chat): what an event about the chat is built from.
