@@ -38,8 +38,8 @@ export function iamActionOf(c: Call): string {
 export interface Handle {
   id: string;
   env: Record<string, string>;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  handler: (event: any, context?: any) => Promise<any>;
+  /** The module's handler, loaded by require (each takes its own event type; invoke names what it answers). */
+  handler: (event: unknown, context?: unknown) => Promise<unknown>;
 }
 
 export interface Webhooks {
@@ -151,7 +151,7 @@ export class Harness {
     jest.resetModules();
     const env = this.envOf(id);
     process.env = { ...env };
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- a fresh load after jest.resetModules(), with this function's environment (an import() is cached)
     const mod = require(join(ROOT, def.entry)) as Pick<Handle, 'handler'>;
     return { id, env, handler: mod.handler };
   }
@@ -176,7 +176,7 @@ export class Harness {
       // As the bot CLI on the local stack: the webhook receiver is on 127.0.0.1.
       WEBHOOK_ALLOW_LOOPBACK: 'on',
     };
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- a fresh load after jest.resetModules(), with admin credentials (an import() is cached)
     return require(join(ROOT, path)) as T;
   }
 
