@@ -67,6 +67,16 @@ export class CoreFlows extends ApiFlows {
   async publisher(): Promise<void> {
     await this.hx.readStream();
     const live = await this.socket(true);
+    try {
+      await this.publishTo(live);
+    } finally {
+      // Closed as API Gateway's $disconnect does: the user's channel keeps no socket of an earlier run, so each run
+      // (the flow and every variant of it) posts to the sockets of its own.
+      await this.ws('ws_disconnect', wsEvent('$disconnect', live));
+    }
+  }
+
+  private async publishTo(live: string): Promise<void> {
     const gone = await this.socket(true);
     this.hx.rec.gone.add(gone);
     const event = this.hx.streamEvent(PUBLISHER, this.hx.records);
