@@ -1,14 +1,15 @@
 // The browser chat page: the contract's typical flow and client conventions, as reference code for
 // integrators. Config: ?api=<base URL>&client_key=<cli_...> on the URL, else config.json beside the page.
 // Here the page's state, what it renders and the flow; the Client API in api.ts, realtime in live.ts, one
-// message's element in message-view.ts, the typing line in typing.ts, sending a file in upload.ts.
-import { Api, ApiError, loadConfig, type Chat, type Message, type MessageRequest, type Publication, type Widget } from './api';
+// message's element in message-view.ts, the typing line in typing.ts, sending a file in upload.ts, the
+// status and error lines in notices.ts.
+import { Api, loadConfig, type Chat, type Message, type MessageRequest, type Publication, type Widget } from './api';
 import { connectRealtime } from './live';
 import { renderMessage } from './message-view';
 import { TypingLine } from './typing';
 import { fileSettled, uploadFile } from './upload';
+import { $, clearError, setStatus, showError } from './notices';
 
-const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 const POLL_MS = 3000;
 
 // ---- state and rendering -----------------------------------------------------------------------------
@@ -19,18 +20,6 @@ let current: string | undefined;
 let open = true;
 const messages = new Map<string, Map<string, Message>>(); // chat id → message id → message
 const unread = new Map<string, number>();
-
-function showError(err: unknown, doing: string): void {
-  const el = $('error');
-  const text = err instanceof ApiError ? err.message : err instanceof Error ? err.message : String(err);
-  el.textContent = `${doing}: ${text}`;
-  el.hidden = false;
-}
-const clearError = () => ($('error').hidden = true);
-
-function setStatus(text: string): void {
-  $('status').textContent = text;
-}
 
 const visible = (chatId: string) => open && document.visibilityState === 'visible' && chatId === current;
 const lastId = (chatId: string) => [...(messages.get(chatId)?.keys() ?? [])].sort().pop();
