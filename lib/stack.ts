@@ -89,7 +89,7 @@ export class ChatStack extends Stack implements StackParts {
         indexName: gsi.indexName,
         partitionKey: attr(gsi.partitionKey),
         sortKey: attr(gsi.sortKey),
-        projectionType: dynamodb.ProjectionType.ALL,
+        projectionType: dynamodb.ProjectionType[gsi.projection],
       });
     }
 
