@@ -106,6 +106,8 @@ export const keys = {
   idempotencyPartition: (chatId: string): string => `IDEM#${chatId}`,
   /** gsi1 partition that lists every bot (CLI). */
   botsIndex: 'BOTS',
+  /** The layout marker: which key layout every item is at (entities/layout.ts, written by flows/migrate.ts). */
+  layout: (): Key => ({ pk: 'LAYOUT', sk: 'LAYOUT' }),
 };
 
 /** The write shard of a chat in its bot's list: a hash of its id, so chats spread evenly whatever their ids look like. */
@@ -135,4 +137,5 @@ export type Entity =
   | 'upload_ref'
   | 'connection_ref'
   | 'task'
-  | 'export';
+  | 'export'
+  | 'layout';
