@@ -110,6 +110,9 @@ export const keys = {
   layout: (): Key => ({ pk: 'LAYOUT', sk: 'LAYOUT' }),
 };
 
+/** The key layout this code writes (the layout marker records it): 2 = users in their own partition, the chat list on sharded gsi2. */
+export const LAYOUT_VERSION = 2;
+
 /** The write shard of a chat in its bot's list: a hash of its id, so chats spread evenly whatever their ids look like. */
 export function chatListShard(chatId: string, shards: number): number {
   return createHash('sha256').update(chatId).digest().readUInt32BE(0) % shards;

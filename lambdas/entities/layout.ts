@@ -4,10 +4,9 @@ import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, tableName, type Stored, type RawItem } from '../aws/dynamo';
 import { TtlCache } from '../shared/cache';
 import { config } from '../shared/config';
-import { keys } from './keys';
+import { keys, LAYOUT_VERSION } from './keys';
 
-/** The layout this code writes: 2 = users in their own partition, the chat list on sharded gsi2. */
-export const LAYOUT_VERSION = 2;
+export { LAYOUT_VERSION };
 
 export interface LayoutMarker {
   version: number;

@@ -1,7 +1,7 @@
 // Users stored at their legacy key (`BOT#<bot>` / `EXT#<ext>`, before each user had a partition of its own), while
 // the move (flows/migrate.ts) runs: moving one, and finding one at either key. An item only ever goes from the
 // legacy key to the new one, in one transaction, so a read of the legacy key and then of the new one never misses it.
-import { DeleteCommand, GetCommand, TransactGetCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { batchGet, conditionMet, dynamo, tableName, type RawItem } from '../aws/dynamo';
 import { transactWrite } from '../aws/transact';
 import { log } from '../shared/log';
@@ -58,14 +58,13 @@ export async function moveLegacyUserOf(botId: string, externalId: string): Promi
   throw new Error(`The user item kept changing while it was moved (${MOVE_ATTEMPTS} attempts)`);
 }
 
-/** The user at either key, strongly consistent: one TransactGetItems, isolated from the move's transaction. */
+/** The user at either key, strongly consistent: the legacy key first, then the new one (where a move between them put it). */
 export async function userAtEitherKey(botId: string, externalId: string): Promise<RawItem | undefined> {
-  const out = await dynamo.send(
-    new TransactGetCommand({
-      TransactItems: [keys.user(botId, externalId), keys.legacyUser(botId, externalId)].map((Key) => ({ Get: { TableName: tableName(), Key } })),
-    }),
-  );
-  return out.Responses?.[0]?.Item ?? out.Responses?.[1]?.Item;
+  for (const Key of [keys.legacyUser(botId, externalId), keys.user(botId, externalId)]) {
+    const out = await dynamo.send(new GetCommand({ TableName: tableName(), Key, ConsistentRead: true }));
+    if (out.Item) return out.Item;
+  }
+  return undefined;
 }
 
 /**

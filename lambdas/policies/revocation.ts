@@ -60,7 +60,7 @@ export async function chatUserAndRevocation(
   );
   const chat = items.find((i) => entityOf(i) === 'chat');
   let user = items.find((i) => entityOf(i) === 'user');
-  // While the move runs the user may still be at its legacy key (or move between reads): read both, isolated from it.
+  // While the move runs the user may still be at its legacy key (or move between reads): read both, in that order.
   if (!user && c.external_id && (await layoutState()).legacyUsers) user = await userAtEitherKey(c.bot_id, c.external_id);
   return { chat: chat && chatFromItem(chat), user: user && userFromItem(user), erased: items.some((i) => entityOf(i) === 'revoked_user') };
 }
