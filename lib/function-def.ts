@@ -6,6 +6,7 @@ export type DynamoAction =
   | 'GetItem'
   | 'BatchGetItem'
   | 'Query'
+  | 'Scan'
   | 'PutItem'
   | 'BatchWriteItem'
   | 'UpdateItem'

@@ -1,7 +1,7 @@
 // The DynamoDB document client (one per container, made at cold start) and the table helpers every store
 // module shares: the table's name, paged queries, batch reads, and the condition failures they map to statuses.
 import { type AttributeValue, ConditionalCheckFailedException, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { BatchGetCommand, type BatchGetCommandOutput, BatchWriteCommand, type BatchWriteCommandOutput, DynamoDBDocumentClient, QueryCommand, type QueryCommandInput, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, type BatchGetCommandOutput, BatchWriteCommand, type BatchWriteCommandOutput, DynamoDBDocumentClient, QueryCommand, ScanCommand, type ScanCommandInput, type QueryCommandInput, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
 import { unmarshall, type NativeAttributeValue } from '@aws-sdk/util-dynamodb';
 import { config } from '../shared/config';
 import type { StreamRecord } from 'aws-lambda';
@@ -81,6 +81,15 @@ export async function queryAll(input: Omit<QueryCommandInput, 'TableName' | 'Exc
   const items: RawItem[] = [];
   for await (const out of queryPages(input)) items.push(...(out.Items ?? []));
   return items;
+}
+
+/** One page of a Scan of the whole table (strongly consistent), from `start`; `next` absent at the end. */
+export async function scanPage(
+  input: Omit<ScanCommandInput, 'TableName' | 'ExclusiveStartKey' | 'ConsistentRead'>,
+  start?: Record<string, unknown>,
+): Promise<{ items: RawItem[]; next?: Record<string, unknown> }> {
+  const out = await dynamo.send(new ScanCommand({ ...input, TableName: tableName(), ConsistentRead: true, ExclusiveStartKey: start }));
+  return { items: out.Items ?? [], next: out.LastEvaluatedKey };
 }
 
 /** The most keys one BatchGetItem takes. */

@@ -116,6 +116,8 @@ export interface Config {
   botCacheTtlMs: number;
   /** Write shards of each bot's chat list (gsi2); a change moves chats between shards (flows/migrate.ts). */
   chatListShards: number;
+  /** Items the data move (flows/migrate.ts) reads per step: one Scan page, its moves, then its cursor saved. */
+  migratePageItems: number;
   /** Abuse limits (docs/api.md "Limits"); 0 turns one off. */
   limits: {
     messagesPerMinute: number;
@@ -177,6 +179,7 @@ export function config(): Config {
     webhookRetryDelays: delaysEnv('WEBHOOK_RETRY_DELAYS', [10, 60, 300, 900, 900]),
     botCacheTtlMs: intEnv('BOT_CACHE_TTL_MS', 30_000),
     chatListShards: Math.max(intEnv('CHAT_LIST_SHARDS', DEFAULT_CHAT_LIST_SHARDS), 1),
+    migratePageItems: Math.max(intEnv('MIGRATE_PAGE_ITEMS', 200), 1),
     limits: {
       messagesPerMinute: intEnv('RATE_MESSAGES_PER_MINUTE', 60),
       uploadsPerMinute: intEnv('RATE_UPLOADS_PER_MINUTE', 20),

@@ -138,8 +138,11 @@ export async function startLocalStack(s: LocalSettings, log: (line: string) => v
     });
     log(`DynamoDB Local on ${dynamo.endpoint}`);
     const ddb = new DynamoDBClient({ endpoint: dynamo.endpoint, region: process.env.AWS_REGION });
-    log(`table ${s.tableName}: ${await ensureTable(ddb, s.tableName)}`);
+    const table = await ensureTable(ddb, s.tableName);
+    log(`table ${s.tableName}: ${table}`);
     ddb.destroy();
+    // A new table holds nothing to move: it is at the current layout from the start.
+    if (table === 'created') await (await import('../../lambdas/entities/layout')).writeLayout((await import('../../lambdas/shared/config')).config().chatListShards);
 
     const deadLetterDir = resolve(s.dataDir, 'dead-letter');
     // Pending work kept across a restart: queued messages, S3 events, the stream consumers' positions.
@@ -177,6 +180,9 @@ export async function startLocalStack(s: LocalSettings, log: (line: string) => v
     });
     stops.push(() => queues.stop());
     log(`SQS API on ${queues.endpoint} (webhook and task queues; dead letters in ${deadLetterDir})`);
+    // Data of an older version (or another CHAT_LIST_SHARDS) moves in the background while the stack answers.
+    const migration = await (await import('../../lambdas/flows/migrate')).startMigration();
+    if (migration) log(`data move ${migration.task_id}: ${migration.status} (the stack answers meanwhile)`);
 
     let realtimeUrl: string | undefined;
     let ws: WsGateway | undefined;

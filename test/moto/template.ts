@@ -1,13 +1,15 @@
 // The stack as synthesized (no bundling), and what it describes made in moto: the table, the files bucket,
 // the queues, the JWT secret; each function's environment and role policy with the template's references
 // resolved to what was made.
-import { CreateTableCommand, DynamoDBClient, UpdateTimeToLiveCommand, type CreateTableCommandInput, type StreamViewType, type TimeToLiveSpecification } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, DynamoDBClient, PutItemCommand, UpdateTimeToLiveCommand, type CreateTableCommandInput, type StreamViewType, type TimeToLiveSpecification } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { template } from '../support/shapes';
 import { type FunctionDef, type QueueName } from '../../lib/routes';
 import { ALL_FUNCTIONS } from '../../lib/consumers';
+import { keys, LAYOUT_VERSION } from '../../lambdas/entities/keys';
+import { DEFAULT_CHAT_LIST_SHARDS } from '../../lambdas/shared/config';
 
 export const REGION = 'us-east-1';
 export const ACCOUNT = '123456789012';
@@ -119,6 +121,9 @@ export async function createStack(endpoint: string, template: StackTemplate, sec
   if (p.TimeToLiveSpecification) {
     await ddb.send(new UpdateTimeToLiveCommand({ TableName: tableId, TimeToLiveSpecification: p.TimeToLiveSpecification }));
   }
+  // A new stage's table, once its data move ran (a few seconds after the first deploy; flows/migrate.ts): at the current layout.
+  const marker = { ...keys.layout(), entity: 'layout', version: LAYOUT_VERSION, chat_list_shards: DEFAULT_CHAT_LIST_SHARDS };
+  await ddb.send(new PutItemCommand({ TableName: tableId, Item: Object.fromEntries(Object.entries(marker).map(([k, v]) => [k, typeof v === 'number' ? { N: String(v) } : { S: v }])) }));
   ddb.destroy();
   const tableArn = created.TableDescription!.TableArn!;
   const streamArn = created.TableDescription!.LatestStreamArn!;
