@@ -51,8 +51,8 @@ export async function migrateHere(): Promise<TaskRecord | undefined> {
   const task = await migrationTask();
   if (!task) return undefined;
   await setTaskStatus(task.task_id, 'running', ['pending', 'running', 'failed', 'completed']);
-  const running = (await readTask(task.task_id)) as TaskRecord;
-  await migrateData(running, () => Number.POSITIVE_INFINITY);
+  // Each round goes on from the cursor the last one saved (MIGRATE_PAGES_PER_RUN pages at a time, if set).
+  while (!(await migrateData((await readTask(task.task_id)) as TaskRecord, () => Number.POSITIVE_INFINITY)));
   return readTask(task.task_id);
 }
 
@@ -74,15 +74,16 @@ async function moveItem(item: RawItem, shards: number): Promise<boolean> {
 
 /**
  * The worker's part: a Scan page (MIGRATE_PAGE_ITEMS items) at a time, its items moved, then the cursor saved,
- * so a run cut short goes on from the last page done. True once the table is scanned to its end, the marker
+ * so a run cut short goes on from the last page done; false when out of time or past MIGRATE_PAGES_PER_RUN pages. True once the table is scanned to its end, the marker
  * written and the task completed.
  */
 export async function migrateData(task: TaskRecord, timeLeft: () => number): Promise<boolean> {
   const shards = config().chatListShards;
   let start = task.cursor ? (JSON.parse(task.cursor) as Record<string, unknown>) : undefined;
-  let moved = 0;
+  const perRun = config().migratePagesPerRun;
+  let [moved, pages] = [0, 0];
   do {
-    if (timeLeft() <= TASK_TIME_MARGIN_MS) return false;
+    if (timeLeft() <= TASK_TIME_MARGIN_MS || (perRun > 0 && pages++ >= perRun)) return false;
     const page = await scanPage(
       {
         Limit: config().migratePageItems,

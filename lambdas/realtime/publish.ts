@@ -63,7 +63,9 @@ export async function publicationOf(record: DynamoDBRecord): Promise<Publication
     }
     case 'chat': {
       const c = chatFromItem(item);
-      return modified && c.last_event === 'read' ? to(c, { type: 'action', data: { action: 'read', chat_id: c.id } }) : undefined;
+      // A read moved last_read_at; a change of the chat's list keys alone (the data move, flows/migrate.ts) is no read.
+      const read = modified && c.last_event === 'read' && c.last_read_at !== (old && chatFromItem(old).last_read_at);
+      return read ? to(c, { type: 'action', data: { action: 'read', chat_id: c.id } }) : undefined;
     }
     default:
       return undefined;

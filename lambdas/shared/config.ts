@@ -118,6 +118,8 @@ export interface Config {
   chatListShards: number;
   /** Items the data move (flows/migrate.ts) reads per step: one Scan page, its moves, then its cursor saved. */
   migratePageItems: number;
+  /** Pages one run of the move does before it queues its rest (0: as many as its time allows): paces its load. */
+  migratePagesPerRun: number;
   /** Abuse limits (docs/api.md "Limits"); 0 turns one off. */
   limits: {
     messagesPerMinute: number;
@@ -180,6 +182,7 @@ export function config(): Config {
     botCacheTtlMs: intEnv('BOT_CACHE_TTL_MS', 30_000),
     chatListShards: Math.max(intEnv('CHAT_LIST_SHARDS', DEFAULT_CHAT_LIST_SHARDS), 1),
     migratePageItems: Math.max(intEnv('MIGRATE_PAGE_ITEMS', 200), 1),
+    migratePagesPerRun: Math.max(intEnv('MIGRATE_PAGES_PER_RUN', 0), 0),
     limits: {
       messagesPerMinute: intEnv('RATE_MESSAGES_PER_MINUTE', 60),
       uploadsPerMinute: intEnv('RATE_UPLOADS_PER_MINUTE', 20),
