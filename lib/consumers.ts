@@ -200,9 +200,10 @@ export const TASK_WORKER: FunctionDef = {
   // Query: the partitions of the user, its chats and rate windows; BatchWriteItem: their deletion, 25 at a time;
   // DeleteItem: the user item, only if still this user's. An export: BatchGetItem (the files), PutItem (its
   // expiring item), s3:PutObject (the file), s3:GetObject (the files' presigned URLs in it). A retention
-  // change: the bot's chats (Query of gsi1), their messages (Query), each ttl (UpdateItem), the bot's objects
-  // (s3:ListBucket) and their files (BatchGetItem). The data move (flows/migrate.ts): Scan of the table, each
-  // user moved in a TransactWriteItems (PutItem, DeleteItem), each chat's list entry in an UpdateItem.
+  // change: the bot's chats (Queries of gsi2's shards, and of gsi1 while chats move), their messages (Query), each
+  // ttl (UpdateItem), the bot's objects (s3:ListBucket) and their files (BatchGetItem). The data move
+  // (flows/migrate.ts): Scan of the table, each user moved in a TransactWriteItems (PutItem, DeleteItem), each
+  // chat's list entry in an UpdateItem.
   dynamodb: ['GetItem', 'BatchGetItem', 'Query', 'Scan', 'UpdateItem', 'PutItem', 'BatchWriteItem', 'DeleteItem'],
   index: true,
   s3: ['s3:ListBucket', 's3:DeleteObject', 's3:PutObject', 's3:GetObject'],
