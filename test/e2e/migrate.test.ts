@@ -75,7 +75,10 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const api = (method: string, path: string, opts: { token?: string; json?: unknown } = {}) => call<any>(method, path, { base: stack.apiUrl, ...opts }); // eslint-disable-line @typescript-eslint/no-explicit-any -- replies checked against docs/openapi.yaml by call()
+/** This file's stack; call() checks each reply against docs/openapi.yaml, the type names what a test reads of it. */
+const api = <T = Record<string, unknown>>(method: string, path: string, opts: { token?: string; json?: unknown } = {}) => call<T>(method, path, { base: stack.apiUrl, ...opts });
+type ChatPage = { chats: { id: string }[]; next_cursor: string | null };
+type SessionReply = { session_token: string; user: { id: string } };
 
 async function scanAll(): Promise<Record<string, unknown>[]> {
   const items: Record<string, unknown>[] = [];
@@ -105,9 +108,9 @@ async function listedChats(): Promise<string[]> {
   const ids: string[] = [];
   let cursor: string | undefined;
   do {
-    const page = await api('GET', `/api/bot/chats?limit=5${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, { token: secret });
+    const page = await api<ChatPage>('GET', `/api/bot/chats?limit=5${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, { token: secret });
     expect(page.status).toBe(200);
-    ids.push(...(page.body.chats as { id: string }[]).map((c) => c.id));
+    ids.push(...page.body.chats.map((c) => c.id));
     cursor = page.body.next_cursor ?? undefined;
   } while (cursor);
   return ids;
@@ -115,12 +118,12 @@ async function listedChats(): Promise<string[]> {
 
 /** A chat's whole history through the Bot API, oldest first. */
 async function history(chatId: string): Promise<string[]> {
-  const res = await api('GET', `/api/bot/chats/${chatId}/messages?limit=100`, { token: secret });
+  const res = await api<{ id: string }[]>('GET', `/api/bot/chats/${chatId}/messages?limit=100`, { token: secret });
   expect(res.status).toBe(200);
-  return (res.body as { id: string }[]).map((m) => m.id).sort();
+  return res.body.map((m) => m.id).sort();
 }
 
-const session = (externalId: string) => api('POST', '/api/client/session', { json: { client_key: fixture.bot.client_key, external_id: externalId } });
+const session = (externalId: string) => api<SessionReply>('POST', '/api/client/session', { json: { client_key: fixture.bot.client_key, external_id: externalId } });
 
 test('the service answers while the move runs: returning users keep their id (never duplicated), every chat is listed with its history, an old chat takes new messages, tasks and files read', async () => {
   expect(stack.output()).toMatch(/table chat-local: updated/);
@@ -139,7 +142,7 @@ test('the service answers while the move runs: returning users keep their id (ne
     const [a, b] = await Promise.all([session(pick), session(pick)]);
     expect([a.status, b.status]).toEqual([200, 200]);
     expect([a.body.user.id, b.body.user.id]).toEqual([userIds.get(pick), userIds.get(pick)]);
-    const found = await api('GET', `/api/bot/users?external_id=${pick}`, { token: secret });
+    const found = await api<{ id: string }>('GET', `/api/bot/users?external_id=${pick}`, { token: secret });
     expect(found.body.id).toBe(userIds.get(pick));
     // Every chat listed once, each history whole.
     const listed = await listedChats();
@@ -155,17 +158,17 @@ test('the service answers while the move runs: returning users keep their id (ne
   // An old chat takes a new message and a reply; it then leads the bot's list.
   const first = userIds.get('shopper-1') as string;
   const chat = ofEntity('chat').find((c) => c.user_id === first) as Record<string, string>;
-  const token = (await session('shopper-1')).body.session_token as string;
+  const token = (await session('shopper-1')).body.session_token;
   const sent = await api('POST', `/api/client/chats/${chat.id}/messages`, { token, json: { content: 'Back after the upgrade' } });
   expect(sent.status).toBe(201);
   expect((await api('POST', `/api/bot/chats/${chat.id}/messages`, { token: secret, json: { content: 'Welcome back' } })).status).toBe(201);
   expect((await history(chat.id)).length).toBe(messagesOf(chat.id).length + 2);
-  await until(async () => (await api('GET', '/api/bot/chats?limit=1', { token: secret })).body.chats[0]?.id === chat.id, 15_000, 'the old chat to lead the list');
+  await until(async () => (await api<ChatPage>('GET', '/api/bot/chats?limit=1', { token: secret })).body.chats[0]?.id === chat.id, 15_000, 'the old chat to lead the list');
   // Its file and the export task the old code made still read.
-  const file = ofEntity('file')[0];
-  expect((await api('GET', `/api/client/files/${file.id as string}`, { token })).body).toMatchObject({ id: file.id, status: 'uploaded' });
-  const task = ofEntity('task')[0];
-  expect((await api('GET', `/api/bot/tasks/${task.task_id as string}`, { token: secret })).body).toMatchObject({ task_id: task.task_id, kind: 'export', status: 'completed' });
+  const fileId = ofEntity('file')[0].id as string;
+  expect((await api('GET', `/api/client/files/${fileId}`, { token })).body).toMatchObject({ id: fileId, status: 'uploaded' });
+  const taskId = ofEntity('task')[0].task_id as string;
+  expect((await api('GET', `/api/bot/tasks/${taskId}`, { token: secret })).body).toMatchObject({ task_id: taskId, kind: 'export', status: 'completed' });
 }, 60_000);
 
 test('after the move: no legacy key is left, each user is stored once at its own key, each chat in its shard, the marker set; the move run again changes nothing', async () => {
