@@ -18,7 +18,9 @@ export const keys = {
    */
   user: (botId: string, externalId: string): Key => ({ pk: `BOT#${botId}#EXT#${externalId}`, sk: 'USER' }),
   /** Where a user record lived before it had a partition of its own: read while the move runs (flows/migrate.ts). */
-  legacyUser: (botId: string, externalId: string): Key => ({ pk: `BOT#${botId}`, sk: `EXT#${externalId}` }),
+  legacyUser: (botId: string, externalId: string): Key => ({ pk: `BOT#${botId}`, sk: keys.legacyUserPrefix + externalId }),
+  /** Every legacy user item's sort key starts so (the move finds them by it). */
+  legacyUserPrefix: 'EXT#',
   /** The partition of everything a user owns (chats, messages, counters): one Query reads a list. */
   userPartition: (userId: string): string => `USER#${userId}`,
   /** The user by id (Bot API look-ups, erasure): its bot and external id, and the erase task once one began. */

@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { scanPage, type RawItem } from '../aws/dynamo';
 import { config, TASK_TIME_MARGIN_MS } from '../shared/config';
 import { log } from '../shared/log';
+import { keys } from '../entities/keys';
 import { forgetLayout, isCurrent, LAYOUT_VERSION, readLayout, writeLayout } from '../entities/layout';
 import { moveLegacyUser, moveLegacyUserOf } from '../entities/legacy-users';
 import { chatNeedsMove, moveChatListEntry } from '../entities/chat-moves';
@@ -57,7 +58,7 @@ export async function migrateHere(): Promise<TaskRecord | undefined> {
 }
 
 /** A legacy user item: `BOT#<bot>` / `EXT#<ext>` (the new one is `BOT#<bot>#EXT#<ext>` / `USER`). */
-const isLegacyUser = (item: RawItem): boolean => item.entity === 'user' && typeof item.sk === 'string' && item.sk.startsWith('EXT#');
+const isLegacyUser = (item: RawItem): boolean => item.entity === 'user' && typeof item.sk === 'string' && item.sk.startsWith(keys.legacyUserPrefix);
 
 async function moveItem(item: RawItem, shards: number): Promise<boolean> {
   if (isLegacyUser(item)) {
