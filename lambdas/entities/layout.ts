@@ -41,16 +41,12 @@ export interface LayoutState {
 
 export const isCurrent = (m: LayoutMarker | undefined, shards: number): boolean => m?.version === LAYOUT_VERSION && m.chat_list_shards === shards;
 
-// Per instance, like the bot settings: a finished move is seen within BOT_CACHE_TTL_MS, and a current layout
-// (which never goes back) is kept for the instance's life.
+// Per instance, like the bot settings: a finished move (or a marker removed to redo one) is seen within BOT_CACHE_TTL_MS.
 const cache = new TtlCache<LayoutMarker | undefined>(() => config().botCacheTtlMs);
-let current = false;
 
 export async function layoutState(): Promise<LayoutState> {
   const shards = config().chatListShards;
-  if (current) return { legacyUsers: false, legacyChatList: false, previousShards: shards };
   const marker = await cache.get('layout', readLayout);
-  if (isCurrent(marker, shards)) current = true;
   const usersMoved = (marker?.version ?? 0) >= LAYOUT_VERSION;
   return {
     legacyUsers: !usersMoved,
@@ -62,5 +58,4 @@ export async function layoutState(): Promise<LayoutState> {
 /** Tests: forget what this instance saw. */
 export function forgetLayout(): void {
   cache.clear();
-  current = false;
 }
