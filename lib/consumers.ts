@@ -8,14 +8,17 @@ import { NOT_FOUND, ROUTES, WS_ROUTES, type FunctionDef } from './routes';
  */
 export interface StreamConsumerDef extends FunctionDef {
   filters: Record<string, unknown>[];
-  /** Records per invocation, on AWS and in the local poller. */
+  /** Records per invocation in the local poller; on AWS the stage's streamBatchSize (lib/stack-config.ts), this by default. */
   batchSize: number;
   /**
    * How long records may be gathered before an invocation with fewer than batchSize of them
    * (MaximumBatchingWindowInSeconds, on AWS and locally); none by default: records go out as soon as they are read.
    */
   batchingWindowSeconds?: number;
-  /** Sized to a whole batch at its slowest: batchSize × the AWS calls made one after another per record. */
+  /**
+   * Room for a lane's slowest record and the set-aside after it: a lane starts no record once less than one try at
+   * its slowest is left (lambdas/aws/stream-batch.ts), and its rest goes to the redo queue, in order.
+   */
   timeoutSeconds: number;
   /**
    * Where the mapping starts reading when it is created or replaced: LATEST skips what was written meanwhile;
@@ -30,6 +33,12 @@ export interface StreamConsumerDef extends FunctionDef {
   failureLog: string;
 }
 
+/**
+ * Records per stream batch by default. A batch's users run side by side (one lane each, lambdas/aws/stream-batch.ts),
+ * so a shard's throughput grows with the batch: batch size × parallelization ÷ batch time (docs/benchmarks.md).
+ */
+export const STREAM_BATCH_SIZE = 100;
+
 /** Delivery settings shared by the stream consumers: the event source mapping on AWS, the local poller here. */
 export const STREAM_DELIVERY = {
   /** Retries of a failing batch suffix before its records go to the dead-letter destination. */
@@ -40,7 +49,7 @@ export const STREAM_DELIVERY = {
   /**
    * One batch at a time per shard. More would reorder a channel's publications: AWS keeps order with a
    * higher ParallelizationFactor only per item (partition and sort key), and one user's channel gets
-   * records of many items (each message is its own item under USER#<id>, lambdas/entities/keys.ts).
+   * records of many items. Concurrency comes from inside the batch instead: larger batches, grouped by user.
    */
   parallelizationFactor: 1,
 };
@@ -54,11 +63,11 @@ export const PUBLISHER: StreamConsumerDef = {
   manageConnections: true,
   // Waits on DynamoDB and the @connections API; little CPU (docs/cost.md).
   memorySize: 256,
-  // Records of one user go out one after another, each at worst the chat's update in up to three writes (a read
+  // A user's records go out one after another, each at worst the chat's update in up to three writes (a read
   // or an older message raced it), the bot's read, a Query of the channel's sockets, then the posts (in
-  // parallel): 6 calls; 10 records × 6 × AWS_CALL_SECONDS = 420 s at worst, under the timeout.
-  batchSize: 10,
-  timeoutSeconds: 450,
+  // parallel): 6 calls, 42 s at AWS_CALL_SECONDS; a lane past the time left sets its rest aside.
+  batchSize: STREAM_BATCH_SIZE,
+  timeoutSeconds: 300,
   // Chats' counters and activity follow from its records (entities/chat-activity.ts countMessage): none may be skipped
   // when the mapping is (re)created. Repeats are harmless: a message is counted once per sequence number, and
   // a client drops a publication whose id it has.
@@ -108,10 +117,10 @@ export const WEBHOOK_DISPATCHER: StreamConsumerDef = {
   memorySize: 256,
   // Per record at worst a reminder's three calls (the chat read, the reminder's put, its delayed job), beside
   // which a message's files are kept (at most two calls, in parallel with them), or a bot read (cached), or a
-  // removed file's object deletions (in parallel) and its quota release; per 10 jobs one SendMessageBatch:
-  // 20 × 3 + 2 calls × AWS_CALL_SECONDS = 434 s.
-  batchSize: 20,
-  timeoutSeconds: 450,
+  // removed file's object deletions (in parallel) and its quota release; a lane past the time left sets its rest
+  // aside; then per 10 jobs one SendMessageBatch.
+  batchSize: STREAM_BATCH_SIZE,
+  timeoutSeconds: 300,
   // A replayed record queues its job again: the event keeps its id (X-Webhook-Id, the message id), and
   // receivers dedupe by it (docs/bot-api.md "Webhooks"); deleting an object twice is harmless. Nothing
   // written while the mapping is (re)created is lost.

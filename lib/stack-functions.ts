@@ -118,8 +118,8 @@ export function streamConsumer(stack: StackParts, def: StreamConsumerDef, dlq: s
   fn.addEventSource(
     new DynamoEventSource(stack.table, {
       startingPosition: lambda.StartingPosition[def.startingPosition],
-      batchSize: def.batchSize,
-      ...(def.batchingWindowSeconds && { maxBatchingWindow: Duration.seconds(def.batchingWindowSeconds) }),
+      batchSize: stack.config.streamBatchSize,
+      ...(stack.config.streamBatchingWindowSeconds && { maxBatchingWindow: Duration.seconds(stack.config.streamBatchingWindowSeconds) }),
       parallelizationFactor: STREAM_DELIVERY.parallelizationFactor,
       bisectBatchOnError: STREAM_DELIVERY.bisectBatchOnFunctionError,
       retryAttempts: STREAM_DELIVERY.retryAttempts,

@@ -46,6 +46,19 @@ export const entityOf = (raw: RawItem): string | undefined => (typeof raw.entity
 export const streamImage = (image: StreamRecord['NewImage']): RawItem | undefined =>
   image && unmarshall(image as Record<string, AttributeValue>);
 
+/**
+ * Whose a stream record is, read off its raw image without decoding it: the user's id for what a user owns (every
+ * item the stream consumers handle names it), else its bot's, else its partition key. The consumers' lane
+ * (aws/stream-batch.ts): one user's records stay in order, and go aside together.
+ */
+export function streamOwner(record: { dynamodb?: StreamRecord }): string {
+  const image = record.dynamodb?.NewImage ?? record.dynamodb?.OldImage ?? record.dynamodb?.Keys ?? {};
+  const user = image.user_id?.S;
+  if (user) return `user:${user}`;
+  const bot = image.bot_id?.S ?? (image.entity?.S === 'bot' ? image.id?.S : undefined);
+  return bot ? `bot:${bot}` : `pk:${image.pk?.S ?? ''}`;
+}
+
 /** A write's ConditionExpression was not met. */
 export const isConditionFailed = (err: unknown): boolean => err instanceof ConditionalCheckFailedException;
 
