@@ -1,6 +1,7 @@
 // The functions no route calls: the stream consumers (publisher, webhook dispatcher) and the webhook queue's
 // deliverer, with how their events reach them. CDK and the local stream poller and SQS read the same entries.
 import { NOT_FOUND, ROUTES, WS_ROUTES, type FunctionDef } from './routes';
+import { REDO_MAX_RECEIVES } from '../lambdas/aws/stream-batch';
 
 /**
  * Stream consumers and the events they take. The filter is the Lambda event-source filter pattern on AWS,
@@ -26,6 +27,11 @@ export interface StreamConsumerDef extends FunctionDef {
    * loses nothing, for a consumer whose repeats are harmless.
    */
   startingPosition: 'LATEST' | 'TRIM_HORIZON';
+  /**
+   * The environment variable naming its FIFO redo queue (lambdas/flows/stream-redo.ts): where a user's records go
+   * once one keeps failing, so the batch goes on without them; the same function consumes it.
+   */
+  redoQueueEnv: 'PUBLISHER_REDO_QUEUE_URL' | 'DISPATCHER_REDO_QUEUE_URL';
   /**
    * The message of the log line the handler writes each time it reports a batch item failure: a metric
    * filter counts them for an alarm (Lambda counts a batch that reports failures as a success, not an error).
@@ -54,11 +60,15 @@ export const STREAM_DELIVERY = {
   parallelizationFactor: 1,
 };
 
+/** What a stream consumer calls for its redo path: the holds' read (BatchGetItem), set (UpdateItem) and release (DeleteItem), a too large record read again (GetItem). */
+const REDO_CALLS = ['BatchGetItem', 'GetItem', 'UpdateItem', 'DeleteItem'] as const;
+
 export const PUBLISHER: StreamConsumerDef = {
   id: 'publisher',
   entry: 'lambdas/realtime/publish.ts',
-  // GetItem: the bot (cached), whose client interface must still be open for a publication to go out.
-  dynamodb: ['Query', 'GetItem', 'DeleteItem', 'UpdateItem'],
+  // GetItem: the bot (cached), whose client interface must still be open for a publication to go out; and REDO_CALLS.
+  dynamodb: ['Query', 'GetItem', 'DeleteItem', 'UpdateItem', 'BatchGetItem'],
+  redoQueueEnv: 'PUBLISHER_REDO_QUEUE_URL',
   s3: ['s3:GetObject'],
   manageConnections: true,
   // Waits on DynamoDB and the @connections API; little CPU (docs/cost.md).
@@ -96,7 +106,7 @@ export const PUBLISHER: StreamConsumerDef = {
  * still follow from new messages (countMessage), so it takes only those records and calls only UpdateItem.
  */
 export const publisherFor = (realtime: boolean): StreamConsumerDef =>
-  realtime ? PUBLISHER : { ...PUBLISHER, dynamodb: ['UpdateItem'], s3: [], manageConnections: false, filters: [PUBLISHER.filters[0]] };
+  realtime ? PUBLISHER : { ...PUBLISHER, dynamodb: [...REDO_CALLS], s3: [], manageConnections: false, filters: [PUBLISHER.filters[0]] };
 
 /**
  * The bot side's stream consumer. Webhooks, step 1: every new user message of a bot with a webhook becomes a
@@ -111,9 +121,11 @@ export const WEBHOOK_DISPATCHER: StreamConsumerDef = {
   // GetItem: the bot (cached) and, for a reminder, the chat; PutItem: the chat's reminder item, a retention task,
   // a removed file's quota release marker; UpdateItem: a sent file's sent_at and ttl, a user's storage quota
   // (both in one TransactWriteItems when the bytes go back).
-  dynamodb: ['GetItem', 'PutItem', 'UpdateItem'],
+  // And REDO_CALLS (BatchGetItem, DeleteItem besides).
+  dynamodb: ['GetItem', 'PutItem', 'UpdateItem', 'BatchGetItem', 'DeleteItem'],
   s3: ['s3:DeleteObject'],
   queues: ['webhooks', 'tasks'],
+  redoQueueEnv: 'DISPATCHER_REDO_QUEUE_URL',
   memorySize: 256,
   // Per record at worst a reminder's three calls (the chat read, the reminder's put, its delayed job), beside
   // which a message's files are kept (at most two calls, in parallel with them), or a bot read (cached), or a
@@ -145,6 +157,17 @@ export const WEBHOOK_DISPATCHER: StreamConsumerDef = {
     // A bot's settings changed (rare): a moved retention_set_at (the retention set) re-dates its messages and files.
     { eventName: ['MODIFY'], dynamodb: { NewImage: { entity: { S: ['bot'] } } } },
   ],
+};
+
+/**
+ * How a stream consumer's FIFO redo queue feeds it back (SQS event source on AWS, the local queue here). Its
+ * visibility timeout is the consumer's timeout, the least Lambda takes: a message that failed blocks its user's
+ * group until it shows again, so the wait is kept short; past maxReceiveCount it goes to the redo dead-letter queue.
+ */
+export const REDO_QUEUE = {
+  batchSize: 10,
+  visibilityTimeoutSeconds: 300,
+  maxReceiveCount: REDO_MAX_RECEIVES,
 };
 
 /** Webhooks, step 2: an SQS consumer that signs and POSTs each job, requeues failures, dead-letters the rest. */

@@ -1,8 +1,8 @@
 // The DynamoDB document client (one per container, made at cold start) and the table helpers every store
 // module shares: the table's name, paged queries, batch reads, and the condition failures they map to statuses.
 import { type AttributeValue, ConditionalCheckFailedException, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { BatchGetCommand, type BatchGetCommandOutput, BatchWriteCommand, type BatchWriteCommandOutput, DynamoDBDocumentClient, QueryCommand, type QueryCommandInput, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
-import { unmarshall, type NativeAttributeValue } from '@aws-sdk/util-dynamodb';
+import { GetCommand, BatchGetCommand, type BatchGetCommandOutput, BatchWriteCommand, type BatchWriteCommandOutput, DynamoDBDocumentClient, QueryCommand, type QueryCommandInput, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
+import { marshall, unmarshall, type NativeAttributeValue } from '@aws-sdk/util-dynamodb';
 import { config } from '../shared/config';
 import type { StreamRecord } from 'aws-lambda';
 import { clientOptions } from './options';
@@ -57,6 +57,14 @@ export function streamOwner(record: { dynamodb?: StreamRecord }): string {
   if (user) return `user:${user}`;
   const bot = image.bot_id?.S ?? (image.entity?.S === 'bot' ? image.id?.S : undefined);
   return bot ? `bot:${bot}` : `pk:${image.pk?.S ?? ''}`;
+}
+
+/** A stream record's item as it is now, in the stream's wire shape (a record sent on without its image); undefined once deleted. */
+export async function currentImage(streamKeys: StreamRecord['Keys']): Promise<StreamRecord['NewImage']> {
+  const key = streamImage(streamKeys);
+  if (!key) return undefined;
+  const out = await dynamo.send(new GetCommand({ TableName: tableName(), Key: key, ConsistentRead: true }));
+  return out.Item && (marshall(out.Item, { removeUndefinedValues: true }) as StreamRecord['NewImage']);
 }
 
 /** A write's ConditionExpression was not met. */

@@ -28,6 +28,8 @@ export interface StreamSteps {
 /** Tries of a record within the invocation, and the pause before each retry (doubled each time). */
 export const RECORD_TRIES = 3;
 export const RETRY_PAUSE_MS = 100;
+/** Receives of a redo message before SQS moves it to the dead-letter queue (its redrive policy, lib/consumers.ts REDO_QUEUE). */
+export const REDO_MAX_RECEIVES = 5;
 /** Left for the set-aside calls once the records that would not fit are known. */
 const SET_ASIDE_MARGIN_MS = 15_000;
 

@@ -93,6 +93,11 @@ export const keys = {
   idempotencyPartition: (chatId: string): string => `IDEM#${chatId}`,
   /** gsi1 partition that lists every bot (CLI). */
   botsIndex: 'BOTS',
+  /**
+   * A stream consumer's hold on one lane (a user): its records wait in the consumer's redo queue, so the lane's
+   * next records go after them (entities/stream-holds.ts). One key per lane: no two users share it.
+   */
+  streamHold: (consumer: string, lane: string): Key => ({ pk: `HOLD#${consumer}#${lane}`, sk: 'HOLD' }),
 };
 
 /** `entity` attribute on every item: stream filters and the publisher select items by it. */
@@ -117,4 +122,5 @@ export type Entity =
   | 'upload_ref'
   | 'connection_ref'
   | 'task'
-  | 'export';
+  | 'export'
+  | 'stream_hold';

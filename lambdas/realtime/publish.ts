@@ -3,7 +3,7 @@
 // counter.
 // A user's records go out in stream order, users side by side; a record that keeps failing is set aside with
 // the user's later ones (lambdas/aws/stream-batch.ts), so it holds back no one else.
-import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
+import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
 import { messageFromItem, toMessage } from '../entities/messages';
 import { fileFromItem, toUploadJson } from '../entities/files';
 import { chatFromItem } from '../entities/chats';
@@ -15,6 +15,7 @@ import { clientInterfaceOpen } from '../policies/bot-access';
 import { log } from '../shared/log';
 import { config } from '../shared/config';
 import { processStreamBatch } from '../aws/stream-batch';
+import { isRedoBatch, redoBatch, streamRedo } from '../flows/stream-redo';
 import { entityOf, streamImage, streamOwner } from '../aws/dynamo';
 
 /**
@@ -22,6 +23,8 @@ import { entityOf, streamImage, streamOwner } from '../aws/dynamo';
  * channel's sockets and the posts, each AWS call bounded at 7 s (lib/function-def.ts AWS_CALL_SECONDS).
  */
 const RECORD_BUDGET_MS = 6 * 7_000;
+/** Its id (lib/consumers.ts PUBLISHER): the name of its holds. */
+const CONSUMER = 'publisher';
 
 interface Publication {
   channel: string;
@@ -88,9 +91,13 @@ async function publishRecord(record: DynamoDBRecord): Promise<void> {
   if (config().wsManagementEndpoint !== undefined && (await clientInterfaceOpen(pub.botId))) await publish(pub.channel, pub.data);
 }
 
-export async function handler(event: DynamoDBStreamEvent, context?: Context): Promise<DynamoDBBatchResponse> {
+export async function handler(event: DynamoDBStreamEvent | SQSEvent, context?: Context): Promise<DynamoDBBatchResponse> {
+  const queueUrl = config().publisherRedoQueueUrl;
+  const steps = { lane: streamOwner, step: publishRecord, logFailure, recordBudgetMs: RECORD_BUDGET_MS, setAside: queueUrl ? streamRedo(CONSUMER, queueUrl) : undefined };
+  // Records set aside, from the redo queue: each user's in order, after the ones before them.
+  if (isRedoBatch(event)) return redoBatch(event, CONSUMER, steps);
   // Each user's records in stream order (its channel, its chats' counters), users side by side.
-  return processStreamBatch(event, { lane: streamOwner, step: publishRecord, logFailure, recordBudgetMs: RECORD_BUDGET_MS }, context);
+  return processStreamBatch(event, steps, context);
 }
 
 function logFailure(record: DynamoDBRecord, err: unknown): void {

@@ -7,7 +7,7 @@ import { loadShape } from '../support/cdk-template';
 import { template as shape, type StackIds } from '../support/shapes';
 import { AWS_CALL_SECONDS, CORS, HANDLER_TIMEOUT_SECONDS, NOT_FOUND, ROUTES, WS_ROUTES } from '../../lib/routes';
 import { propsOf, resourcesOf, valuesOfType, type FunctionProps, type IntegrationProps, type PolicyProps, type Resources, type RouteProps } from './cfn';
-import { ASYNC_DELIVERY, PUBLISHER, STREAM_DELIVERY, UPLOAD_COMPLETER, WEBHOOK_DELIVERER, WEBHOOK_DISPATCHER, WEBHOOK_QUEUE, TASK_QUEUE, TASK_WORKER } from '../../lib/consumers';
+import { ASYNC_DELIVERY, PUBLISHER, REDO_QUEUE, STREAM_DELIVERY, UPLOAD_COMPLETER, WEBHOOK_DELIVERER, WEBHOOK_DISPATCHER, WEBHOOK_QUEUE, TASK_QUEUE, TASK_WORKER } from '../../lib/consumers';
 import { DEFAULT_CONFIG } from '../../lib/stack-config';
 import { RECORD_TRIES } from '../../lambdas/aws/stream-batch';
 
@@ -165,21 +165,44 @@ describe('realtime', () => {
     expect(env.JWT_SECRET_ARN).toBeUndefined();
   });
 
+  test('each stream consumer: a FIFO redo queue it sends to and consumes (per-message failures), dead-lettered to a FIFO queue', () => {
+    for (const def of [PUBLISHER, WEBHOOK_DISPATCHER]) {
+      const { queue, dlq } = ids.redoQueues[def.id as 'publisher'];
+      expect(resources[queue].Properties).toMatchObject({
+        FifoQueue: true,
+        VisibilityTimeout: REDO_QUEUE.visibilityTimeoutSeconds,
+        RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [dlq, 'Arn'] }, maxReceiveCount: REDO_QUEUE.maxReceiveCount },
+      });
+      expect(resources[dlq].Properties).toMatchObject({ FifoQueue: true });
+      // Lambda refuses an SQS mapping whose queue hides a message for less time than the function may run.
+      expect(REDO_QUEUE.visibilityTimeoutSeconds).toBeGreaterThanOrEqual(def.timeoutSeconds);
+      template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+        FunctionName: { Ref: ids.functions[def.id] },
+        EventSourceArn: { 'Fn::GetAtt': [queue, 'Arn'] },
+        BatchSize: REDO_QUEUE.batchSize,
+        FunctionResponseTypes: ['ReportBatchItemFailures'],
+      });
+      expect(propsOf<FunctionProps>(resources, ids.functions[def.id]).Environment!.Variables[def.redoQueueEnv]).toEqual({ Ref: queue });
+    }
+  });
+
   test('realtime off: no WebSocket API, no realtime URL; the publisher only moves chats; the HTTP API is whole', async () => {
     const off = Template.fromJSON(await shape('RealtimeOff'));
     off.resourceCountIs('AWS::ApiGatewayV2::Api', 1);
-    // The webhook pipeline (its stream dispatcher and SQS deliverer), the task worker and the publisher, on new messages only.
-    off.resourceCountIs('AWS::Lambda::EventSourceMapping', 4);
+    // The webhook pipeline (its stream dispatcher and SQS deliverer), the task worker and the publisher, on new
+    // messages only; and each stream consumer's redo queue.
+    off.resourceCountIs('AWS::Lambda::EventSourceMapping', 6);
     off.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
       FunctionName: { Ref: Match.stringLikeRegexp('^PublisherFn') },
       FilterCriteria: { Filters: [{ Pattern: JSON.stringify(PUBLISHER.filters[0]) }] },
     });
-    off.resourceCountIs('AWS::SQS::Queue', 7);
+    off.resourceCountIs('AWS::SQS::Queue', 11);
     // + publisher, webhook dispatcher, deliverer, upload completer, task worker, not-found, and S3's notification handler (CDK's own)
     off.resourceCountIs('AWS::Lambda::Function', ROUTES.length + 7);
     // It calls nothing but the chat update: no socket to post to, no file to sign for.
     const policies = valuesOfType<PolicyProps>(off, 'AWS::IAM::Policy').filter((p) => JSON.stringify(p.Properties.Roles).includes('PublisherRole'));
-    expect(JSON.stringify(policies)).not.toMatch(/execute-api|s3:|dynamodb:Query|dynamodb:DeleteItem/);
+    // Besides the chat update, only its redo path: the holds and a too large record read again.
+    expect(JSON.stringify(policies)).not.toMatch(/execute-api|s3:|dynamodb:Query/);
     expect(JSON.stringify(policies)).toContain('dynamodb:UpdateItem');
     off.resourceCountIs('AWS::ApiGatewayV2::Route', ROUTES.length + 1); // + $default
     expect(JSON.stringify(off.toJSON())).not.toContain('REALTIME_URL');

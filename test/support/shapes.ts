@@ -103,6 +103,8 @@ export interface StackIds {
   queues: Record<QueueName, string>;
   webhookDispatcherDlq: string;
   publisherDlq?: string;
+  /** Per stream consumer: its FIFO redo queue and that queue's dead-letter queue. */
+  redoQueues: Record<'publisher' | 'webhook_dispatcher', { queue: string; dlq: string }>;
   uploadCompleterDlq: string;
   /** Only with alarmEmail (a topic of our own). */
   alarmTopic?: string;
