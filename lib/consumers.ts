@@ -165,7 +165,9 @@ export const WEBHOOK_DISPATCHER: StreamConsumerDef = {
  * group until it shows again, so the wait is kept short; past maxReceiveCount it goes to the redo dead-letter queue.
  */
 export const REDO_QUEUE = {
-  batchSize: 10,
+  // One message per invocation: a FIFO receive that returned the messages behind a failing one would count a
+  // receive against each, and send them to the dead-letter queue with it.
+  batchSize: 1,
   visibilityTimeoutSeconds: 300,
   maxReceiveCount: REDO_MAX_RECEIVES,
 };
