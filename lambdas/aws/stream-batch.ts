@@ -64,7 +64,13 @@ export function lanesOf<R>(records: R[], lane: (r: R) => string): Map<string, R[
 export async function processStreamBatch(event: DynamoDBStreamEvent, steps: StreamSteps, context?: Pick<Context, 'getRemainingTimeInMillis'>): Promise<DynamoDBBatchResponse> {
   const lanes = lanesOf(event.Records, steps.lane);
   // A lane with records in the redo queue sends these after them: its order holds, and its counters too.
-  const held = steps.setAside ? await steps.setAside.held([...lanes.keys()]) : new Set<string>();
+  let held = new Set<string>();
+  if (steps.setAside) {
+    const { setAside } = steps;
+    // Unknown, no lane may run (it might be held): the batch fails whole and Lambda retries it.
+    const read = await withRetries(async () => void (held = await setAside.held([...lanes.keys()])));
+    if (!read.ok) throw read.err;
+  }
   const budget = RECORD_TRIES * (steps.recordBudgetMs ?? 0) + SET_ASIDE_MARGIN_MS;
   const timeLeft = () => context?.getRemainingTimeInMillis() ?? Infinity;
   const failed: DynamoDBRecord[] = [];
