@@ -111,6 +111,9 @@ export function addAlarms(stack: StackParts): sns.ITopic | undefined {
     WebhookDispatcherDlq: stack.webhookDispatcherDlq,
     PublisherDlq: stack.publisherDlq,
     UploadCompleterDlq: stack.uploadCompleterDlq,
+    // Stream records set aside that failed every redo (docs/deploy.md "Dead letters").
+    PublisherRedoDlq: stack.redoDlqs.publisher,
+    WebhookDispatcherRedoDlq: stack.redoDlqs.webhook_dispatcher,
   };
   for (const [id, queue] of Object.entries(dlqs)) {
     if (!queue) continue;

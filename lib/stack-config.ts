@@ -2,6 +2,7 @@
 // (`cdk synth --context stage=staging --context realtime=false`), read by bin/app.ts and bin/deploy.ts.
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { CORS } from './routes';
+import { STREAM_BATCH_SIZE } from './consumers';
 import { DEFAULT_CHAT_LIST_SHARDS, DEFAULT_MAX_UPLOAD_BYTES, maxUploadProblem, storageQuotaProblem } from '../lambdas/shared/config';
 
 export const LIMIT_VARIABLES = [
@@ -55,6 +56,13 @@ export interface StackConfig {
   chatListShards: number;
   /** Abuse limits, by their environment variable (docs/api.md "Limits"); 0 turns one off, unset ones keep the defaults. */
   limits: Partial<Record<LimitVariable, number>>;
+  /**
+   * Records per invocation of each stream consumer (publisher, webhook dispatcher), 1 to 10,000: a batch's users
+   * run side by side, so larger batches are what lets a shard keep up (docs/architecture.md "Stream consumers").
+   */
+  streamBatchSize: number;
+  /** Seconds a stream consumer may wait to fill a batch (0 to 300); 0: a batch goes as soon as records are read. */
+  streamBatchingWindowSeconds: number;
 }
 
 export const DEFAULT_THROTTLE = { rateLimit: 200, burstLimit: 400 };
@@ -72,6 +80,8 @@ export const DEFAULT_CONFIG: StackConfig = {
   botCacheTtlMs: 30_000,
   chatListShards: DEFAULT_CHAT_LIST_SHARDS,
   limits: {},
+  streamBatchSize: STREAM_BATCH_SIZE,
+  streamBatchingWindowSeconds: 0,
 };
 
 export const stackName = (stage: string) => `ChatBot-${stage}`;
@@ -94,6 +104,8 @@ export const CONTEXT_KEYS = [
   'botCacheTtlMs',
   'chatListShards',
   'limits',
+  'streamBatchSize',
+  'streamBatchingWindowSeconds',
 ] as const;
 export type ContextKey = (typeof CONTEXT_KEYS)[number];
 export const BOOLEAN_KEYS: ContextKey[] = ['realtime', 'tracing', 'wsAccessLogs'];
@@ -146,6 +158,8 @@ export function configsFromContext(context: Record<string, unknown>): StackConfi
     botCacheTtlMs: int('botCacheTtlMs'),
     chatListShards: int('chatListShards'),
     limits: parseLimits(get('limits')),
+    streamBatchSize: int('streamBatchSize'),
+    streamBatchingWindowSeconds: int('streamBatchingWindowSeconds'),
   };
   const rate = int('throttleRate');
   const burst = int('throttleBurst');
@@ -204,6 +218,11 @@ export function resolveConfig(given: Partial<StackConfig>): StackConfig {
   if (!(Number.isInteger(c.chatListShards) && c.chatListShards >= 1 && c.chatListShards <= MAX_CHAT_LIST_SHARDS)) {
     fail(`chatListShards must be a whole number from 1 to ${MAX_CHAT_LIST_SHARDS}: ${c.chatListShards}`);
   }
+  if (!(Number.isInteger(c.streamBatchSize) && c.streamBatchSize >= 1 && c.streamBatchSize <= 10_000)) {
+    fail(`streamBatchSize must be a whole number of records from 1 to 10000: ${c.streamBatchSize}`);
+  }
+  const window = c.streamBatchingWindowSeconds;
+  if (!(Number.isInteger(window) && window >= 0 && window <= 300)) fail(`streamBatchingWindowSeconds must be a whole number of seconds from 0 to 300: ${window}`);
   for (const [name, value] of Object.entries(c.limits)) {
     if (!(LIMIT_VARIABLES as readonly string[]).includes(name)) fail(`limits: unknown limit ${name}; known: ${LIMIT_VARIABLES.join(', ')}`);
     if (!(Number.isInteger(value) && value >= 0)) fail(`limits: ${name} must be a whole number, 0 (off) or more: ${value}`);

@@ -58,6 +58,7 @@ export class ChatStack extends Stack implements StackParts {
   readonly publisherDlq: sqs.Queue;
   readonly queues: Record<QueueName, sqs.Queue>;
   readonly webhookDispatcherDlq: sqs.Queue;
+  readonly redoDlqs: Record<'publisher' | 'webhook_dispatcher', sqs.Queue>;
   readonly uploadCompleterDlq: sqs.Queue;
   readonly alarms: cloudwatch.Alarm[] = [];
   readonly alarmTopic?: sns.ITopic;
@@ -188,7 +189,10 @@ export class ChatStack extends Stack implements StackParts {
       }),
     };
     this.webhookDispatcherDlq = deadLetterQueue('WebhookDispatcherDlq');
-    streamConsumer(this, WEBHOOK_DISPATCHER, this.webhookDispatcherDlq);
+    // A FIFO queue's dead-letter queue is FIFO too.
+    const redoDlq = (qid: string) => new sqs.Queue(this, qid, { ...queueProps, fifo: true, retentionPeriod: Duration.days(14), removalPolicy: dataRemoval });
+    this.redoDlqs = { webhook_dispatcher: redoDlq('WebhookDispatcherRedoDlq'), publisher: redoDlq('PublisherRedoDlq') };
+    streamConsumer(this, WEBHOOK_DISPATCHER, this.webhookDispatcherDlq, this.redoDlqs.webhook_dispatcher);
     makeFunction(this, WEBHOOK_DELIVERER).addEventSource(
       new SqsEventSource(this.queues.webhooks, { batchSize: WEBHOOK_QUEUE.batchSize, reportBatchItemFailures: true }),
     );
@@ -252,7 +256,7 @@ export class ChatStack extends Stack implements StackParts {
 
     // After the realtime API (it hands the function its @connections endpoint); with realtime off it only counts.
     this.publisherDlq = deadLetterQueue('PublisherDlq');
-    streamConsumer(this, publisherFor(config.realtime), this.publisherDlq);
+    streamConsumer(this, publisherFor(config.realtime), this.publisherDlq, this.redoDlqs.publisher);
 
     for (const route of ROUTES) {
       const fn = makeFunction(this, route);

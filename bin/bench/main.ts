@@ -19,6 +19,7 @@ import { realtime } from './realtime';
 import { LOAD_SECONDS, MemorySampler, stealSampler, throughput } from './throughput';
 import { bundlesAndColdInit, checkoutBefore } from './cold-init';
 import { checkTargets } from './targets';
+import { reportStream, streamTargets, streamThroughput } from './stream';
 import { reportColdInit, reportCost, reportRealtime, reportRoundTrips, reportSteal, reportTargets, reportThroughput } from './report';
 
 async function main(): Promise<void> {
@@ -40,6 +41,8 @@ async function main(): Promise<void> {
     reportRoundTrips(counted);
     const costs = await cost(stack.apiUrl, webhookReceiver);
     reportCost(costs);
+    const stream = await streamThroughput(stack.apiUrl, webhookReceiver.url);
+    reportStream(stream);
     const realtimeMs = await realtime(stack.apiUrl, stack.demoBot.client_key);
     reportRealtime(realtimeMs);
     const load = await throughput(stack.apiUrl, stack.demoBot.client_key, memory, atRest);
@@ -56,12 +59,13 @@ async function main(): Promise<void> {
       quick: options.quick,
       ...counted,
       cost: costs,
+      stream,
       realtime_ms: realtimeMs,
       ...load,
       ...cold,
       cpu_steal_pct: steal(),
     };
-    const targets = checkTargets(results);
+    const targets = { ...checkTargets(results), ...streamTargets(stream) };
     reportTargets(targets);
     reportSteal(results.cpu_steal_pct);
     if (options.json) console.log(JSON.stringify({ ...results, targets }));

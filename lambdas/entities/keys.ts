@@ -110,6 +110,11 @@ export const keys = {
   botsIndex: 'BOTS',
   /** The layout marker: which key layout every item is at (entities/layout.ts, written by flows/migrate.ts). */
   layout: (): Key => ({ pk: 'LAYOUT', sk: 'LAYOUT' }),
+  /**
+   * A stream consumer's hold on one lane (a user): its records wait in the consumer's redo queue, so the lane's
+   * next records go after them (entities/stream-holds.ts). One key per lane: no two users share it.
+   */
+  streamHold: (consumer: string, lane: string): Key => ({ pk: `HOLD#${consumer}#${lane}`, sk: 'HOLD' }),
 };
 
 /** The key layout this code writes (the layout marker records it): 2 = users in their own partition, the chat list on sharded gsi2. */
@@ -143,4 +148,5 @@ export type Entity =
   | 'connection_ref'
   | 'task'
   | 'export'
-  | 'layout';
+  | 'layout'
+  | 'stream_hold';

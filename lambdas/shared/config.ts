@@ -99,6 +99,12 @@ export interface Config {
   webhookQueueUrl?: string;
   /** The Bot API's background tasks (erase, export). */
   taskQueueUrl?: string;
+  /**
+   * The stream consumers' FIFO redo queues, where a user's records go once one keeps failing (flows/stream-redo.ts);
+   * unset, such a record is left to the stream's own retry.
+   */
+  publisherRedoQueueUrl?: string;
+  dispatcherRedoQueueUrl?: string;
   /** How long an erase job waits for requests that passed their checks before the DELETE (flows/erase.ts). */
   eraseDelaySeconds: number;
   webhookDlqUrl?: string;
@@ -171,6 +177,8 @@ export function config(): Config {
     wsManagementEndpoint: process.env.WS_MANAGEMENT_ENDPOINT || undefined,
     webhookQueueUrl: process.env.WEBHOOK_QUEUE_URL || undefined,
     taskQueueUrl: process.env.TASK_QUEUE_URL || undefined,
+    publisherRedoQueueUrl: process.env.PUBLISHER_REDO_QUEUE_URL || undefined,
+    dispatcherRedoQueueUrl: process.env.DISPATCHER_REDO_QUEUE_URL || undefined,
     eraseDelaySeconds: intEnv('ERASE_DELAY_SECONDS', 15),
     webhookDlqUrl: process.env.WEBHOOK_DLQ_URL || undefined,
     sqsEndpoint: process.env.SQS_ENDPOINT || undefined,

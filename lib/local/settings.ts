@@ -87,6 +87,9 @@ export function localSettings(): LocalSettings {
 export const dynamoEndpoint = (s: LocalSettings): string => `http://127.0.0.1:${s.dynamodbPort}`;
 export const jwtSecretFile = (s: LocalSettings): string => resolve(s.dataDir, 'jwt-secret');
 export const sqsEndpoint = (s: LocalSettings): string => `http://localhost:${s.sqsPort}`;
+/** The stream consumers' redo queues, by consumer id (FIFO on AWS and here, lib/local/local-queue.ts). */
+export const REDO_QUEUE_NAMES = { publisher: 'publisher_redo', webhook_dispatcher: 'webhook_dispatcher_redo' } as const;
+
 /** A local queue's URL, shaped as SQS's (the local SQS API reads the queue name off its end). */
 const queueUrl = (s: LocalSettings, name: string): string => `${sqsEndpoint(s)}/000000000000/${name}`;
 
@@ -102,6 +105,8 @@ export function applyLocalEnv(s: LocalSettings): void {
     WEBHOOK_QUEUE_URL: queueUrl(s, 'webhooks'),
     WEBHOOK_DLQ_URL: queueUrl(s, 'webhooks_dlq'),
     TASK_QUEUE_URL: queueUrl(s, 'tasks'),
+    PUBLISHER_REDO_QUEUE_URL: queueUrl(s, REDO_QUEUE_NAMES.publisher),
+    DISPATCHER_REDO_QUEUE_URL: queueUrl(s, REDO_QUEUE_NAMES.webhook_dispatcher),
     // The echo bot and the tests' receivers listen on loopback; private ranges stay refused all the same.
     WEBHOOK_ALLOW_LOOPBACK: s.webhookAllowLoopback ? 'on' : 'off',
     AWS_REGION: process.env.AWS_REGION || 'us-east-1',

@@ -43,7 +43,7 @@ test('the quick benchmark prints one JSON object with every figure, and writes i
   // The results file (committed after a full run): the same figures, when and on what commit, no machine path.
   expect(JSON.parse(saved) as unknown).toEqual({ run: { date: expect.any(String), commit: expect.stringMatching(/^[0-9a-f]{7,}$/), uncommitted_changes: expect.any(Boolean) }, ...result });
   expect([ROOT, tmpdir(), dir].filter((path) => saved.includes(path))).toEqual([]);
-  for (const key of ['round_trips', 'capacity_units', 'realtime_ms', 'bundle_kb', 'cold_init_ms', 'cold_load_ms', 'cold_load_no_source_maps_ms', 'first_request_touches', 'rps', 'rss_mb', 'targets']) {
+  for (const key of ['round_trips', 'capacity_units', 'stream', 'realtime_ms', 'bundle_kb', 'cold_init_ms', 'cold_load_ms', 'cold_load_no_source_maps_ms', 'first_request_touches', 'rps', 'rss_mb', 'targets']) {
     expect(result).toHaveProperty(key);
   }
   expect(result).not.toHaveProperty('overhead_ratio');
@@ -87,6 +87,8 @@ test('the quick benchmark prints one JSON object with every figure, and writes i
     if (name.startsWith('round_trips.')) expect({ [name]: t.met }).toEqual({ [name]: true });
   }
   for (const key of ['realtime_ms.median', 'realtime_ms.p99', 'realtime_ms.fanout50_median']) expect(result.targets).toHaveProperty([key]);
+  // The stream consumers' modelled shard throughput (bin/bench/stream.ts), judged against 1,000 records/s.
+  for (const key of ['stream.publisher_records_per_s_per_shard', 'stream.dispatcher_records_per_s_per_shard']) expect(result.targets).toHaveProperty([key]);
   // Every function is bundled and cold-started (with the event it got from the stack).
   expect(Object.keys(result.bundle_kb).length).toBeGreaterThanOrEqual(19);
   const functions = Object.keys(result.bundle_kb).sort();

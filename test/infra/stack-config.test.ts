@@ -19,6 +19,8 @@ test('no context: one dev stage with the defaults', () => {
     botCacheTtlMs: 30_000,
     chatListShards: 32,
     limits: {},
+    streamBatchSize: 100,
+    streamBatchingWindowSeconds: 0,
   });
 });
 
@@ -40,6 +42,8 @@ test('every key, as the CLI passes them (strings)', () => {
     botCacheTtlMs: '0',
     chatListShards: '64',
     limits: 'RATE_MESSAGES_PER_MINUTE=30,MAX_CHATS_PER_USER=0,MAX_UPLOAD_BYTES=209715200',
+    streamBatchSize: '1000',
+    streamBatchingWindowSeconds: '1',
   };
   expect(Object.keys(context).filter((k) => !k.includes(':')).sort()).toEqual(CONTEXT_KEYS.filter((k) => k !== 'alarmTopicArn').sort());
   expect(configsFromContext(context)).toEqual([
@@ -58,6 +62,8 @@ test('every key, as the CLI passes them (strings)', () => {
       botCacheTtlMs: 0,
       chatListShards: 64,
       limits: { RATE_MESSAGES_PER_MINUTE: 30, MAX_CHATS_PER_USER: 0, MAX_UPLOAD_BYTES: 200 * 1024 * 1024 },
+      streamBatchSize: 1000,
+      streamBatchingWindowSeconds: 1,
     },
   ]);
 });
@@ -97,6 +103,9 @@ test.each([
   [{ chatListShards: '0' }, /chatListShards must be a whole number from 1 to 1000: 0/],
   [{ chatListShards: '1001' }, /chatListShards must be a whole number from 1 to 1000: 1001/],
   [{ chatListShards: 'many' }, /context chatListShards must be a whole number, not "many"/],
+  [{ streamBatchSize: '0' }, /streamBatchSize must be a whole number of records from 1 to 10000: 0/],
+  [{ streamBatchSize: '10001' }, /streamBatchSize must be a whole number of records from 1 to 10000/],
+  [{ streamBatchingWindowSeconds: '301' }, /streamBatchingWindowSeconds must be a whole number of seconds from 0 to 300: 301/],
   [{ limits: 'RATE_MESSAGES_PER_MINUTE' }, /limits must be NAME=number pairs/],
   [{ limits: 'RATE_EVERYTHING=5' }, /unknown limit RATE_EVERYTHING; known: RATE_MESSAGES_PER_MINUTE/],
   [{ limits: 'MAX_UPLOAD_BYTES=0' }, /MAX_UPLOAD_BYTES must be from 1 to 5368709120 \(S3's 5 GB for one POST\): 0/],

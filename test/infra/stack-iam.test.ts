@@ -82,6 +82,8 @@ function expectedGrants({ res, ids }: Shape, def: FunctionDef, tracing: boolean)
     // ...or consume the queue, with the function's role.
     ...(def === WEBHOOK_DELIVERER ? pairs(SQS_CONSUMER_ACTIONS, `<${ids.queues.webhooks}.Arn>`) : []),
     ...(def === TASK_WORKER ? pairs(SQS_CONSUMER_ACTIONS, `<${ids.queues.tasks}.Arn>`) : []),
+    // A stream consumer sends what it sets aside to its redo queue, and consumes it.
+    ...('filters' in def ? pairs([...SEND_ACTIONS, ...SQS_CONSUMER_ACTIONS], `<${ids.redoQueues[def.id as 'publisher'].queue}.Arn>`) : []),
     ...(tracing ? pairs(XRAY_ACTIONS, '*') : []), // X-Ray has no resource-level permissions
   ]);
 }

@@ -100,6 +100,16 @@ describe('settings (lib/stack-config.ts)', () => {
       expect(props.Environment?.Variables.CHAT_LIST_SHARDS).toBe('64');
     }
     t.hasResourceProperties('AWS::S3::Bucket', { Tags: Match.arrayWith([{ Key: 'stage', Value: 'staging' }]) });
+    // Both stream consumers take the stage's batches: still one at a time per shard.
+    for (const fn of [s.functions.publisher, s.functions.webhook_dispatcher]) {
+      t.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+        FunctionName: { Ref: fn },
+        EventSourceArn: Match.objectLike({ 'Fn::GetAtt': Match.arrayWith(['StreamArn']) }),
+        BatchSize: 500,
+        MaximumBatchingWindowInSeconds: 2,
+        ParallelizationFactor: 1,
+      });
+    }
   });
 
   test('bad props fail with the same messages as bad context keys', async () => {

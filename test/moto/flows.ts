@@ -11,6 +11,7 @@ import { sqsEvent, wsEvent } from './harness';
 import { keys } from '../../lambdas/entities/keys';
 import { ApiFlows } from './api-flows';
 import { PNG, type BatchResult } from './flow-base';
+import type { DynamoDBRecord } from 'aws-lambda';
 import { firstFileUrl, present } from '../support/contract';
 import type { Frame } from '../support/realtime';
 
@@ -92,6 +93,8 @@ export class CoreFlows extends ApiFlows {
     // The gone socket: its connection and subscription removed.
     if (await this.item(`CONN#${gone}`, 'CONN')) throw new Error('a gone connection was kept');
     if (await this.item(`SUB#${present(this.need('user').channel, 'the realtime channel')}`, `CONN#${gone}`)) throw new Error('a gone subscription was kept');
+    // A record that keeps failing (its files unreadable) goes to the redo queue; redone, it publishes.
+    await this.redo('publisher', 'PublisherRedoQueue', ...brokenAndFixed(event.Records));
   }
 
   async webhook_dispatcher(): Promise<void> {
@@ -121,6 +124,8 @@ export class CoreFlows extends ApiFlows {
     if (messages === inserts.length) throw new Error('no bot reply (with reminders on) for the dispatcher');
     if (!event.Records.some((r) => r.eventName === 'REMOVE')) throw new Error('no removed file for the dispatcher');
     const out = await this.hx.invoke<BatchResult>(this.fn('webhook_dispatcher'), event);
+    // A record that keeps failing (its files unreadable) goes to the redo queue; redone, it queues its job.
+    if (!out.batchItemFailures.length) await this.redo('webhook_dispatcher', 'WebhookDispatcherRedoQueue', ...brokenAndFixed(inserts));
     // Taken off the queue first, even from a failed batch: a job left there would reach the deliverer's flow.
     const jobs = await this.receive('webhooks');
     if (out.batchItemFailures.length) throw new Error('the dispatcher failed the batch');
@@ -207,3 +212,12 @@ export const CORE_FLOW_ORDER = [
   'webhook_dispatcher',
   'webhook_deliverer',
 ] as const;
+
+/** A user message's record made unreadable (its files not a list), with a new id, beside the record as it was. */
+function brokenAndFixed(records: DynamoDBRecord[]): [DynamoDBRecord, DynamoDBRecord] {
+  const fixed = records.find((r) => r.eventName === 'INSERT' && r.dynamodb?.NewImage?.sender_type?.S === 'incoming');
+  if (!fixed?.dynamodb?.NewImage) throw new Error('no user message to break');
+  const broken = { ...fixed, eventID: randomUUID(), dynamodb: { ...fixed.dynamodb, NewImage: { ...fixed.dynamodb.NewImage, files: { S: 'not a list' }, attaches: { BOOL: true } } } };
+  return [broken, fixed];
+}
+

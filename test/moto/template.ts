@@ -138,13 +138,15 @@ export async function createStack(endpoint: string, template: StackTemplate, sec
   s3.destroy();
 
   const sqs = new SQSClient(opts);
-  const queues = of<{ VisibilityTimeout?: number; MessageRetentionPeriod?: number; RedrivePolicy?: unknown }>(R, 'AWS::SQS::Queue').sort(([, a]) => (a.Properties.RedrivePolicy ? 1 : -1)); // dead-letter queues first
+  const queues = of<{ VisibilityTimeout?: number; MessageRetentionPeriod?: number; RedrivePolicy?: unknown; FifoQueue?: boolean }>(R, 'AWS::SQS::Queue').sort(([, a]) => (a.Properties.RedrivePolicy ? 1 : -1)); // dead-letter queues first
   for (const [id, q] of queues) {
     const attrs: Record<string, string> = {};
     if (q.Properties.VisibilityTimeout) attrs.VisibilityTimeout = String(q.Properties.VisibilityTimeout);
     if (q.Properties.MessageRetentionPeriod) attrs.MessageRetentionPeriod = String(q.Properties.MessageRetentionPeriod);
     if (q.Properties.RedrivePolicy) attrs.RedrivePolicy = JSON.stringify(resolve(q.Properties.RedrivePolicy, refs));
-    const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: id, Attributes: attrs }));
+    // A FIFO queue (the stream consumers' redo queues and theirs) is named so, as CloudFormation names it.
+    if (q.Properties.FifoQueue) attrs.FifoQueue = 'true';
+    const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: q.Properties.FifoQueue ? `${id}.fifo` : id, Attributes: attrs }));
     const { Attributes } = await sqs.send(new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['QueueArn'] }));
     refs[id] = { ref: QueueUrl!, attrs: { Arn: Attributes!.QueueArn!, QueueName: id } };
   }

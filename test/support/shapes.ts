@@ -29,6 +29,8 @@ export const SHAPES: Record<string, ChatStackProps> = {
     chatListShards: 64,
     throttle: { rateLimit: 10, burstLimit: 20 },
     limits: { RATE_MESSAGES_PER_MINUTE: 30, MAX_CHATS_PER_USER: 5, MAX_UPLOAD_BYTES: 1024 ** 3 },
+    streamBatchSize: 500,
+    streamBatchingWindowSeconds: 2,
   },
   InfiniteLogs: { logRetentionDays: 9999 },
 };
@@ -102,6 +104,8 @@ export interface StackIds {
   queues: Record<QueueName, string>;
   webhookDispatcherDlq: string;
   publisherDlq?: string;
+  /** Per stream consumer: its FIFO redo queue and that queue's dead-letter queue. */
+  redoQueues: Record<'publisher' | 'webhook_dispatcher', { queue: string; dlq: string }>;
   uploadCompleterDlq: string;
   /** Only with alarmEmail (a topic of our own). */
   alarmTopic?: string;
