@@ -154,6 +154,16 @@ export const WEBHOOK_DELIVERER: FunctionDef = {
   timeoutSeconds: 50,
 };
 
+/**
+ * Deliverer invocations at once (the SQS event source's maximum concurrency, 2 to 1,000; each takes a batch of up
+ * to 10 jobs, posted in parallel): per-stage settings (lib/stack-config.ts), the local queues' too. The fast lane
+ * stays well under the account's 1,000 concurrent executions, so a flood of webhooks cannot throttle the APIs;
+ * 100 × 10 jobs in flight keep up with thousands of webhooks/s to receivers that answer in a few hundred ms.
+ * The slow lane (bots whose receiver timed out, lambdas/policies/webhook-lanes.ts) is small: 10 × 10 jobs of
+ * up to WEBHOOK_TIMEOUT_MS (5 s) each, 20 such webhooks/s across every slow bot.
+ */
+export const WEBHOOK_CONCURRENCY = { fast: 100, slow: 10, min: 2, max: 1000 };
+
 /** How the webhook queue feeds the deliverer (SQS event source on AWS, the local queue here). */
 export const WEBHOOK_QUEUE = {
   batchSize: 10,

@@ -2,6 +2,7 @@
 // (`cdk synth --context stage=staging --context realtime=false`), read by bin/app.ts and bin/deploy.ts.
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { CORS } from './routes';
+import { WEBHOOK_CONCURRENCY } from './consumers';
 import { DEFAULT_MAX_UPLOAD_BYTES, maxUploadProblem, storageQuotaProblem } from '../lambdas/shared/config';
 
 export const LIMIT_VARIABLES = [
@@ -49,6 +50,10 @@ export interface StackConfig {
   botCacheTtlMs: number;
   /** Abuse limits, by their environment variable (docs/api.md "Limits"); 0 turns one off, unset ones keep the defaults. */
   limits: Partial<Record<LimitVariable, number>>;
+  /** Webhook deliverer invocations at once on the webhook queue (SQS event source maximum concurrency, 2–1000). */
+  webhookConcurrency: number;
+  /** The same on the slow lane's queue, where the jobs of bots whose receiver timed out go (2–1000). */
+  webhookSlowConcurrency: number;
 }
 
 export const DEFAULT_THROTTLE = { rateLimit: 200, burstLimit: 400 };
@@ -65,6 +70,8 @@ export const DEFAULT_CONFIG: StackConfig = {
   wsAccessLogs: false,
   botCacheTtlMs: 30_000,
   limits: {},
+  webhookConcurrency: WEBHOOK_CONCURRENCY.fast,
+  webhookSlowConcurrency: WEBHOOK_CONCURRENCY.slow,
 };
 
 export const stackName = (stage: string) => `ChatBot-${stage}`;
@@ -86,6 +93,8 @@ export const CONTEXT_KEYS = [
   'alarmTopicArn',
   'botCacheTtlMs',
   'limits',
+  'webhookConcurrency',
+  'webhookSlowConcurrency',
 ] as const;
 export type ContextKey = (typeof CONTEXT_KEYS)[number];
 export const BOOLEAN_KEYS: ContextKey[] = ['realtime', 'tracing', 'wsAccessLogs'];
@@ -135,6 +144,8 @@ export function configsFromContext(context: Record<string, unknown>): StackConfi
     alarmTopicArn: get('alarmTopicArn') || undefined,
     botCacheTtlMs: int('botCacheTtlMs'),
     limits: parseLimits(get('limits')),
+    webhookConcurrency: int('webhookConcurrency'),
+    webhookSlowConcurrency: int('webhookSlowConcurrency'),
   };
   const rate = int('throttleRate');
   const burst = int('throttleBurst');
@@ -190,6 +201,10 @@ export function resolveConfig(given: Partial<StackConfig>): StackConfig {
   }
   if (c.alarmEmail && c.alarmTopicArn) fail('give alarmEmail or alarmTopicArn, not both (subscribe the address to your topic instead)');
   if (!(Number.isInteger(c.botCacheTtlMs) && c.botCacheTtlMs >= 0)) fail(`botCacheTtlMs must be a whole number of ms, 0 or more: ${c.botCacheTtlMs}`);
+  for (const key of ['webhookConcurrency', 'webhookSlowConcurrency'] as const) {
+    const { min, max } = WEBHOOK_CONCURRENCY;
+    if (!(Number.isInteger(c[key]) && c[key] >= min && c[key] <= max)) fail(`${key} must be a whole number from ${min} to ${max} (SQS event source maximum concurrency): ${c[key]}`);
+  }
   for (const [name, value] of Object.entries(c.limits)) {
     if (!(LIMIT_VARIABLES as readonly string[]).includes(name)) fail(`limits: unknown limit ${name}; known: ${LIMIT_VARIABLES.join(', ')}`);
     if (!(Number.isInteger(value) && value >= 0)) fail(`limits: ${name} must be a whole number, 0 (off) or more: ${value}`);

@@ -189,7 +189,7 @@ export class ChatStack extends Stack implements StackParts {
     this.webhookDispatcherDlq = deadLetterQueue('WebhookDispatcherDlq');
     streamConsumer(this, WEBHOOK_DISPATCHER, this.webhookDispatcherDlq);
     makeFunction(this, WEBHOOK_DELIVERER).addEventSource(
-      new SqsEventSource(this.queues.webhooks, { batchSize: WEBHOOK_QUEUE.batchSize, reportBatchItemFailures: true }),
+      new SqsEventSource(this.queues.webhooks, { batchSize: WEBHOOK_QUEUE.batchSize, reportBatchItemFailures: true, maxConcurrency: config.webhookConcurrency }),
     );
 
     // Direct uploads: a browser's POST under bots/ invokes the completer, which checks and settles the file.

@@ -15,6 +15,8 @@ import { Journal } from './journal';
 export interface QueueConsumer {
   def: FunctionDef;
   queue: { batchSize: number; visibilityTimeoutSeconds: number; maxReceiveCount: number };
+  /** Invocations at once (the event source's maximum concurrency); DEFAULT_CONCURRENCY when not set. */
+  maxConcurrency?: number;
 }
 
 interface Message {
@@ -28,8 +30,8 @@ interface Message {
 /** What a queue's journal keeps of a message: enough to deliver it again after a restart. */
 type Sent = Pick<Message, 'body' | 'visibleAt' | 'sentAt'>;
 
-/** Batches of one queue running at once (Lambda scales an SQS event source out the same way, from 5 up). */
-const MAX_CONCURRENCY = 4;
+/** Batches of one queue running at once when its event source names no maximum (Lambda scales out from 5 up). */
+const DEFAULT_CONCURRENCY = 4;
 
 export const md5 = (s: string) => createHash('md5').update(s).digest('hex');
 
@@ -38,6 +40,7 @@ export class LocalQueue {
   private readonly journal: Journal<Sent>;
   private readonly source: EventSource;
   private readonly visibilityMs: number;
+  private readonly maxConcurrency: number;
   private inFlight = 0;
   private stopped = false;
   private waker?: () => void;
@@ -52,6 +55,7 @@ export class LocalQueue {
     this.deadLetters = o.deadLetters;
     this.source = new EventSource(consumer.def, o.root, o.deadLetters, o.log);
     this.visibilityMs = o.visibilityTimeoutMs ?? consumer.queue.visibilityTimeoutSeconds * 1000;
+    this.maxConcurrency = consumer.maxConcurrency ?? DEFAULT_CONCURRENCY;
     this.journal = new Journal<Sent>(join(o.journalDir, `${name}.jsonl`));
     // Delayed messages keep their time; those received before the stop are visible again at once.
     const pending = this.journal.pending();
@@ -89,7 +93,7 @@ export class LocalQueue {
     while (!this.stopped) {
       const now = Date.now();
       const visible = this.messages.filter((m) => m.visibleAt <= now);
-      if (visible.length && this.inFlight < MAX_CONCURRENCY) {
+      if (visible.length && this.inFlight < this.maxConcurrency) {
         const received = visible.slice(0, this.consumer.queue.batchSize);
         this.messages = this.messages.filter((m) => !received.includes(m));
         const batch = received.filter((m) => !this.redriven(m));
@@ -97,7 +101,7 @@ export class LocalQueue {
         if (batch.length) void this.run(batch);
         continue;
       }
-      const next = this.inFlight < MAX_CONCURRENCY && this.messages.length ? Math.min(...this.messages.map((m) => m.visibleAt)) - now : 60_000;
+      const next = this.inFlight < this.maxConcurrency && this.messages.length ? Math.min(...this.messages.map((m) => m.visibleAt)) - now : 60_000;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, Math.max(1, Math.min(next, 60_000)));
         this.waker = () => {

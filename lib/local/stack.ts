@@ -167,7 +167,7 @@ export async function startLocalStack(s: LocalSettings, log: (line: string) => v
       deadLetterDir,
       journalDir,
       consumers: {
-        webhooks: { def: WEBHOOK_DELIVERER, queue: WEBHOOK_QUEUE },
+        webhooks: { def: WEBHOOK_DELIVERER, queue: WEBHOOK_QUEUE, maxConcurrency: s.webhookConcurrency },
         webhooks_dlq: undefined,
         tasks: { def: TASK_WORKER, queue: TASK_QUEUE },
         tasks_dlq: undefined,

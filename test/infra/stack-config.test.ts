@@ -18,6 +18,8 @@ test('no context: one dev stage with the defaults', () => {
     wsAccessLogs: false,
     botCacheTtlMs: 30_000,
     limits: {},
+    webhookConcurrency: 100,
+    webhookSlowConcurrency: 10,
   });
 });
 
@@ -38,6 +40,8 @@ test('every key, as the CLI passes them (strings)', () => {
     alarmEmail: 'ops@shop.example',
     botCacheTtlMs: '0',
     limits: 'RATE_MESSAGES_PER_MINUTE=30,MAX_CHATS_PER_USER=0,MAX_UPLOAD_BYTES=209715200',
+    webhookConcurrency: '40',
+    webhookSlowConcurrency: '4',
   };
   expect(Object.keys(context).filter((k) => !k.includes(':')).sort()).toEqual(CONTEXT_KEYS.filter((k) => k !== 'alarmTopicArn').sort());
   expect(configsFromContext(context)).toEqual([
@@ -55,6 +59,8 @@ test('every key, as the CLI passes them (strings)', () => {
       alarmEmail: 'ops@shop.example',
       botCacheTtlMs: 0,
       limits: { RATE_MESSAGES_PER_MINUTE: 30, MAX_CHATS_PER_USER: 0, MAX_UPLOAD_BYTES: 200 * 1024 * 1024 },
+      webhookConcurrency: 40,
+      webhookSlowConcurrency: 4,
     },
   ]);
 });
@@ -91,6 +97,8 @@ test.each([
   [{ alarmTopicArn: 'ops-topic' }, /alarmTopicArn is not an SNS topic ARN/],
   [{ alarmEmail: 'ops@shop.example', alarmTopicArn: 'arn:aws:sns:eu-west-1:123456789012:ops' }, /alarmEmail or alarmTopicArn, not both/],
   [{ botCacheTtlMs: '-1' }, /context botCacheTtlMs must be a whole number/],
+  [{ webhookConcurrency: '1' }, /webhookConcurrency must be a whole number from 2 to 1000 \(SQS event source maximum concurrency\): 1/],
+  [{ webhookSlowConcurrency: '1001' }, /webhookSlowConcurrency must be a whole number from 2 to 1000/],
   [{ limits: 'RATE_MESSAGES_PER_MINUTE' }, /limits must be NAME=number pairs/],
   [{ limits: 'RATE_EVERYTHING=5' }, /unknown limit RATE_EVERYTHING; known: RATE_MESSAGES_PER_MINUTE/],
   [{ limits: 'MAX_UPLOAD_BYTES=0' }, /MAX_UPLOAD_BYTES must be from 1 to 5368709120 \(S3's 5 GB for one POST\): 0/],

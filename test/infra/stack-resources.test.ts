@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { loadShape } from '../support/cdk-template';
 import { template as shape, type StackIds } from '../support/shapes';
+import { DEFAULT_CONFIG } from '../../lib/stack-config';
 import { AWS_CALL_SECONDS, CORS, HANDLER_TIMEOUT_SECONDS, NOT_FOUND, ROUTES, WS_ROUTES } from '../../lib/routes';
 import { propsOf, resourcesOf, valuesOfType, type FunctionProps, type IntegrationProps, type PolicyProps, type Resources, type RouteProps } from './cfn';
 import { ASYNC_DELIVERY, PUBLISHER, STREAM_DELIVERY, UPLOAD_COMPLETER, WEBHOOK_DELIVERER, WEBHOOK_DISPATCHER, WEBHOOK_QUEUE, TASK_QUEUE, TASK_WORKER } from '../../lib/consumers';
@@ -202,12 +203,14 @@ describe('webhooks', () => {
     });
   });
 
-  test('deliverer: fed by the webhook queue with per-message failures; the queue dead-letters after 5 receives', () => {
+  test('deliverer: fed by the webhook queue with per-message failures and a maximum concurrency; the queue dead-letters after 5 receives', () => {
     template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
       FunctionName: { Ref: ids.functions.webhook_deliverer },
       EventSourceArn: { 'Fn::GetAtt': [ids.queues.webhooks, 'Arn'] },
       BatchSize: WEBHOOK_QUEUE.batchSize,
       FunctionResponseTypes: ['ReportBatchItemFailures'],
+      // However many jobs wait, the deliverer never takes more than this share of the account's concurrency.
+      ScalingConfig: { MaximumConcurrency: DEFAULT_CONFIG.webhookConcurrency },
     });
     template.hasResourceProperties('AWS::SQS::Queue', {
       VisibilityTimeout: WEBHOOK_QUEUE.visibilityTimeoutSeconds,

@@ -28,6 +28,8 @@ export const SHAPES: Record<string, ChatStackProps> = {
     botCacheTtlMs: 0,
     throttle: { rateLimit: 10, burstLimit: 20 },
     limits: { RATE_MESSAGES_PER_MINUTE: 30, MAX_CHATS_PER_USER: 5, MAX_UPLOAD_BYTES: 1024 ** 3 },
+    webhookConcurrency: 20,
+    webhookSlowConcurrency: 3,
   },
   InfiniteLogs: { logRetentionDays: 9999 },
 };
