@@ -1,4 +1,4 @@
-// DynamoDB stream → for each new user message of a bot with a webhook, one job on the webhook queue; for the
+// DynamoDB stream → for each new user message of a bot with a webhook, one job on its bot's webhook lane; for the
 // first reply of a burst, with unread reminders on, the reminder's job, delayed until due; for each message
 // that attaches uploaded files, those files kept as the bot's retention says (and given back to the user's
 // storage quota); for each removed file record, its object deleted (and its bytes given back if never sent);
@@ -12,17 +12,15 @@ import { fileFromItem, forgetFileObject } from '../entities/files';
 import { exportFromItem } from '../entities/exports';
 import { keepSentFiles } from '../flows/files-sent';
 import { releaseRemovedFile } from '../policies/storage-quota';
-import { config, requireEnv } from '../shared/config';
-import { sendBatchToQueue, sendToQueue } from '../aws/sqs';
 import { scheduleReminder } from '../flows/reminders';
 import { startRetentionTask } from '../flows/retention-task';
 import { messageFromItem, type MessageItem } from '../entities/messages';
 import type { WebhookJob } from '../flows/webhook-events';
+import { queueJob, queueJobs } from '../flows/webhook-lanes';
 import { log } from '../shared/log';
 import { processStreamBatch } from '../aws/stream-batch';
 import { entityOf, streamImage } from '../aws/dynamo';
 
-const queueUrl = () => config().webhookQueueUrl ?? requireEnv('WEBHOOK_QUEUE_URL');
 const FAILURE_LOG = 'a stream record failed; the batch will be retried from it';
 
 export async function handler(event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> {
@@ -37,8 +35,9 @@ export async function handler(event: DynamoDBStreamEvent): Promise<DynamoDBBatch
     logFailure: (record, err) => log('error', FAILURE_LOG, { sequence_number: record.dynamodb?.SequenceNumber }, err),
   });
   try {
-    // The jobs of the records before a failed one: the retry starts at the failed record.
-    if (jobs.length) await sendBatchToQueue(queueUrl(), jobs);
+    // The jobs of the records before a failed one: the retry starts at the failed record. Each goes to its bot's
+    // lane: a bot marked slow has its jobs on the slow lane's queue (flows/webhook-lanes.ts).
+    if (jobs.length) await queueJobs(jobs);
   } catch (err) {
     log('error', FAILURE_LOG, {}, err);
     // Queueing is all or nothing here: retry from the first record (receivers dedupe by X-Webhook-Id).
@@ -81,7 +80,7 @@ async function webhookStep(message: MessageItem, bot: Awaited<ReturnType<typeof 
   if (bot.unread_reminder_seconds) {
     // A reply of the bot side: its burst's reminder, queued once with the delay left.
     const due = await scheduleReminder(message, bot.unread_reminder_seconds);
-    if (due) await sendToQueue(queueUrl(), due.job, due.delaySeconds);
+    if (due) await queueJob(due.job, due.delaySeconds);
   }
   return undefined;
 }

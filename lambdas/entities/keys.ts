@@ -91,6 +91,11 @@ export const keys = {
   chatPartition: (chatId: string): string => `CHAT#${chatId}`,
   /** The partition of a chat's idempotency keys. */
   idempotencyPartition: (chatId: string): string => `IDEM#${chatId}`,
+  /**
+   * A bot marked slow: its webhook receiver timed out lately, so its deliveries go to the slow lane
+   * (flows/webhook-lanes.ts). Its own partition, apart from the bot's: only the webhook functions read it.
+   */
+  slowWebhooks: (botId: string): Key => ({ pk: `SLOWHOOK#${botId}`, sk: 'SLOW' }),
   /** gsi1 partition that lists every bot (CLI). */
   botsIndex: 'BOTS',
 };
@@ -117,4 +122,5 @@ export type Entity =
   | 'upload_ref'
   | 'connection_ref'
   | 'task'
-  | 'export';
+  | 'export'
+  | 'slow_webhooks';

@@ -94,6 +94,10 @@ export interface Config {
   wsManagementEndpoint?: string;
   /** SQS queue of webhook deliveries, and where deliveries that keep failing end up. */
   webhookQueueUrl?: string;
+  /** The slow lane's queue: deliveries of bots marked slow (flows/webhook-lanes.ts). */
+  webhookSlowQueueUrl?: string;
+  /** How long a webhook timeout keeps its bot in the slow lane, seconds (each timeout starts it again). */
+  webhookSlowSeconds: number;
   /** The Bot API's background tasks (erase, export). */
   taskQueueUrl?: string;
   /** How long an erase job waits for requests that passed their checks before the DELETE (flows/erase.ts). */
@@ -161,6 +165,8 @@ export function config(): Config {
     realtimeUrl: process.env.REALTIME_URL || undefined,
     wsManagementEndpoint: process.env.WS_MANAGEMENT_ENDPOINT || undefined,
     webhookQueueUrl: process.env.WEBHOOK_QUEUE_URL || undefined,
+    webhookSlowQueueUrl: process.env.WEBHOOK_SLOW_QUEUE_URL || undefined,
+    webhookSlowSeconds: Math.max(intEnv('WEBHOOK_SLOW_SECONDS', 300), 1),
     taskQueueUrl: process.env.TASK_QUEUE_URL || undefined,
     eraseDelaySeconds: intEnv('ERASE_DELAY_SECONDS', 15),
     webhookDlqUrl: process.env.WEBHOOK_DLQ_URL || undefined,

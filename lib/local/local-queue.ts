@@ -17,6 +17,8 @@ export interface QueueConsumer {
   queue: { batchSize: number; visibilityTimeoutSeconds: number; maxReceiveCount: number };
   /** Invocations at once (the event source's maximum concurrency); DEFAULT_CONCURRENCY when not set. */
   maxConcurrency?: number;
+  /** The queue its redrive policy names; `<name>_dlq` when not set. */
+  deadLetterQueue?: string;
 }
 
 interface Message {
@@ -115,7 +117,7 @@ export class LocalQueue {
   /** A message already received maxReceiveCount times goes to the dead-letter queue instead of the consumer. */
   private redriven(m: Message): boolean {
     if (m.receiveCount < this.consumer.queue.maxReceiveCount) return false;
-    this.deadLetters.write(`${this.name}_dlq`, {
+    this.deadLetters.write(this.consumer.deadLetterQueue ?? `${this.name}_dlq`, {
       source: 'aws:sqs',
       consumer: this.consumer.def.id,
       condition: 'MaxReceiveCountExceeded',

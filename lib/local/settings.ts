@@ -115,6 +115,7 @@ export function applyLocalEnv(s: LocalSettings): void {
     JWT_SECRET_FILE: jwtSecretFile(s),
     SQS_ENDPOINT: sqsEndpoint(s),
     WEBHOOK_QUEUE_URL: queueUrl(s, 'webhooks'),
+    WEBHOOK_SLOW_QUEUE_URL: queueUrl(s, 'webhooks_slow'),
     WEBHOOK_DLQ_URL: queueUrl(s, 'webhooks_dlq'),
     TASK_QUEUE_URL: queueUrl(s, 'tasks'),
     // The echo bot and the tests' receivers listen on loopback; private ranges stay refused all the same.

@@ -168,6 +168,7 @@ export async function startLocalStack(s: LocalSettings, log: (line: string) => v
       journalDir,
       consumers: {
         webhooks: { def: WEBHOOK_DELIVERER, queue: WEBHOOK_QUEUE, maxConcurrency: s.webhookConcurrency },
+        webhooks_slow: { def: WEBHOOK_DELIVERER, queue: WEBHOOK_QUEUE, maxConcurrency: s.webhookSlowConcurrency, deadLetterQueue: 'webhooks_dlq' },
         webhooks_dlq: undefined,
         tasks: { def: TASK_WORKER, queue: TASK_QUEUE },
         tasks_dlq: undefined,

@@ -7,7 +7,7 @@ const PINNED: Record<string, string[]> = {
   'AWS::DynamoDB::Table': ['TableCD117FA1'],
   'AWS::S3::Bucket': ['AccessLogs8B620ECA', 'Files8E6940B8'],
   'AWS::SecretsManager::Secret': ['JwtSecretB8834B39'],
-  'AWS::SQS::Queue': ['PublisherDlq085B5D78', 'TaskDlq81AD84E9', 'TaskQueueF51BE51C', 'UploadCompleterDlq109485AA', 'WebhookDispatcherDlq46CC53FD', 'WebhookDlqAEF195B3', 'WebhookQueueA9D318EA'],
+  'AWS::SQS::Queue': ['PublisherDlq085B5D78', 'TaskDlq81AD84E9', 'TaskQueueF51BE51C', 'UploadCompleterDlq109485AA', 'WebhookDispatcherDlq46CC53FD', 'WebhookDlqAEF195B3', 'WebhookQueueA9D318EA', 'WebhookSlowQueue43345862'],
   'AWS::Lambda::Function': [
     'BotCreateMessageFnCF5D5579',
     'BotCreateUploadFnFAFB0090',
