@@ -98,6 +98,8 @@ export interface Config {
   webhookSlowQueueUrl?: string;
   /** How long a webhook timeout keeps its bot in the slow lane, seconds (each timeout starts it again). */
   webhookSlowSeconds: number;
+  /** A socket's keepalive goes unmetered at most once this often, ms (centrifuge/keepalive.ts). */
+  keepaliveFreeEveryMs: number;
   /** The Bot API's background tasks (erase, export). */
   taskQueueUrl?: string;
   /** How long an erase job waits for requests that passed their checks before the DELETE (flows/erase.ts). */
@@ -167,6 +169,7 @@ export function config(): Config {
     webhookQueueUrl: process.env.WEBHOOK_QUEUE_URL || undefined,
     webhookSlowQueueUrl: process.env.WEBHOOK_SLOW_QUEUE_URL || undefined,
     webhookSlowSeconds: Math.max(intEnv('WEBHOOK_SLOW_SECONDS', 300), 1),
+    keepaliveFreeEveryMs: intEnv('SOCKET_KEEPALIVE_FREE_EVERY_MS', 60_000),
     taskQueueUrl: process.env.TASK_QUEUE_URL || undefined,
     eraseDelaySeconds: intEnv('ERASE_DELAY_SECONDS', 15),
     webhookDlqUrl: process.env.WEBHOOK_DLQ_URL || undefined,

@@ -33,6 +33,8 @@ export interface LocalSettings {
   /** The webhook deliverer's invocations at once on the webhook queue and on the slow lane's (lib/consumers.ts). */
   webhookConcurrency: number;
   webhookSlowConcurrency: number;
+  /** The WebSocket gateway closes a socket that sent nothing this long (API Gateway's idle timeout, 10 minutes). */
+  wsIdleMs: number;
 }
 
 function port(name: string, fallback: number): number {
@@ -96,6 +98,7 @@ export function localSettings(): LocalSettings {
     streamResumeWaitMs: ms('LOCAL_STREAM_RESUME_WAIT_MS', 10_000, 0),
     webhookConcurrency: concurrency('WEBHOOK_CONCURRENCY', WEBHOOK_CONCURRENCY.fast),
     webhookSlowConcurrency: concurrency('WEBHOOK_SLOW_CONCURRENCY', WEBHOOK_CONCURRENCY.slow),
+    wsIdleMs: ms('LOCAL_WS_IDLE_MS', 10 * 60_000, 100),
   };
 }
 

@@ -182,7 +182,7 @@ export async function startLocalStack(s: LocalSettings, log: (line: string) => v
     let realtimeUrl: string | undefined;
     let ws: WsGateway | undefined;
     if (s.realtime) {
-      const gateway = await startWsGateway({ host: s.host, port: s.wsPort, root: s.root });
+      const gateway = await startWsGateway({ host: s.host, port: s.wsPort, root: s.root, idleMs: s.wsIdleMs });
       ws = gateway;
       stops.push(() => gateway.close());
       realtimeUrl = process.env.REALTIME_URL;
