@@ -124,7 +124,8 @@ export const WEBHOOK_DISPATCHER: StreamConsumerDef = {
   // And REDO_CALLS (BatchGetItem, DeleteItem besides).
   dynamodb: ['GetItem', 'PutItem', 'UpdateItem', 'BatchGetItem', 'DeleteItem'],
   s3: ['s3:DeleteObject'],
-  queues: ['webhooks', 'tasks'],
+  // Each job on its bot's lane (GetItem: the bot's slow mark, cached).
+  queues: ['webhooks', 'webhooks_slow', 'tasks'],
   redoQueueEnv: 'DISPATCHER_REDO_QUEUE_URL',
   memorySize: 256,
   // Per record at worst a reminder's three calls (the chat read, the reminder's put, its delayed job), beside
@@ -176,10 +177,11 @@ export const REDO_QUEUE = {
 export const WEBHOOK_DELIVERER: FunctionDef = {
   id: 'webhook_deliverer',
   entry: 'lambdas/bot/webhook-deliver.ts',
-  // A reminder: its claim (UpdateItem) and the chat's unread replies (Query) besides the reads of an event.
-  dynamodb: ['GetItem', 'BatchGetItem', 'UpdateItem', 'Query'],
+  // A reminder: its claim (UpdateItem) and the chat's unread replies (Query) besides the reads of an event;
+  // GetItem and PutItem: the bot's slow mark, read before a fast-lane POST and written on a timeout.
+  dynamodb: ['GetItem', 'BatchGetItem', 'UpdateItem', 'Query', 'PutItem'],
   s3: ['s3:GetObject'],
-  queues: ['webhooks', 'webhooks_dlq'],
+  queues: ['webhooks', 'webhooks_slow', 'webhooks_dlq'],
   // Waits on the bot's server most of its time: billed per GB-second of that wait.
   memorySize: 256,
   // Jobs run in parallel, each at worst a reminder's first attempt: a bot read, the claim, the chat and user
@@ -188,7 +190,17 @@ export const WEBHOOK_DELIVERER: FunctionDef = {
   timeoutSeconds: 50,
 };
 
-/** How the webhook queue feeds the deliverer (SQS event source on AWS, the local queue here). */
+/**
+ * Deliverer invocations at once (the SQS event source's maximum concurrency, 2 to 1,000; each takes a batch of up
+ * to 10 jobs, posted in parallel): per-stage settings (lib/stack-config.ts), the local queues' too. The fast lane
+ * stays well under the account's 1,000 concurrent executions, so a flood of webhooks cannot throttle the APIs;
+ * 100 × 10 jobs in flight keep up with thousands of webhooks/s to receivers that answer in a few hundred ms.
+ * The slow lane (bots whose receiver timed out, lambdas/flows/webhook-lanes.ts) is small: 10 × 10 jobs of
+ * up to WEBHOOK_TIMEOUT_MS (5 s) each, 20 such webhooks/s across every slow bot.
+ */
+export const WEBHOOK_CONCURRENCY = { fast: 100, slow: 10, min: 2, max: 1000 };
+
+/** How each webhook queue (both lanes) feeds the deliverer (SQS event source on AWS, the local queue here). */
 export const WEBHOOK_QUEUE = {
   batchSize: 10,
   /**

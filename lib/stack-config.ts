@@ -2,7 +2,7 @@
 // (`cdk synth --context stage=staging --context realtime=false`), read by bin/app.ts and bin/deploy.ts.
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { CORS } from './routes';
-import { STREAM_BATCH_SIZE } from './consumers';
+import { STREAM_BATCH_SIZE, WEBHOOK_CONCURRENCY } from './consumers';
 import { DEFAULT_CHAT_LIST_SHARDS, DEFAULT_MAX_UPLOAD_BYTES, maxUploadProblem, storageQuotaProblem } from '../lambdas/shared/config';
 
 export const LIMIT_VARIABLES = [
@@ -63,6 +63,10 @@ export interface StackConfig {
   streamBatchSize: number;
   /** Seconds a stream consumer may wait to fill a batch (0 to 300); 0: a batch goes as soon as records are read. */
   streamBatchingWindowSeconds: number;
+  /** Webhook deliverer invocations at once on the webhook queue (SQS event source maximum concurrency, 2–1000). */
+  webhookConcurrency: number;
+  /** The same on the slow lane's queue, where the jobs of bots whose receiver timed out go (2–1000). */
+  webhookSlowConcurrency: number;
 }
 
 export const DEFAULT_THROTTLE = { rateLimit: 200, burstLimit: 400 };
@@ -82,6 +86,8 @@ export const DEFAULT_CONFIG: StackConfig = {
   limits: {},
   streamBatchSize: STREAM_BATCH_SIZE,
   streamBatchingWindowSeconds: 0,
+  webhookConcurrency: WEBHOOK_CONCURRENCY.fast,
+  webhookSlowConcurrency: WEBHOOK_CONCURRENCY.slow,
 };
 
 export const stackName = (stage: string) => `ChatBot-${stage}`;
@@ -106,6 +112,8 @@ export const CONTEXT_KEYS = [
   'limits',
   'streamBatchSize',
   'streamBatchingWindowSeconds',
+  'webhookConcurrency',
+  'webhookSlowConcurrency',
 ] as const;
 export type ContextKey = (typeof CONTEXT_KEYS)[number];
 export const BOOLEAN_KEYS: ContextKey[] = ['realtime', 'tracing', 'wsAccessLogs'];
@@ -160,6 +168,8 @@ export function configsFromContext(context: Record<string, unknown>): StackConfi
     limits: parseLimits(get('limits')),
     streamBatchSize: int('streamBatchSize'),
     streamBatchingWindowSeconds: int('streamBatchingWindowSeconds'),
+    webhookConcurrency: int('webhookConcurrency'),
+    webhookSlowConcurrency: int('webhookSlowConcurrency'),
   };
   const rate = int('throttleRate');
   const burst = int('throttleBurst');
@@ -223,6 +233,10 @@ export function resolveConfig(given: Partial<StackConfig>): StackConfig {
   }
   const window = c.streamBatchingWindowSeconds;
   if (!(Number.isInteger(window) && window >= 0 && window <= 300)) fail(`streamBatchingWindowSeconds must be a whole number of seconds from 0 to 300: ${window}`);
+  for (const key of ['webhookConcurrency', 'webhookSlowConcurrency'] as const) {
+    const { min, max } = WEBHOOK_CONCURRENCY;
+    if (!(Number.isInteger(c[key]) && c[key] >= min && c[key] <= max)) fail(`${key} must be a whole number from ${min} to ${max} (SQS event source maximum concurrency): ${c[key]}`);
+  }
   for (const [name, value] of Object.entries(c.limits)) {
     if (!(LIMIT_VARIABLES as readonly string[]).includes(name)) fail(`limits: unknown limit ${name}; known: ${LIMIT_VARIABLES.join(', ')}`);
     if (!(Number.isInteger(value) && value >= 0)) fail(`limits: ${name} must be a whole number, 0 (off) or more: ${value}`);

@@ -29,6 +29,7 @@ export function makeFunction(stack: StackParts, def: FunctionDef): NodejsFunctio
   if (def.realtimeUrl && stack.wsStage) environment.REALTIME_URL = stack.wsStage.url;
   if ((def.manageConnections || def.closeConnections) && stack.wsStage) environment.WS_MANAGEMENT_ENDPOINT = stack.wsStage.callbackUrl;
   if (def.queues?.includes('webhooks')) environment.WEBHOOK_QUEUE_URL = stack.queues.webhooks.queueUrl;
+  if (def.queues?.includes('webhooks_slow')) environment.WEBHOOK_SLOW_QUEUE_URL = stack.queues.webhooks_slow.queueUrl;
   if (def.queues?.includes('webhooks_dlq')) environment.WEBHOOK_DLQ_URL = stack.queues.webhooks_dlq.queueUrl;
   if (def.queues?.includes('tasks')) environment.TASK_QUEUE_URL = stack.queues.tasks.queueUrl;
   // Our own role rather than the AWSLambdaBasicExecutionRole managed policy: it may write to this

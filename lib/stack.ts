@@ -174,13 +174,17 @@ export class ChatStack extends Stack implements StackParts {
       new sqs.Queue(this, qid, { ...queueProps, retentionPeriod: Duration.days(14), removalPolicy: dataRemoval });
     const webhookDlq = deadLetterQueue('WebhookDlq');
     const taskDlq = deadLetterQueue('TaskDlq');
-    this.queues = {
-      webhooks_dlq: webhookDlq,
-      webhooks: new sqs.Queue(this, 'WebhookQueue', {
+    // Both lanes of webhook jobs (lambdas/flows/webhook-lanes.ts) redrive to the one dead-letter queue.
+    const webhookQueue = (qid: string) =>
+      new sqs.Queue(this, qid, {
         ...queueProps,
         visibilityTimeout: Duration.seconds(WEBHOOK_QUEUE.visibilityTimeoutSeconds),
         deadLetterQueue: { queue: webhookDlq, maxReceiveCount: WEBHOOK_QUEUE.maxReceiveCount },
-      }),
+      });
+    this.queues = {
+      webhooks_dlq: webhookDlq,
+      webhooks: webhookQueue('WebhookQueue'),
+      webhooks_slow: webhookQueue('WebhookSlowQueue'),
       tasks_dlq: taskDlq,
       tasks: new sqs.Queue(this, 'TaskQueue', {
         ...queueProps,
@@ -193,9 +197,12 @@ export class ChatStack extends Stack implements StackParts {
     const redoDlq = (qid: string) => new sqs.Queue(this, qid, { ...queueProps, fifo: true, retentionPeriod: Duration.days(14), removalPolicy: dataRemoval });
     this.redoDlqs = { webhook_dispatcher: redoDlq('WebhookDispatcherRedoDlq'), publisher: redoDlq('PublisherRedoDlq') };
     streamConsumer(this, WEBHOOK_DISPATCHER, this.webhookDispatcherDlq, this.redoDlqs.webhook_dispatcher);
-    makeFunction(this, WEBHOOK_DELIVERER).addEventSource(
-      new SqsEventSource(this.queues.webhooks, { batchSize: WEBHOOK_QUEUE.batchSize, reportBatchItemFailures: true }),
-    );
+    // One deliverer on both lanes, each with its own maximum concurrency: a bot whose receiver hangs fills the
+    // slow lane's few slots, never the fast lane's.
+    const deliverer = makeFunction(this, WEBHOOK_DELIVERER);
+    for (const [queue, maxConcurrency] of [[this.queues.webhooks, config.webhookConcurrency], [this.queues.webhooks_slow, config.webhookSlowConcurrency]] as const) {
+      deliverer.addEventSource(new SqsEventSource(queue, { batchSize: WEBHOOK_QUEUE.batchSize, reportBatchItemFailures: true, maxConcurrency }));
+    }
 
     // Direct uploads: a browser's POST under bots/ invokes the completer, which checks and settles the file.
     this.uploadCompleterDlq = deadLetterQueue('UploadCompleterDlq');

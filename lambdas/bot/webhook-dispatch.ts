@@ -1,4 +1,4 @@
-// DynamoDB stream → for each new user message of a bot with a webhook, one job on the webhook queue; for the
+// DynamoDB stream → for each new user message of a bot with a webhook, one job on its bot's webhook lane; for the
 // first reply of a burst, with unread reminders on, the reminder's job, delayed until due; for each message
 // that attaches uploaded files, those files kept as the bot's retention says (and given back to the user's
 // storage quota); for each removed file record, its object deleted (and its bytes given back if never sent);
@@ -12,18 +12,17 @@ import { fileFromItem, forgetFileObject } from '../entities/files';
 import { exportFromItem } from '../entities/exports';
 import { keepSentFiles } from '../flows/files-sent';
 import { releaseRemovedFile } from '../policies/storage-quota';
-import { config, requireEnv } from '../shared/config';
-import { sendBatchToQueue, sendToQueue } from '../aws/sqs';
 import { scheduleReminder } from '../flows/reminders';
 import { startRetentionTask } from '../flows/retention-task';
 import { messageFromItem, type MessageItem } from '../entities/messages';
 import type { WebhookJob } from '../flows/webhook-events';
+import { queueJob, queueJobs } from '../flows/webhook-lanes';
+import { config } from '../shared/config';
 import { log } from '../shared/log';
 import { processStreamBatch, withRetries } from '../aws/stream-batch';
 import { isRedoBatch, redoBatch, streamRedo } from '../flows/stream-redo';
 import { entityOf, streamImage, streamOwner } from '../aws/dynamo';
 
-const queueUrl = () => config().webhookQueueUrl ?? requireEnv('WEBHOOK_QUEUE_URL');
 const FAILURE_LOG = 'a stream record failed; the batch will be retried from it';
 
 /**
@@ -51,8 +50,8 @@ export async function handler(event: DynamoDBStreamEvent | SQSEvent, context?: C
   // user's later ones (and, from the redo queue, runs again after the ones before it).
   const redo = isRedoBatch(event);
   const response = redo ? await redoBatch(event, CONSUMER, steps) : await processStreamBatch(event, steps, context);
-  // The jobs of the records done, tried as a record is: receivers dedupe by X-Webhook-Id if one went twice.
-  const queued = jobs.length ? await withRetries(() => sendBatchToQueue(queueUrl(), jobs)) : { ok: true as const };
+  // The jobs of the records done, each on its bot's lane (flows/webhook-lanes.ts), tried as a record is: receivers dedupe by X-Webhook-Id if one went twice.
+  const queued = jobs.length ? await withRetries(() => queueJobs(jobs)) : { ok: true as const };
   if (!queued.ok) {
     log('error', FAILURE_LOG, {}, queued.err);
     // Queueing is all or nothing here: every record again (a stream batch retries from its first).
@@ -96,7 +95,7 @@ async function webhookStep(message: MessageItem, bot: Awaited<ReturnType<typeof 
   if (bot.unread_reminder_seconds) {
     // A reply of the bot side: its burst's reminder, queued once with the delay left.
     const due = await scheduleReminder(message, bot.unread_reminder_seconds);
-    if (due) await sendToQueue(queueUrl(), due.job, due.delaySeconds);
+    if (due) await queueJob(due.job, due.delaySeconds);
   }
   return undefined;
 }

@@ -106,6 +106,11 @@ export const keys = {
   chatPartition: (chatId: string): string => `CHAT#${chatId}`,
   /** The partition of a chat's idempotency keys. */
   idempotencyPartition: (chatId: string): string => `IDEM#${chatId}`,
+  /**
+   * A bot marked slow: its webhook receiver timed out lately, so its deliveries go to the slow lane
+   * (flows/webhook-lanes.ts). Its own partition, apart from the bot's: only the webhook functions read it.
+   */
+  slowWebhooks: (botId: string): Key => ({ pk: `SLOWHOOK#${botId}`, sk: 'SLOW' }),
   /** gsi1 partition that lists every bot (CLI). */
   botsIndex: 'BOTS',
   /** The layout marker: which key layout every item is at (entities/layout.ts, written by flows/migrate.ts). */
@@ -149,4 +154,5 @@ export type Entity =
   | 'task'
   | 'export'
   | 'layout'
-  | 'stream_hold';
+  | 'stream_hold'
+  | 'slow_webhooks';

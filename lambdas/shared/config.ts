@@ -97,6 +97,12 @@ export interface Config {
   wsManagementEndpoint?: string;
   /** SQS queue of webhook deliveries, and where deliveries that keep failing end up. */
   webhookQueueUrl?: string;
+  /** The slow lane's queue: deliveries of bots marked slow (flows/webhook-lanes.ts). */
+  webhookSlowQueueUrl?: string;
+  /** How long a webhook timeout keeps its bot in the slow lane, seconds (each timeout starts it again). */
+  webhookSlowSeconds: number;
+  /** A socket's keepalive goes unmetered at most once this often, ms (centrifuge/keepalive.ts). */
+  keepaliveFreeEveryMs: number;
   /** The Bot API's background tasks (erase, export). */
   taskQueueUrl?: string;
   /**
@@ -176,6 +182,9 @@ export function config(): Config {
     realtimeUrl: process.env.REALTIME_URL || undefined,
     wsManagementEndpoint: process.env.WS_MANAGEMENT_ENDPOINT || undefined,
     webhookQueueUrl: process.env.WEBHOOK_QUEUE_URL || undefined,
+    webhookSlowQueueUrl: process.env.WEBHOOK_SLOW_QUEUE_URL || undefined,
+    webhookSlowSeconds: Math.max(intEnv('WEBHOOK_SLOW_SECONDS', 300), 1),
+    keepaliveFreeEveryMs: intEnv('SOCKET_KEEPALIVE_FREE_EVERY_MS', 60_000),
     taskQueueUrl: process.env.TASK_QUEUE_URL || undefined,
     publisherRedoQueueUrl: process.env.PUBLISHER_REDO_QUEUE_URL || undefined,
     dispatcherRedoQueueUrl: process.env.DISPATCHER_REDO_QUEUE_URL || undefined,

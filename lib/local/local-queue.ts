@@ -21,6 +21,10 @@ export interface QueueConsumer {
    * 5 minutes is accepted and dropped.
    */
   fifo?: boolean;
+  /** Invocations at once (the event source's maximum concurrency); DEFAULT_CONCURRENCY when not set. */
+  maxConcurrency?: number;
+  /** The queue its redrive policy names; `<name>_dlq` when not set. */
+  deadLetterQueue?: string;
 }
 
 interface Message {
@@ -48,8 +52,8 @@ export interface Outgoing {
 /** How long SQS remembers a FIFO message's deduplication id. */
 const DEDUPLICATION_MS = 5 * 60_000;
 
-/** Batches of one queue running at once (Lambda scales an SQS event source out the same way, from 5 up). */
-const MAX_CONCURRENCY = 4;
+/** Batches of one queue running at once when its event source names no maximum (Lambda scales out from 5 up). */
+const DEFAULT_CONCURRENCY = 4;
 
 export const md5 = (s: string) => createHash('md5').update(s).digest('hex');
 
@@ -58,6 +62,7 @@ export class LocalQueue {
   private readonly journal: Journal<Sent>;
   private readonly source: EventSource;
   private readonly visibilityMs: number;
+  private readonly maxConcurrency: number;
   private inFlight = 0;
   private stopped = false;
   private waker?: () => void;
@@ -77,6 +82,7 @@ export class LocalQueue {
     this.deadLetters = o.deadLetters;
     this.source = new EventSource(consumer.def, o.root, o.deadLetters, o.log);
     this.visibilityMs = o.visibilityTimeoutMs ?? consumer.queue.visibilityTimeoutSeconds * 1000;
+    this.maxConcurrency = consumer.maxConcurrency ?? DEFAULT_CONCURRENCY;
     this.journal = new Journal<Sent>(join(o.journalDir, `${name}.jsonl`));
     // Delayed messages keep their time; those received before the stop are visible again at once.
     const pending = this.journal.pending();
@@ -127,7 +133,7 @@ export class LocalQueue {
     while (!this.stopped) {
       const now = Date.now();
       const visible = this.receivable(now);
-      if (visible.length && this.inFlight < MAX_CONCURRENCY) {
+      if (visible.length && this.inFlight < this.maxConcurrency) {
         const received = visible.slice(0, this.consumer.queue.batchSize);
         this.messages = this.messages.filter((m) => !received.includes(m));
         const batch = received.filter((m) => !this.redriven(m));
@@ -141,7 +147,7 @@ export class LocalQueue {
       // The next message to show; one visible but held back (at most batches in flight, its FIFO group busy) waits
       // for the batch in flight to end (run() wakes this loop).
       const hidden = this.messages.filter((m) => m.visibleAt > now);
-      const next = this.inFlight < MAX_CONCURRENCY && hidden.length ? Math.min(...hidden.map((m) => m.visibleAt)) - now : 60_000;
+      const next = this.inFlight < this.maxConcurrency && hidden.length ? Math.min(...hidden.map((m) => m.visibleAt)) - now : 60_000;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, Math.max(1, Math.min(next, 60_000)));
         this.waker = () => {
@@ -171,7 +177,7 @@ export class LocalQueue {
   /** A message already received maxReceiveCount times goes to the dead-letter queue instead of the consumer. */
   private redriven(m: Message): boolean {
     if (m.receiveCount < this.consumer.queue.maxReceiveCount) return false;
-    this.deadLetters.write(`${this.name}_dlq`, {
+    this.deadLetters.write(this.consumer.deadLetterQueue ?? `${this.name}_dlq`, {
       source: 'aws:sqs',
       consumer: this.consumer.def.id,
       condition: 'MaxReceiveCountExceeded',

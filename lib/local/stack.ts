@@ -170,7 +170,8 @@ export async function startLocalStack(s: LocalSettings, log: (line: string) => v
       deadLetterDir,
       journalDir,
       consumers: {
-        webhooks: { def: WEBHOOK_DELIVERER, queue: WEBHOOK_QUEUE },
+        webhooks: { def: WEBHOOK_DELIVERER, queue: WEBHOOK_QUEUE, maxConcurrency: s.webhookConcurrency },
+        webhooks_slow: { def: WEBHOOK_DELIVERER, queue: WEBHOOK_QUEUE, maxConcurrency: s.webhookSlowConcurrency, deadLetterQueue: 'webhooks_dlq' },
         webhooks_dlq: undefined,
         tasks: { def: TASK_WORKER, queue: TASK_QUEUE },
         tasks_dlq: undefined,
@@ -190,7 +191,7 @@ export async function startLocalStack(s: LocalSettings, log: (line: string) => v
     let realtimeUrl: string | undefined;
     let ws: WsGateway | undefined;
     if (s.realtime) {
-      const gateway = await startWsGateway({ host: s.host, port: s.wsPort, root: s.root });
+      const gateway = await startWsGateway({ host: s.host, port: s.wsPort, root: s.root, idleMs: s.wsIdleMs });
       ws = gateway;
       stops.push(() => gateway.close());
       realtimeUrl = process.env.REALTIME_URL;

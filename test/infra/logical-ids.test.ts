@@ -19,6 +19,7 @@ const PINNED: Record<string, string[]> = {
     'WebhookDispatcherRedoQueueD85157A0',
     'WebhookDlqAEF195B3',
     'WebhookQueueA9D318EA',
+    'WebhookSlowQueue43345862',
   ],
   'AWS::Lambda::Function': [
     'BotCreateMessageFnCF5D5579',

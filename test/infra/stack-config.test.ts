@@ -21,6 +21,8 @@ test('no context: one dev stage with the defaults', () => {
     limits: {},
     streamBatchSize: 100,
     streamBatchingWindowSeconds: 0,
+    webhookConcurrency: 100,
+    webhookSlowConcurrency: 10,
   });
 });
 
@@ -44,6 +46,8 @@ test('every key, as the CLI passes them (strings)', () => {
     limits: 'RATE_MESSAGES_PER_MINUTE=30,MAX_CHATS_PER_USER=0,MAX_UPLOAD_BYTES=209715200',
     streamBatchSize: '1000',
     streamBatchingWindowSeconds: '1',
+    webhookConcurrency: '40',
+    webhookSlowConcurrency: '4',
   };
   expect(Object.keys(context).filter((k) => !k.includes(':')).sort()).toEqual(CONTEXT_KEYS.filter((k) => k !== 'alarmTopicArn').sort());
   expect(configsFromContext(context)).toEqual([
@@ -64,6 +68,8 @@ test('every key, as the CLI passes them (strings)', () => {
       limits: { RATE_MESSAGES_PER_MINUTE: 30, MAX_CHATS_PER_USER: 0, MAX_UPLOAD_BYTES: 200 * 1024 * 1024 },
       streamBatchSize: 1000,
       streamBatchingWindowSeconds: 1,
+      webhookConcurrency: 40,
+      webhookSlowConcurrency: 4,
     },
   ]);
 });
@@ -106,6 +112,8 @@ test.each([
   [{ streamBatchSize: '0' }, /streamBatchSize must be a whole number of records from 1 to 10000: 0/],
   [{ streamBatchSize: '10001' }, /streamBatchSize must be a whole number of records from 1 to 10000/],
   [{ streamBatchingWindowSeconds: '301' }, /streamBatchingWindowSeconds must be a whole number of seconds from 0 to 300: 301/],
+  [{ webhookConcurrency: '1' }, /webhookConcurrency must be a whole number from 2 to 1000 \(SQS event source maximum concurrency\): 1/],
+  [{ webhookSlowConcurrency: '1001' }, /webhookSlowConcurrency must be a whole number from 2 to 1000/],
   [{ limits: 'RATE_MESSAGES_PER_MINUTE' }, /limits must be NAME=number pairs/],
   [{ limits: 'RATE_EVERYTHING=5' }, /unknown limit RATE_EVERYTHING; known: RATE_MESSAGES_PER_MINUTE/],
   [{ limits: 'MAX_UPLOAD_BYTES=0' }, /MAX_UPLOAD_BYTES must be from 1 to 5368709120 \(S3's 5 GB for one POST\): 0/],

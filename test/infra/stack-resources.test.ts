@@ -5,10 +5,10 @@ import { join } from 'node:path';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { loadShape } from '../support/cdk-template';
 import { template as shape, type StackIds } from '../support/shapes';
+import { DEFAULT_CONFIG } from '../../lib/stack-config';
 import { AWS_CALL_SECONDS, CORS, HANDLER_TIMEOUT_SECONDS, NOT_FOUND, ROUTES, WS_ROUTES } from '../../lib/routes';
 import { propsOf, resourcesOf, valuesOfType, type FunctionProps, type IntegrationProps, type PolicyProps, type Resources, type RouteProps } from './cfn';
 import { ASYNC_DELIVERY, PUBLISHER, REDO_QUEUE, STREAM_DELIVERY, UPLOAD_COMPLETER, WEBHOOK_DELIVERER, WEBHOOK_DISPATCHER, WEBHOOK_QUEUE, TASK_QUEUE, TASK_WORKER } from '../../lib/consumers';
-import { DEFAULT_CONFIG } from '../../lib/stack-config';
 import { RECORD_TRIES } from '../../lambdas/aws/stream-batch';
 
 let template: Template;
@@ -199,14 +199,14 @@ describe('realtime', () => {
   test('realtime off: no WebSocket API, no realtime URL; the publisher only moves chats; the HTTP API is whole', async () => {
     const off = Template.fromJSON(await shape('RealtimeOff'));
     off.resourceCountIs('AWS::ApiGatewayV2::Api', 1);
-    // The webhook pipeline (its stream dispatcher and SQS deliverer), the task worker and the publisher, on new
+    // The webhook pipeline (its stream dispatcher and SQS deliverer, on both lanes), the task worker and the publisher, on new
     // messages only; and each stream consumer's redo queue.
-    off.resourceCountIs('AWS::Lambda::EventSourceMapping', 6);
+    off.resourceCountIs('AWS::Lambda::EventSourceMapping', 7);
     off.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
       FunctionName: { Ref: Match.stringLikeRegexp('^PublisherFn') },
       FilterCriteria: { Filters: [{ Pattern: JSON.stringify(PUBLISHER.filters[0]) }] },
     });
-    off.resourceCountIs('AWS::SQS::Queue', 11);
+    off.resourceCountIs('AWS::SQS::Queue', 12);
     // + publisher, webhook dispatcher, deliverer, upload completer, task worker, not-found, and S3's notification handler (CDK's own)
     off.resourceCountIs('AWS::Lambda::Function', ROUTES.length + 7);
     // It calls nothing but the chat update: no socket to post to, no file to sign for.
@@ -237,19 +237,33 @@ describe('webhooks', () => {
     });
   });
 
-  test('deliverer: fed by the webhook queue with per-message failures; the queue dead-letters after 5 receives', () => {
-    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
-      FunctionName: { Ref: ids.functions.webhook_deliverer },
-      EventSourceArn: { 'Fn::GetAtt': [ids.queues.webhooks, 'Arn'] },
-      BatchSize: WEBHOOK_QUEUE.batchSize,
-      FunctionResponseTypes: ['ReportBatchItemFailures'],
-    });
-    template.hasResourceProperties('AWS::SQS::Queue', {
-      VisibilityTimeout: WEBHOOK_QUEUE.visibilityTimeoutSeconds,
-      RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [ids.queues.webhooks_dlq, 'Arn'] }, maxReceiveCount: WEBHOOK_QUEUE.maxReceiveCount },
-    });
-    const env = propsOf<FunctionProps>(resources, ids.functions.webhook_deliverer).Environment!.Variables;
-    expect(Object.keys(env)).toEqual(expect.arrayContaining(['WEBHOOK_QUEUE_URL', 'WEBHOOK_DLQ_URL']));
+  test('deliverer: fed by both lanes\' queues with per-message failures, each with its own maximum concurrency; both dead-letter after 5 receives to one queue', () => {
+    // However many jobs wait, the deliverer never takes more than these shares of the account's concurrency; a bot
+    // whose receiver times out has its jobs on the slow lane, whose few slots are all it can fill.
+    const lanes = [
+      [ids.queues.webhooks, DEFAULT_CONFIG.webhookConcurrency],
+      [ids.queues.webhooks_slow, DEFAULT_CONFIG.webhookSlowConcurrency],
+    ] as const;
+    for (const [queue, maxConcurrency] of lanes) {
+      template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+        FunctionName: { Ref: ids.functions.webhook_deliverer },
+        EventSourceArn: { 'Fn::GetAtt': [queue, 'Arn'] },
+        BatchSize: WEBHOOK_QUEUE.batchSize,
+        FunctionResponseTypes: ['ReportBatchItemFailures'],
+        ScalingConfig: { MaximumConcurrency: maxConcurrency },
+      });
+      expect(resources[queue].Properties).toMatchObject({
+        VisibilityTimeout: WEBHOOK_QUEUE.visibilityTimeoutSeconds,
+        RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [ids.queues.webhooks_dlq, 'Arn'] }, maxReceiveCount: WEBHOOK_QUEUE.maxReceiveCount },
+      });
+    }
+    expect(DEFAULT_CONFIG.webhookSlowConcurrency).toBeLessThan(DEFAULT_CONFIG.webhookConcurrency);
+    // Both the dispatcher and the deliverer queue on either lane.
+    for (const fn of [ids.functions.webhook_deliverer, ids.functions.webhook_dispatcher]) {
+      const env = propsOf<FunctionProps>(resources, fn).Environment!.Variables;
+      expect(Object.keys(env)).toEqual(expect.arrayContaining(['WEBHOOK_QUEUE_URL', 'WEBHOOK_SLOW_QUEUE_URL']));
+    }
+    expect(Object.keys(propsOf<FunctionProps>(resources, ids.functions.webhook_deliverer).Environment!.Variables)).toContain('WEBHOOK_DLQ_URL');
   });
 });
 

@@ -31,7 +31,9 @@ describe('abuse limits in the stack', () => {
     tuned.hasResourceProperties('AWS::ApiGatewayV2::Stage', { DefaultRouteSettings: { ThrottlingRateLimit: 10, ThrottlingBurstLimit: 20 } });
     tuned.hasResourceProperties('AWS::Lambda::Function', {
       Environment: { Variables: Match.objectLike({ RATE_MESSAGES_PER_MINUTE: '30', MAX_CHATS_PER_USER: '5', MAX_UPLOAD_BYTES: '1073741824' }) },
-    });
+    });    // The deliverer's maximum concurrency on each lane's queue.
+    tuned.hasResourceProperties('AWS::Lambda::EventSourceMapping', { ScalingConfig: { MaximumConcurrency: 20 } });
+    tuned.hasResourceProperties('AWS::Lambda::EventSourceMapping', { ScalingConfig: { MaximumConcurrency: 3 } });
   });
 });
 

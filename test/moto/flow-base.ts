@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
-import { DeleteMessageCommand, ReceiveMessageCommand, SQSClient, type Message as QueuedMessage } from '@aws-sdk/client-sqs';
+import { DeleteMessageBatchCommand, DeleteMessageCommand, ReceiveMessageCommand, SQSClient, type Message as QueuedMessage } from '@aws-sdk/client-sqs';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { NOT_FOUND, ROUTES, type RouteDef } from '../../lib/routes';
@@ -39,7 +39,7 @@ export type Upload = FileInfo & { bytes: Buffer };
 /** A direct upload's ticket, with the bytes POSTed. */
 export type DirectUpload = Schemas['UploadTicket'] & { bytes: Buffer };
 /** A queued job's body: a webhook job, an unread reminder, or a task's job (each field where one of them has it). */
-export type Job = Partial<Omit<WebhookJob, 'kind'> & Omit<ReminderJob, 'kind'> & TaskJob> & { kind?: WebhookJob['kind'] | ReminderJob['kind'] };
+export type Job = Partial<Omit<WebhookJob, 'kind'> & Omit<ReminderJob, 'kind'> & TaskJob> & { kind?: WebhookJob['kind'] | ReminderJob['kind']; lane?: 'slow' };
 /** What a stream or queue consumer answers: the records it failed. */
 export interface BatchResult {
   batchItemFailures: { itemIdentifier: string }[];
@@ -229,13 +229,17 @@ export class FlowBase {
     return out.Item as T | undefined;
   }
 
-  protected async receive(queue: 'webhooks' | 'webhooks_dlq' | 'tasks'): Promise<QueuedMessage[]> {
-    const url = this.queueUrl({ webhooks: 'WebhookQueue', webhooks_dlq: 'WebhookDlq', tasks: 'TaskQueue' }[queue]);
+  protected async receive(queue: 'webhooks' | 'webhooks_slow' | 'webhooks_dlq' | 'tasks'): Promise<QueuedMessage[]> {
+    const url = this.queueUrl({ webhooks: 'WebhookQueue', webhooks_slow: 'WebhookSlowQueue', webhooks_dlq: 'WebhookDlq', tasks: 'TaskQueue' }[queue]);
     const got: QueuedMessage[] = [];
     for (;;) {
       const out = await this.sqs.send(new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 10, MessageSystemAttributeNames: ['All'] }));
       if (!out.Messages?.length) return got;
       got.push(...out.Messages);
+      // Taken off the queue, as a consumer does: one received in an earlier flow never comes back to a later one
+      // (a queue shows a received message again once its visibility timeout is over).
+      const entries = out.Messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle }));
+      await this.sqs.send(new DeleteMessageBatchCommand({ QueueUrl: url, Entries: entries }));
     }
   }
 

@@ -15,7 +15,7 @@ export const REGION = 'us-east-1';
 export const ACCOUNT = '123456789012';
 export const ALL_DEFS: FunctionDef[] = ALL_FUNCTIONS;
 /** The logical id prefix of each queue routes.ts names. */
-const QUEUE_IDS: Record<QueueName, string> = { webhooks: 'WebhookQueue', webhooks_dlq: 'WebhookDlq', tasks: 'TaskQueue', tasks_dlq: 'TaskDlq' };
+const QUEUE_IDS: Record<QueueName, string> = { webhooks: 'WebhookQueue', webhooks_slow: 'WebhookSlowQueue', webhooks_dlq: 'WebhookDlq', tasks: 'TaskQueue', tasks_dlq: 'TaskDlq' };
 const pascal = (id: string) => id.replace(/(^|_)(\w)/g, (_m, _s, c: string) => c.toUpperCase());
 
 /** A policy statement with its references resolved to what moto made. */

@@ -31,6 +31,8 @@ export const SHAPES: Record<string, ChatStackProps> = {
     limits: { RATE_MESSAGES_PER_MINUTE: 30, MAX_CHATS_PER_USER: 5, MAX_UPLOAD_BYTES: 1024 ** 3 },
     streamBatchSize: 500,
     streamBatchingWindowSeconds: 2,
+    webhookConcurrency: 20,
+    webhookSlowConcurrency: 3,
   },
   InfiniteLogs: { logRetentionDays: 9999 },
 };

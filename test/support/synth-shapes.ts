@@ -65,7 +65,7 @@ function ids(s: ChatStack): StackIds {
     jwtSecret: id(s.jwtSecret),
     api: id(s.api),
     wsApi: s.wsApi && id(s.wsApi),
-    queues: { webhooks: id(s.queues.webhooks), webhooks_dlq: id(s.queues.webhooks_dlq), tasks: id(s.queues.tasks), tasks_dlq: id(s.queues.tasks_dlq) },
+    queues: { webhooks: id(s.queues.webhooks), webhooks_slow: id(s.queues.webhooks_slow), webhooks_dlq: id(s.queues.webhooks_dlq), tasks: id(s.queues.tasks), tasks_dlq: id(s.queues.tasks_dlq) },
     webhookDispatcherDlq: id(s.webhookDispatcherDlq),
     publisherDlq: s.publisherDlq && id(s.publisherDlq),
     redoQueues: {
