@@ -15,11 +15,12 @@ import { options, ROOT } from './options';
 import { startWebhookReceiver } from './http';
 import { roundTrips } from './round-trips';
 import { cost } from './cost';
+import { scale } from './scale';
 import { realtime } from './realtime';
 import { LOAD_SECONDS, MemorySampler, stealSampler, throughput } from './throughput';
 import { bundlesAndColdInit, checkoutBefore } from './cold-init';
 import { checkTargets } from './targets';
-import { reportColdInit, reportCost, reportRealtime, reportRoundTrips, reportSteal, reportTargets, reportThroughput } from './report';
+import { reportColdInit, reportCost, reportRealtime, reportRoundTrips, reportScale, reportSteal, reportTargets, reportThroughput } from './report';
 
 async function main(): Promise<void> {
   // The old code first: a bad ref fails the run before the stack starts.
@@ -31,6 +32,12 @@ async function main(): Promise<void> {
   const { dataDir } = stack;
   const webhookReceiver = await startWebhookReceiver();
   try {
+    if (options.scaleOnly) {
+      const figures = await scale(stack.apiUrl, webhookReceiver);
+      reportScale(figures);
+      if (options.json) console.log(JSON.stringify({ scale: figures }));
+      return;
+    }
     const memory = new MemorySampler(dataDir);
     const atRest = memory.sample();
     const steal = stealSampler();
@@ -40,6 +47,8 @@ async function main(): Promise<void> {
     reportRoundTrips(counted);
     const costs = await cost(stack.apiUrl, webhookReceiver);
     reportCost(costs);
+    const scaled = await scale(stack.apiUrl, webhookReceiver);
+    reportScale(scaled);
     const realtimeMs = await realtime(stack.apiUrl, stack.demoBot.client_key);
     reportRealtime(realtimeMs);
     const load = await throughput(stack.apiUrl, stack.demoBot.client_key, memory, atRest);
@@ -56,6 +65,7 @@ async function main(): Promise<void> {
       quick: options.quick,
       ...counted,
       cost: costs,
+      scale: scaled,
       realtime_ms: realtimeMs,
       ...load,
       ...cold,
