@@ -200,7 +200,7 @@ export const TASK_WORKER: FunctionDef = {
   // Query: the partitions of the user, its chats and rate windows; BatchWriteItem: their deletion, 25 at a time;
   // DeleteItem: the user item, only if still this user's. An export: BatchGetItem (the files), PutItem (its
   // expiring item), s3:PutObject (the file), s3:GetObject (the files' presigned URLs in it). A retention
-  // change: the bot's chats (Query of gsi1), their messages (Query), each ttl (UpdateItem), the bot's objects
+  // change: the bot's chats (Queries of gsi2's shards, and of gsi1 while chats move), their messages (Query), each ttl (UpdateItem), the bot's objects
   // (s3:ListBucket) and their files (BatchGetItem).
   dynamodb: ['GetItem', 'BatchGetItem', 'Query', 'UpdateItem', 'PutItem', 'BatchWriteItem', 'DeleteItem'],
   index: true,

@@ -29,7 +29,7 @@ export interface FunctionDef {
    * to change anything else.
    */
   rateCounters?: boolean;
-  /** Whether the handler queries the gsi1 index (grants the index ARN too). */
+  /** Whether the handler queries the table's indexes (grants their ARNs too): the chat list (gsi2, and gsi1 while chats move). */
   index?: boolean;
   s3?: S3Action[];
   /** Signs or verifies tokens (reads the JWT secret). */

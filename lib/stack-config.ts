@@ -2,7 +2,7 @@
 // (`cdk synth --context stage=staging --context realtime=false`), read by bin/app.ts and bin/deploy.ts.
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { CORS } from './routes';
-import { DEFAULT_MAX_UPLOAD_BYTES, maxUploadProblem, storageQuotaProblem } from '../lambdas/shared/config';
+import { DEFAULT_CHAT_LIST_SHARDS, DEFAULT_MAX_UPLOAD_BYTES, maxUploadProblem, storageQuotaProblem } from '../lambdas/shared/config';
 
 export const LIMIT_VARIABLES = [
   'RATE_MESSAGES_PER_MINUTE',
@@ -47,6 +47,12 @@ export interface StackConfig {
   alarmTopicArn?: string;
   /** How long handlers cache bot settings (ms); 0 turns the cache off. */
   botCacheTtlMs: number;
+  /**
+   * Write shards of each bot's chat list (the Bot API's list by activity, docs/architecture.md "Hot keys"): more
+   * spreads a busy bot's messages over more index keys, and makes each list page read more. A change on a stage
+   * with chats needs the data move (docs/configuration.md).
+   */
+  chatListShards: number;
   /** Abuse limits, by their environment variable (docs/api.md "Limits"); 0 turns one off, unset ones keep the defaults. */
   limits: Partial<Record<LimitVariable, number>>;
 }
@@ -64,6 +70,7 @@ export const DEFAULT_CONFIG: StackConfig = {
   tracing: false,
   wsAccessLogs: false,
   botCacheTtlMs: 30_000,
+  chatListShards: DEFAULT_CHAT_LIST_SHARDS,
   limits: {},
 };
 
@@ -85,11 +92,14 @@ export const CONTEXT_KEYS = [
   'alarmEmail',
   'alarmTopicArn',
   'botCacheTtlMs',
+  'chatListShards',
   'limits',
 ] as const;
 export type ContextKey = (typeof CONTEXT_KEYS)[number];
 export const BOOLEAN_KEYS: ContextKey[] = ['realtime', 'tracing', 'wsAccessLogs'];
 
+/** Each list page queries every shard at once: past this, a page is more Queries than a function should send. */
+export const MAX_CHAT_LIST_SHARDS = 1000;
 const RETENTION_DAYS = Object.values(RetentionDays).filter((v): v is number => typeof v === 'number');
 const STAGE = /^[a-z][a-z0-9-]{0,20}$/;
 const ORIGIN = /^https?:\/\/[a-z0-9.-]+(:\d{1,5})?$/;
@@ -134,6 +144,7 @@ export function configsFromContext(context: Record<string, unknown>): StackConfi
     alarmEmail: get('alarmEmail') || undefined,
     alarmTopicArn: get('alarmTopicArn') || undefined,
     botCacheTtlMs: int('botCacheTtlMs'),
+    chatListShards: int('chatListShards'),
     limits: parseLimits(get('limits')),
   };
   const rate = int('throttleRate');
@@ -190,6 +201,9 @@ export function resolveConfig(given: Partial<StackConfig>): StackConfig {
   }
   if (c.alarmEmail && c.alarmTopicArn) fail('give alarmEmail or alarmTopicArn, not both (subscribe the address to your topic instead)');
   if (!(Number.isInteger(c.botCacheTtlMs) && c.botCacheTtlMs >= 0)) fail(`botCacheTtlMs must be a whole number of ms, 0 or more: ${c.botCacheTtlMs}`);
+  if (!(Number.isInteger(c.chatListShards) && c.chatListShards >= 1 && c.chatListShards <= MAX_CHAT_LIST_SHARDS)) {
+    fail(`chatListShards must be a whole number from 1 to ${MAX_CHAT_LIST_SHARDS}: ${c.chatListShards}`);
+  }
   for (const [name, value] of Object.entries(c.limits)) {
     if (!(LIMIT_VARIABLES as readonly string[]).includes(name)) fail(`limits: unknown limit ${name}; known: ${LIMIT_VARIABLES.join(', ')}`);
     if (!(Number.isInteger(value) && value >= 0)) fail(`limits: ${name} must be a whole number, 0 (off) or more: ${value}`);

@@ -89,7 +89,7 @@ export class ChatStack extends Stack implements StackParts {
         indexName: gsi.indexName,
         partitionKey: attr(gsi.partitionKey),
         sortKey: attr(gsi.sortKey),
-        projectionType: dynamodb.ProjectionType.ALL,
+        projectionType: dynamodb.ProjectionType[gsi.projection],
       });
     }
 
@@ -132,6 +132,7 @@ export class ChatStack extends Stack implements StackParts {
       TABLE_NAME: this.table.tableName,
       BUCKET_NAME: this.bucket.bucketName,
       BOT_CACHE_TTL_MS: String(config.botCacheTtlMs),
+      CHAT_LIST_SHARDS: String(config.chatListShards),
       NODE_OPTIONS: '--enable-source-maps',
       ...Object.fromEntries(Object.entries(config.limits).map(([k, v]) => [k, String(v)])),
     };

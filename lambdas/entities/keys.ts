@@ -12,8 +12,13 @@ export const RATE_KEY_PREFIX = 'RATE#';
 export const keys = {
   bot: (botId: string): Key => ({ pk: `BOT#${botId}`, sk: 'BOT' }),
   clientKey: (clientKey: string): Key => ({ pk: `KEY#${clientKey}`, sk: 'KEY' }),
-  /** The user record lives under its bot, keyed by external id: unique per bot, found in one read. */
-  user: (botId: string, externalId: string): Key => ({ pk: `BOT#${botId}`, sk: `EXT#${externalId}` }),
+  /**
+   * The user record, keyed by its bot and external id: unique per bot, found in one read, and a partition of its
+   * own, so a bot's sessions share no key (docs/architecture.md "Hot keys").
+   */
+  user: (botId: string, externalId: string): Key => ({ pk: `BOT#${botId}#EXT#${externalId}`, sk: 'USER' }),
+  /** Where a user record lived before it had a partition of its own: read while the move runs (flows/migrate.ts). */
+  legacyUser: (botId: string, externalId: string): Key => ({ pk: `BOT#${botId}`, sk: `EXT#${externalId}` }),
   /** The partition of everything a user owns (chats, messages, counters): one Query reads a list. */
   userPartition: (userId: string): string => `USER#${userId}`,
   /** The user by id (Bot API look-ups, erasure): its bot and external id, and the erase task once one began. */
@@ -46,13 +51,21 @@ export const keys = {
   /** The owner's copy of a chat: the chat list is one strongly consistent Query of the owner's partition. */
   chat: (userId: string, chatId: string): Key => ({ pk: keys.userPartition(userId), sk: `CHAT#${chatId}` }),
   chatPrefix: 'CHAT#',
-  /** gsi1 of a chat: its bot's chats by last activity (the Bot API's list, newest first). */
-  chatActivity: (botId: string, at: string, chatId: string): { gsi1pk: string; gsi1sk: string } => ({
-    gsi1pk: keys.botChats(botId),
-    gsi1sk: `${at}#${chatId}`,
+  /**
+   * gsi2 of a chat: its bot's chats by last activity (the Bot API's list, newest first), spread over `shards`
+   * write shards by chat id, so no index key takes every message of a bot (docs/architecture.md "Hot keys").
+   * A chat stays in its shard for life; the list reads every shard and merges.
+   */
+  chatActivity: (botId: string, at: string, chatId: string, shards: number): { gsi2pk: string; gsi2sk: string } => ({
+    gsi2pk: keys.botChats(botId, chatListShard(chatId, shards)),
+    gsi2sk: keys.activityAt(at, chatId),
   }),
-  /** gsi1 partition of a bot's chats. */
-  botChats: (botId: string): string => `BOT#${botId}`,
+  /** A chat's activity sort key: its last activity, then its id (unique, so the list's cursor is exact). */
+  activityAt: (at: string, chatId: string): string => `${at}#${chatId}`,
+  /** gsi2 partition of one shard of a bot's chats. */
+  botChats: (botId: string, shard: number): string => `BOT#${botId}#${shard}`,
+  /** gsi1 partition of a bot's chats before they were sharded: read while the move runs (flows/migrate.ts). */
+  legacyBotChats: (botId: string): string => `BOT#${botId}`,
   /** Who owns a chat: tells 403 from 404 on the error path, and serves the Bot API. */
   chatPointer: (chatId: string): Key => ({ pk: keys.chatPartition(chatId), sk: 'META' }),
   /** Messages sit in the owner's partition, so any item a history Query returns proves ownership. */
@@ -94,6 +107,11 @@ export const keys = {
   /** gsi1 partition that lists every bot (CLI). */
   botsIndex: 'BOTS',
 };
+
+/** The write shard of a chat in its bot's list: a hash of its id, so chats spread evenly whatever their ids look like. */
+export function chatListShard(chatId: string, shards: number): number {
+  return createHash('sha256').update(chatId).digest().readUInt32BE(0) % shards;
+}
 
 /** `entity` attribute on every item: stream filters and the publisher select items by it. */
 export type Entity =

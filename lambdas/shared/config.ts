@@ -20,6 +20,9 @@ function intEnv(name: string, fallback: number): number {
  */
 export const TASK_TIME_MARGIN_MS = 30_000;
 
+/** Write shards of a bot's chat list unless CHAT_LIST_SHARDS says otherwise (docs/architecture.md "Hot keys"). */
+export const DEFAULT_CHAT_LIST_SHARDS = 32;
+
 /** The largest direct upload unless MAX_UPLOAD_BYTES says otherwise: 100 MB. */
 export const DEFAULT_MAX_UPLOAD_BYTES = 100 * 1024 * 1024;
 
@@ -111,6 +114,8 @@ export interface Config {
   /** Delay before each retry of a failed webhook (seconds); its length bounds the retries. */
   webhookRetryDelays: number[];
   botCacheTtlMs: number;
+  /** Write shards of each bot's chat list (gsi2); a change moves chats between shards (flows/migrate.ts). */
+  chatListShards: number;
   /** Abuse limits (docs/api.md "Limits"); 0 turns one off. */
   limits: {
     messagesPerMinute: number;
@@ -171,6 +176,7 @@ export function config(): Config {
     jwtSecretMaxAgeSeconds: intEnv('JWT_SECRET_MAX_AGE_SECONDS', 300),
     webhookRetryDelays: delaysEnv('WEBHOOK_RETRY_DELAYS', [10, 60, 300, 900, 900]),
     botCacheTtlMs: intEnv('BOT_CACHE_TTL_MS', 30_000),
+    chatListShards: Math.max(intEnv('CHAT_LIST_SHARDS', DEFAULT_CHAT_LIST_SHARDS), 1),
     limits: {
       messagesPerMinute: intEnv('RATE_MESSAGES_PER_MINUTE', 60),
       uploadsPerMinute: intEnv('RATE_UPLOADS_PER_MINUTE', 20),

@@ -35,7 +35,7 @@ export async function ensureTable(client: DynamoDBClient, tableName: string): Pr
           { AttributeName: g.partitionKey.name, KeyType: 'HASH' },
           { AttributeName: g.sortKey.name, KeyType: 'RANGE' },
         ],
-        Projection: { ProjectionType: 'ALL' },
+        Projection: { ProjectionType: g.projection },
       })),
       StreamSpecification: { StreamEnabled: true, StreamViewType: s.stream },
     }),

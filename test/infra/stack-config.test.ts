@@ -17,6 +17,7 @@ test('no context: one dev stage with the defaults', () => {
     tracing: false,
     wsAccessLogs: false,
     botCacheTtlMs: 30_000,
+    chatListShards: 32,
     limits: {},
   });
 });
@@ -37,6 +38,7 @@ test('every key, as the CLI passes them (strings)', () => {
     wsAccessLogs: 'true',
     alarmEmail: 'ops@shop.example',
     botCacheTtlMs: '0',
+    chatListShards: '64',
     limits: 'RATE_MESSAGES_PER_MINUTE=30,MAX_CHATS_PER_USER=0,MAX_UPLOAD_BYTES=209715200',
   };
   expect(Object.keys(context).filter((k) => !k.includes(':')).sort()).toEqual(CONTEXT_KEYS.filter((k) => k !== 'alarmTopicArn').sort());
@@ -54,6 +56,7 @@ test('every key, as the CLI passes them (strings)', () => {
       wsAccessLogs: true,
       alarmEmail: 'ops@shop.example',
       botCacheTtlMs: 0,
+      chatListShards: 64,
       limits: { RATE_MESSAGES_PER_MINUTE: 30, MAX_CHATS_PER_USER: 0, MAX_UPLOAD_BYTES: 200 * 1024 * 1024 },
     },
   ]);
@@ -91,6 +94,9 @@ test.each([
   [{ alarmTopicArn: 'ops-topic' }, /alarmTopicArn is not an SNS topic ARN/],
   [{ alarmEmail: 'ops@shop.example', alarmTopicArn: 'arn:aws:sns:eu-west-1:123456789012:ops' }, /alarmEmail or alarmTopicArn, not both/],
   [{ botCacheTtlMs: '-1' }, /context botCacheTtlMs must be a whole number/],
+  [{ chatListShards: '0' }, /chatListShards must be a whole number from 1 to 1000: 0/],
+  [{ chatListShards: '1001' }, /chatListShards must be a whole number from 1 to 1000: 1001/],
+  [{ chatListShards: 'many' }, /context chatListShards must be a whole number, not "many"/],
   [{ limits: 'RATE_MESSAGES_PER_MINUTE' }, /limits must be NAME=number pairs/],
   [{ limits: 'RATE_EVERYTHING=5' }, /unknown limit RATE_EVERYTHING; known: RATE_MESSAGES_PER_MINUTE/],
   [{ limits: 'MAX_UPLOAD_BYTES=0' }, /MAX_UPLOAD_BYTES must be from 1 to 5368709120 \(S3's 5 GB for one POST\): 0/],

@@ -16,7 +16,7 @@ const STREAM_READ_ACTIONS = ['dynamodb:DescribeStream', 'dynamodb:GetRecords', '
 const SQS_CONSUMER_ACTIONS = ['sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:ReceiveMessage'];
 const XRAY_ACTIONS = ['xray:PutTelemetryRecords', 'xray:PutTraceSegments'];
 
-/** A CloudFormation value as a readable string: <Table.Arn>/index/gsi1, <AWS::Region>, *. */
+/** A CloudFormation value as a readable string: <Table.Arn>/index/gsi2, <AWS::Region>, *. */
 const flat = (v: CfnValue): string =>
   typeof v === 'string'
     ? v
@@ -60,7 +60,7 @@ function expectedGrants({ res, ids }: Shape, def: FunctionDef, tracing: boolean)
   const streamDlq = def === PUBLISHER ? ids.publisherDlq! : ids.webhookDispatcherDlq;
   return sortedSet([
     ...pairs(LOG_ACTIONS, `<${ids.logGroups[def.id]}.Arn>`), // its own log group only
-    ...pairs(def.dynamodb.map((a) => `dynamodb:${a}`), table, ...(def.index ? [`${table}/index/gsi1`] : [])),
+    ...pairs(def.dynamodb.map((a) => `dynamodb:${a}`), table, ...(def.index ? [`${table}/index/gsi1`, `${table}/index/gsi2`] : [])),
     ...(def.rateCounters ? [`dynamodb:UpdateItem on ${table} if dynamodb:LeadingKeys RATE#*`] : []),
     ...pairs((def.s3 ?? []).filter((a) => a !== 's3:ListBucket'), `<${ids.bucket}.Arn>/bots/*`),
     ...(def.s3?.includes('s3:ListBucket') ? [`s3:ListBucket on <${ids.bucket}.Arn> if s3:prefix bots/*`] : []),

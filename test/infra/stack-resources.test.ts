@@ -18,7 +18,7 @@ beforeAll(async () => {
 });
 const sortedSet = (xs: string[]) => [...new Set(xs)].sort();
 
-test('the table: on-demand, PITR, stream with old and new images, TTL, gsi1, retained and protected from deletion', () => {
+test('the table: on-demand, PITR, stream with old and new images, TTL, gsi1 (whole items) and gsi2 (keys only), retained and protected from deletion', () => {
   template.hasResource('AWS::DynamoDB::Table', {
     DeletionPolicy: 'Retain',
     Properties: {
@@ -31,7 +31,17 @@ test('the table: on-demand, PITR, stream with old and new images, TTL, gsi1, ret
       PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
       StreamSpecification: { StreamViewType: 'NEW_AND_OLD_IMAGES' },
       TimeToLiveSpecification: { AttributeName: 'ttl', Enabled: true },
-      GlobalSecondaryIndexes: [Match.objectLike({ IndexName: 'gsi1', Projection: { ProjectionType: 'ALL' } })],
+      GlobalSecondaryIndexes: [
+        Match.objectLike({ IndexName: 'gsi1', Projection: { ProjectionType: 'ALL' } }),
+        Match.objectLike({
+          IndexName: 'gsi2',
+          KeySchema: [
+            { AttributeName: 'gsi2pk', KeyType: 'HASH' },
+            { AttributeName: 'gsi2sk', KeyType: 'RANGE' },
+          ],
+          Projection: { ProjectionType: 'KEYS_ONLY' },
+        }),
+      ],
     },
   });
 });
@@ -106,7 +116,7 @@ test('each route has its own function: Node 22 on arm64, with the table, bucket 
     const props = propsOf<FunctionProps>(resources, ids.functions[route.id]);
     expect(props.Runtime).toBe('nodejs22.x');
     expect(props.Architectures).toEqual(['arm64']);
-    const expected = ['BOT_CACHE_TTL_MS', 'BUCKET_NAME', 'NODE_OPTIONS', 'TABLE_NAME'];
+    const expected = ['BOT_CACHE_TTL_MS', 'BUCKET_NAME', 'CHAT_LIST_SHARDS', 'NODE_OPTIONS', 'TABLE_NAME'];
     if (route.jwt) expected.push('JWT_SECRET_ARN'); // the Bot API never sees the JWT key
     if (route.id === 'create_session') expected.push('REALTIME_URL'); // only session creation hands out the URL
     if (route.closeConnections) expected.push('WS_MANAGEMENT_ENDPOINT'); // an erasure closes the user's sockets

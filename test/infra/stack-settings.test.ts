@@ -97,6 +97,7 @@ describe('settings (lib/stack-config.ts)', () => {
       const props = propsOf<FunctionProps>(tuned.resources, tuned.ids.functions[def.id]);
       expect([def.id, props.MemorySize, props.Architectures]).toEqual([def.id, 1024, ['x86_64']]);
       expect(props.Environment?.Variables.BOT_CACHE_TTL_MS).toBe('0');
+      expect(props.Environment?.Variables.CHAT_LIST_SHARDS).toBe('64');
     }
     t.hasResourceProperties('AWS::S3::Bucket', { Tags: Match.arrayWith([{ Key: 'stage', Value: 'staging' }]) });
   });

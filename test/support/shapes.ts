@@ -26,6 +26,7 @@ export const SHAPES: Record<string, ChatStackProps> = {
     architecture: 'x86_64',
     wsAccessLogs: true,
     botCacheTtlMs: 0,
+    chatListShards: 64,
     throttle: { rateLimit: 10, burstLimit: 20 },
     limits: { RATE_MESSAGES_PER_MINUTE: 30, MAX_CHATS_PER_USER: 5, MAX_UPLOAD_BYTES: 1024 ** 3 },
   },
