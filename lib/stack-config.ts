@@ -2,6 +2,7 @@
 // (`cdk synth --context stage=staging --context realtime=false`), read by bin/app.ts and bin/deploy.ts.
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { CORS, ROUTES, WS_ROUTES } from './routes';
+import { AWS_QUOTAS } from './aws-quotas';
 import { DEFAULT_CHAT_LIST_SHARDS, DEFAULT_MAX_UPLOAD_BYTES, maxUploadProblem, storageQuotaProblem } from '../lambdas/shared/config';
 
 export const LIMIT_VARIABLES = [
@@ -77,7 +78,7 @@ export const DEFAULT_THROTTLE: Throttle = { rateLimit: 200, burstLimit: 400 };
 /** Every route key a route throttle may name: the HTTP API's routes and the WebSocket API's. */
 export const ROUTE_KEYS = [...ROUTES.map((r) => `${r.method} ${r.path}`), ...WS_ROUTES.map((r) => r.routeKey)];
 /** The least warm throughput DynamoDB gives an on-demand table (a setting below it changes nothing). */
-export const MIN_WARM_THROUGHPUT = { readUnitsPerSecond: 12_000, writeUnitsPerSecond: 4_000 };
+export const MIN_WARM_THROUGHPUT = { readUnitsPerSecond: AWS_QUOTAS.dynamoWarmReadUnitsPerSecond.value, writeUnitsPerSecond: AWS_QUOTAS.dynamoWarmWriteUnitsPerSecond.value };
 
 export const DEFAULT_CONFIG: StackConfig = {
   stage: 'dev',
