@@ -36,8 +36,10 @@ interface Conversation {
   externalId: string;
   token: string;
   chatId: string;
-  agent: ReturnType<typeof tabAgent>;
 }
+
+/** A keep-alive socket of one worker, for one window only (an idle one is closed by the server meanwhile). */
+type Agent = ReturnType<typeof tabAgent>;
 
 export async function scale(apiUrl: string, receiver: WebhookReceiver): Promise<ScaleFigures> {
   // The default limits, as deployed (their counters are per user and per socket), but sessions per IP: every
@@ -47,9 +49,9 @@ export async function scale(apiUrl: string, receiver: WebhookReceiver): Promise<
 
 async function run(apiUrl: string, receiver: WebhookReceiver): Promise<ScaleFigures> {
   const meters = await installMeters(new Map());
-  const conversations: Conversation[] = Array.from({ length: CONVERSATIONS }, (_, c) => ({ externalId: `scale-${String(c).padStart(6, '0')}`, token: '', chatId: '', agent: tabAgent() }));
+  const conversations: Conversation[] = Array.from({ length: CONVERSATIONS }, (_, c) => ({ externalId: `scale-${String(c).padStart(6, '0')}`, token: '', chatId: '' }));
   // A conversation first, unmeasured: the functions' caches (bot settings) warm, as on a warm Lambda.
-  const warm: Conversation = { externalId: 'scale-warm', token: '', chatId: '', agent: tabAgent() };
+  const warm: Conversation = { externalId: 'scale-warm', token: '', chatId: '' };
   try {
     const { createBot, updateBot } = await import('../../lambdas/flows/bot-admin');
     const { clientOptions } = await import('../../lambdas/aws/options');
@@ -60,8 +62,8 @@ async function run(apiUrl: string, receiver: WebhookReceiver): Promise<ScaleFigu
     const own = (...xs: string[]) => xs.forEach((x) => ids.add(x));
     const ownedBy = (key: string) => [...ids].some((id) => key.includes(id));
 
-    const visit = async (c: Conversation) => {
-      const s = await request<LiveSession>(apiUrl, 'POST', '/api/client/session', { agent: c.agent, json: { client_key: bot.client_key, external_id: c.externalId } });
+    const visit = async (c: Conversation, agent: Agent) => {
+      const s = await request<LiveSession>(apiUrl, 'POST', '/api/client/session', { agent, json: { client_key: bot.client_key, external_id: c.externalId } });
       c.token = s.session_token;
       own(c.externalId, s.user.id, createHash('sha256').update(s.user.id).digest('hex'));
       // The page's socket: connect and subscribe in one frame, then its close.
@@ -73,25 +75,30 @@ async function run(apiUrl: string, receiver: WebhookReceiver): Promise<ScaleFigu
       if (client) own(client);
       ws.close();
     };
-    const exchange = async (c: Conversation) => {
-      await request(apiUrl, 'POST', `/api/client/chats/${c.chatId}/messages`, { agent: c.agent, token: c.token, json: { content: 'u'.repeat(100) } });
-      await request(apiUrl, 'POST', `/api/bot/chats/${c.chatId}/messages`, { agent: c.agent, token: secretKey, json: { content: 'b'.repeat(400) } });
-      await request(apiUrl, 'POST', `/api/client/chats/${c.chatId}/read`, { agent: c.agent, token: c.token });
+    const exchange = async (c: Conversation, agent: Agent) => {
+      await request(apiUrl, 'POST', `/api/client/chats/${c.chatId}/messages`, { agent, token: c.token, json: { content: 'u'.repeat(100) } });
+      await request(apiUrl, 'POST', `/api/bot/chats/${c.chatId}/messages`, { agent, token: secretKey, json: { content: 'b'.repeat(400) } });
+      await request(apiUrl, 'POST', `/api/client/chats/${c.chatId}/read`, { agent, token: c.token });
     };
     /** Runs `act` over the conversations, AT_ONCE at a time, then waits until the stack is quiet. */
-    const each = async (act: (c: Conversation) => Promise<void>, expect: { disconnects?: number; webhooks?: number }, some = conversations) => {
+    const each = async (act: (c: Conversation, agent: Agent) => Promise<void>, expect: { disconnects?: number; webhooks?: number }, some = conversations) => {
       const mark = meters.seen.length;
       const hooks = receiver.received.count;
       const queue = [...some];
       const worker = async () => {
-        for (let c = queue.shift(); c; c = queue.shift()) await act(c);
+        const agent = tabAgent();
+        try {
+          for (let c = queue.shift(); c; c = queue.shift()) await act(c, agent);
+        } finally {
+          agent.destroy();
+        }
       };
       await Promise.all(Array.from({ length: AT_ONCE }, worker));
       const disconnects = () => meters.seen.slice(mark).filter((i) => i.entry.includes('disconnect')).length;
       await until(() => disconnects() >= (expect.disconnects ?? 0) && receiver.received.count >= hooks + (expect.webhooks ?? 0), 'the stack to finish the window');
       await quiet(meters);
     };
-    const measured = async (act: (c: Conversation) => Promise<void>, expect: { disconnects?: number; webhooks?: number }, some = conversations): Promise<KeyLoad[]> => {
+    const measured = async (act: (c: Conversation, agent: Agent) => Promise<void>, expect: { disconnects?: number; webhooks?: number }, some = conversations): Promise<KeyLoad[]> => {
       const recorder = new KeyLoadRecorder({ ...clientOptions(), endpoint: process.env.DYNAMODB_ENDPOINT });
       meters.keyLoads = recorder;
       try {
@@ -102,13 +109,15 @@ async function run(apiUrl: string, receiver: WebhookReceiver): Promise<ScaleFigu
       return recorder.loads;
     };
 
-    const warmUp = async () => {
-      await visit(warm);
-      warm.chatId = (await request<Api['Chat']>(apiUrl, 'POST', '/api/client/chats', { agent: warm.agent, token: warm.token, json: { name: 'Support' } })).id;
-      await exchange(warm);
+    const warmUp = async (agent: Agent) => {
+      await visit(warm, agent);
+      warm.chatId = (await request<Api['Chat']>(apiUrl, 'POST', '/api/client/chats', { agent, token: warm.token, json: { name: 'Support' } })).id;
+      await exchange(warm, agent);
     };
     const hooks = receiver.received.count;
-    await warmUp();
+    const agent = tabAgent();
+    await warmUp(agent);
+    agent.destroy();
     await until(() => receiver.received.count > hooks, 'the warm-up webhook');
     await quiet(meters);
     ids.clear();
@@ -118,8 +127,8 @@ async function run(apiUrl: string, receiver: WebhookReceiver): Promise<ScaleFigu
     const returners = conversations.slice(0, RETURNING);
     const returning = await measured(visit, { disconnects: returners.length }, returners);
     // Each visitor's chat (not part of an exchange or a session), then one exchange in each.
-    await each(async (c) => {
-      c.chatId = (await request<Api['Chat']>(apiUrl, 'POST', '/api/client/chats', { agent: c.agent, token: c.token, json: { name: 'Support' } })).id;
+    await each(async (c, agent) => {
+      c.chatId = (await request<Api['Chat']>(apiUrl, 'POST', '/api/client/chats', { agent, token: c.token, json: { name: 'Support' } })).id;
       own(c.chatId);
     }, {});
     const exchanges = await measured(exchange, { webhooks: n });
@@ -141,8 +150,6 @@ async function run(apiUrl: string, receiver: WebhookReceiver): Promise<ScaleFigu
     };
   } finally {
     meters.uninstall();
-    for (const c of conversations) c.agent.destroy();
-    warm.agent.destroy();
   }
 }
 
