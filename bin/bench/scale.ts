@@ -1,4 +1,4 @@
-// Phase 3: one bot with many conversations, and where their units land key by key (key-loads.ts): the hottest
+// The last phase: one bot with many conversations, and where their units land key by key (key-loads.ts): the hottest
 // key value a bot's conversations share, per exchange and per session, and the rates of one bot that take it to
 // DynamoDB's per-key limits (scale-model.ts). See docs/benchmarks.md "Scale".
 import { createHash } from 'node:crypto';
