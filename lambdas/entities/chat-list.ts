@@ -69,7 +69,7 @@ async function queryPart(
  * for the first page). Every shard (and the legacy partition when `legacy`) is queried at once for its `limit`
  * newest below the boundary: the page's chats are among them. Merged (a chat moved between two reads counts
  * once, at its newest place), the page is the first `limit`, read from the table in one BatchGet (the index
- * holds keys only); a chat deleted in between is left out. `last` is the page's boundary, none at the end.
+ * holds keys only); a chat deleted or moved in between is left out. `last` is the page's boundary, none at the end.
  * A chat whose activity moves goes above the boundary, so a later page never repeats it, and one that does not
  * move stays below it, so none is skipped.
  */
@@ -85,9 +85,12 @@ export async function botChatsPage(botId: string, limit: number, before: string 
   // More may follow when the merge had more than the page, or a part stopped at its limit.
   const more = merged.length > limit || parts.some((p) => p.last);
   const items = new Map((await batchGet(page.map(({ pk, sk }) => ({ pk, sk })))).map((i) => [`${String(i.pk)}|${String(i.sk)}`, i]));
+  // A chat whose activity moved on since the index read is above the boundary now (and may be on an earlier page,
+  // read before an index entry caught up), so it is left out like one deleted meanwhile.
   const chats = page.flatMap((l) => {
     const item = items.get(`${l.pk}|${l.sk}`);
-    return item ? [chatFromItem(item)] : [];
+    const chat = item && chatFromItem(item);
+    return chat && keys.activityAt(chat.updated_at, chat.id) <= l.activity ? [chat] : [];
   });
   return { chats, last: more && page.length ? page[page.length - 1].activity : undefined };
 }

@@ -16,6 +16,7 @@ import type { ScaleFigures } from '../../bin/bench/scale';
 import { TABLE_SCHEMA } from '../../lib/table-schema';
 import type { Target } from '../../bin/bench/targets';
 import type { ThroughputFigures } from '../../bin/bench/throughput';
+import { DEFAULT_CHAT_LIST_SHARDS } from '../../lambdas/shared/config';
 
 /** What `--json` prints (bin/bench/main.ts): every phase's figures, the machine's, and the targets judged. */
 type BenchResult = RoundTripFigures &
@@ -68,6 +69,9 @@ test('the quick benchmark prints one JSON object with every figure, and writes i
   expect(rt.create_message).toBe(2);
   expect(rt.create_session_returning).toBeLessThanOrEqual(2);
   expect(rt.create_session_new).toBeLessThanOrEqual(3);
+  // The Bot API's chat list: a Query of each shard and of the legacy partition, sent together, then the page's
+  // chats and their users (a BatchGetItem each): three waves of requests.
+  expect(rt.bot_list_chats).toBe(DEFAULT_CHAT_LIST_SHARDS + 1 + 2);
   // The chat's counter and activity, then the Query of the channel's sockets.
   expect(rt.publisher_per_message).toBe(2);
   // Bot settings cached: the dispatcher makes no DynamoDB call for them.

@@ -57,6 +57,14 @@ async function listed(index: 'gsi1' | 'gsi2', partition: string): Promise<number
 const activityOf = async (owner: ChatOwner, chatId: string) =>
   (await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.chat(owner.userId, chatId), ConsistentRead: true }))).Item?.updated_at as string | undefined;
 
+/** A random chat id of the given shard. */
+function idOfShard(shard: number): string {
+  for (;;) {
+    const id = newUuid();
+    if (chatListShard(id, SHARDS) === shard) return id;
+  }
+}
+
 /** A chat id of each shard, in shard order (ids are random: drawn until every shard has one). */
 function idPerShard(): string[] {
   const ids = new Map<number, string>();
@@ -72,10 +80,11 @@ test('500 chats over every shard, some in the legacy list: paged 25 at a time wh
   const users = await Promise.all(Array.from({ length: 4 }, (_, u) => newSession(bot.client_key, { external_id: `shopper-${u}`, first_name: `F${u}`, last_name: `L${u}` })));
   const owners = users.map((s, u): ChatOwner & { token: string; u: number } => ({ userId: s.user.id, botId: bot.id, externalId: `shopper-${u}`, token: s.session_token, u }));
   const base = Date.now() - 3_600_000;
-  // Every 20th chat still in the legacy list; every 6th with 1 to 3 user messages the operator has not read.
+  // Every 20th chat still in the legacy list; every 6th with 1 to 3 user messages the operator has not read; 40 in
+  // a row (more than a page) all in shard 5, so a page can come from one shard alone.
   const chats = Array.from({ length: 500 }, (_, i) => ({
     owner: owners[i % owners.length],
-    id: newUuid(),
+    id: i >= 200 && i < 240 ? idOfShard(5) : newUuid(),
     at: new Date(base + i * 1000).toISOString(),
     legacy: i % 20 === 7,
     unread: i % 6 === 0 ? 1 + ((i / 6) % 3) : 0,
