@@ -35,6 +35,7 @@ import { HTTP_ACCESS_LOG, WS_ACCESS_LOG, logGroup } from './stack-logs';
 import { acknowledge } from './stack-nag';
 import { TABLE_SCHEMA } from './table-schema';
 import type { StackParts } from './stack-parts';
+import { throttleRoutes } from './stack-throttles';
 import { resolveConfig, type StackConfig } from './stack-config';
 
 export { DEFAULT_THROTTLE, LIMIT_VARIABLES, type LimitVariable } from './stack-config';
@@ -84,6 +85,8 @@ export class ChatStack extends Stack implements StackParts {
       removalPolicy: dataRemoval,
       // A retained table is also protected from deletion by hand or by a replacement (every user's chats).
       deletionProtection: !destroy,
+      // Partitions made ahead for a sale day's peak (docs/sizing.md); unset, DynamoDB's own.
+      warmThroughput: config.warmThroughput,
     });
     for (const gsi of TABLE_SCHEMA.globalSecondaryIndexes) {
       this.table.addGlobalSecondaryIndex({
@@ -158,7 +161,7 @@ export class ChatStack extends Stack implements StackParts {
     const { throttle } = config;
     // Custom domain (extension point, not built): an apigatewayv2 DomainName with an ACM certificate, passed
     // here as `domainMapping` (and the same for the WebSocket stage, whose URL then becomes REALTIME_URL).
-    new HttpStage(this, 'ClientApiStage', {
+    const httpStage = new HttpStage(this, 'ClientApiStage', {
       httpApi: this.api,
       stageName: '$default',
       autoDeploy: true,
@@ -246,13 +249,15 @@ export class ChatStack extends Stack implements StackParts {
           'WebSocket access logs need the account-wide API Gateway CloudWatch role, which one stack must not own; on with context wsAccessLogs=true once the account has it.',
         );
       }
-      for (const route of WS_ROUTES) {
+      const wsRoutes = WS_ROUTES.map((route) => {
         const fn = makeFunction(this, route);
-        this.wsApi.addRoute(route.routeKey, {
+        const made = this.wsApi!.addRoute(route.routeKey, {
           integration: new WebSocketLambdaIntegration(`${route.id}-integration`, fn),
           returnResponse: route.returnResponse,
         });
-      }
+        return { key: route.routeKey, route: made };
+      });
+      throttleRoutes(this.wsStage, wsRoutes, config.routeThrottles);
       new CfnOutput(this, 'RealtimeUrl', { value: this.wsStage.url, description: 'WebSocket URL (also in every session response)' });
     }
 
@@ -265,14 +270,16 @@ export class ChatStack extends Stack implements StackParts {
     this.publisherDlq = deadLetterQueue('PublisherDlq');
     streamConsumer(this, publisherFor(config.realtime), this.publisherDlq, this.redoDlqs.publisher);
 
-    for (const route of ROUTES) {
+    const httpRoutes = ROUTES.map((route) => {
       const fn = makeFunction(this, route);
-      this.api.addRoutes({
+      const [made] = this.api.addRoutes({
         path: route.path,
         methods: [HttpMethod[route.method]],
         integration: new HttpLambdaIntegration(`${route.id}-integration`, fn),
       });
-    }
+      return { key: `${route.method} ${route.path}`, route: made };
+    });
+    throttleRoutes(httpStage, httpRoutes, config.routeThrottles);
 
     this.alarmTopic = addAlarms(this);
 
