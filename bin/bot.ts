@@ -23,7 +23,7 @@ external ids with; rotate-* print the new secret once.
 --retention-days keeps messages and files that many days (1-3650; off: for ever); an update with it prints
 the retention_task_id that re-dates what is stored (GET /api/bot/tasks/{task_id} follows it); setting the same
 value again re-dates again (a failed task is done over).
-migrate moves stored data to the key layout of this version (docs/deploy.md "Upgrading a stage"), here and to
+migrate moves stored data to the key layout of this version (docs/scale.md "Upgrading a stage"), here and to
 its end; nothing when the table is at it. With --aws, CHAT_LIST_SHARDS must be the stage's setting.
 
 By default it talks to the local stack (npm start; same DATA_DIR/DYNAMODB_PORT/TABLE_NAME env).

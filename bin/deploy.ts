@@ -1,6 +1,6 @@
 // `npm run deploy -- --stage staging [--realtime false ...] [--dry-run] [-- <cdk deploy options>]`: a thin
 // wrapper over `npx cdk deploy` that turns its options into context keys (lib/stack-config.ts), checked first,
-// then moves the stage's data to this version's key layout if it is not there yet (docs/deploy.md "Upgrading a stage").
+// then moves the stage's data to this version's key layout if it is not there yet (docs/scale.md "Upgrading a stage").
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -61,7 +61,7 @@ export interface StackConfig {
   /** How long handlers cache bot settings (ms); 0 turns the cache off. */
   botCacheTtlMs: number;
   /**
-   * Write shards of each bot's chat list (the Bot API's list by activity, docs/architecture.md "Hot keys"): more
+   * Write shards of each bot's chat list (the Bot API's list by activity, docs/scale.md "Hot keys"): more
    * spreads a busy bot's messages over more index keys, and makes each list page read more. A change on a stage
    * with chats needs the data move (docs/configuration.md).
    */
@@ -70,7 +70,7 @@ export interface StackConfig {
   limits: Partial<Record<LimitVariable, number>>;
   /**
    * Records per invocation of each stream consumer (publisher, webhook dispatcher), 1 to 10,000: a batch's users
-   * run side by side, so larger batches are what lets a shard keep up (docs/architecture.md "Stream consumers").
+   * run side by side, so larger batches are what lets a shard keep up (docs/scale.md "Stream consumers").
    */
   streamBatchSize: number;
   /** Seconds a stream consumer may wait to fill a batch (0 to 300); 0: a batch goes as soon as records are read. */

@@ -14,7 +14,7 @@ export const keys = {
   clientKey: (clientKey: string): Key => ({ pk: `KEY#${clientKey}`, sk: 'KEY' }),
   /**
    * The user record, keyed by its bot and external id: unique per bot, found in one read, and a partition of its
-   * own, so a bot's sessions share no key (docs/architecture.md "Hot keys").
+   * own, so a bot's sessions share no key (docs/scale.md "Hot keys").
    */
   user: (botId: string, externalId: string): Key => ({ pk: `BOT#${botId}#EXT#${externalId}`, sk: 'USER' }),
   /** Where a user record lived before it had a partition of its own: read while the move runs (flows/migrate.ts). */
@@ -55,7 +55,7 @@ export const keys = {
   chatPrefix: 'CHAT#',
   /**
    * gsi2 of a chat: its bot's chats by last activity (the Bot API's list, newest first), spread over `shards`
-   * write shards by chat id, so no index key takes every message of a bot (docs/architecture.md "Hot keys").
+   * write shards by chat id, so no index key takes every message of a bot (docs/scale.md "Hot keys").
    * A chat stays in its shard for life; the list reads every shard and merges.
    */
   chatActivity: (botId: string, at: string, chatId: string, shards: number): { gsi2pk: string; gsi2sk: string } => ({

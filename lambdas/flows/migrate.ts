@@ -1,4 +1,4 @@
-// The move of stored data to the key layout this code writes (docs/deploy.md "Upgrading a stage"): users off
+// The move of stored data to the key layout this code writes (docs/scale.md "Upgrading a stage"): users off
 // their bot's partition into their own, chats' list entries off gsi1 onto the sharded gsi2 (or into their shard
 // after CHAT_LIST_SHARDS changed). One `migrate` task scans the table a page at a time, its cursor in the task
 // item, and writes the layout marker when done; until then reads look at both layouts (entities/layout.ts).

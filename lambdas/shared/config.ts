@@ -20,7 +20,7 @@ function intEnv(name: string, fallback: number): number {
  */
 export const TASK_TIME_MARGIN_MS = 30_000;
 
-/** Write shards of a bot's chat list unless CHAT_LIST_SHARDS says otherwise (docs/architecture.md "Hot keys"). */
+/** Write shards of a bot's chat list unless CHAT_LIST_SHARDS says otherwise (docs/scale.md "Hot keys"). */
 export const DEFAULT_CHAT_LIST_SHARDS = 32;
 
 /** The largest direct upload unless MAX_UPLOAD_BYTES says otherwise: 100 MB. */
