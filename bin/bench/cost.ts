@@ -97,10 +97,13 @@ const addUnits = (a: Units, b: Units) => UNIT_KEYS.forEach((k) => (a[k] += b[k])
 const perEach = <T extends Record<string, number>>(o: T, n: number, digits = 4): T =>
   Object.fromEntries(Object.entries(o).map(([k, v]) => [k, round(v / n, digits)])) as T;
 
-/** The default abuse limits during the phase (the tool stack turns them off): their counters are part of the bill. */
-async function withDefaultLimits<T>(run: () => Promise<T>): Promise<T> {
+/**
+ * The default abuse limits during a phase (the tool stack turns them off): their counters are part of the bill.
+ * `keepOff`: limits left off all the same.
+ */
+export async function withDefaultLimits<T>(run: () => Promise<T>, keepOff: string[] = []): Promise<T> {
   const { reloadConfig } = await import('../../lambdas/shared/config');
-  const names = Object.keys(process.env).filter((k) => k.startsWith('RATE_') || ['MAX_CHATS_PER_USER', 'MAX_SOCKETS_PER_USER', 'MAX_OPEN_UPLOAD_BYTES', 'MAX_UPLOAD_BYTES_PER_DAY'].includes(k));
+  const names = Object.keys(process.env).filter((k) => !keepOff.includes(k) && (k.startsWith('RATE_') || ['MAX_CHATS_PER_USER', 'MAX_SOCKETS_PER_USER', 'MAX_OPEN_UPLOAD_BYTES', 'MAX_UPLOAD_BYTES_PER_DAY'].includes(k)));
   const saved = Object.fromEntries(names.map((k) => [k, process.env[k]]));
   for (const k of names) delete process.env[k];
   reloadConfig();

@@ -7,6 +7,7 @@ import type { RealtimeFigures } from './realtime';
 import type { ThroughputFigures } from './throughput';
 import type { ColdInitFigures } from './cold-init';
 import type { CostFigures } from './cost';
+import type { ScaleFigures } from './scale';
 import { UNIT_KEYS } from './cost-model';
 
 /** A line of the tables (stdout); with --json only the JSON is printed. */
@@ -24,6 +25,16 @@ export function reportRoundTrips({ round_trips: trips, capacity_units: units, re
     out(`${k.padEnd(32)}${String(u.round_trips).padStart(12)}${String(u.read_units).padStart(11)}${String(u.write_units).padStart(12)}${String(u.sqs_requests).padStart(5)}`);
   }
   out(`a reply with reminders off: ${reminder.dispatcher_invocations_per_reply_reminders_off} dispatcher invocations`);
+}
+
+export function reportScale(s: ScaleFigures): void {
+  out(`\nScale: one bot, ${s.conversations} conversations; the hottest key value they share, units per exchange or session on it (most on one value)`);
+  out(`${'window'.padEnd(20)}${'index'.padEnd(7)}${'writes on'.padEnd(24)}${'WCU'.padStart(8)}${'(most)'.padStart(8)}  ${'reads on'.padEnd(24)}${'RCU'.padStart(8)}${'(most)'.padStart(8)}`);
+  const cell = (k: { key: string; units: number; max_units: number } | null) => (k ? `${k.key.padEnd(24)}${String(k.units).padStart(8)}${String(k.max_units).padStart(8)}` : `${'-'.padEnd(24)}${''.padStart(16)}`);
+  for (const [name, w] of [['exchange', s.per_exchange], ['session, new', s.per_session_new], ['session, returning', s.per_session_returning]] as const) {
+    for (const [target, k] of Object.entries(w.keys)) out(`${name.padEnd(20)}${target.padEnd(7)}${cell(k.write)}  ${cell(k.read)}`);
+  }
+  out(`max exchanges/s per bot: ${s.max_exchanges_per_s_per_bot ?? 'no shared key'} (${s.exchanges_limited_by}); max sessions/s per bot: ${s.max_sessions_per_s_per_bot ?? 'no shared key'} (${s.sessions_limited_by})`);
 }
 
 export function reportCost(c: CostFigures): void {

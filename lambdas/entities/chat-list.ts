@@ -7,6 +7,7 @@ import { config } from '../shared/config';
 import { byCodeUnits } from '../shared/ids';
 import { chatFromItem, type ChatItem } from './chats';
 import { keys } from './keys';
+import { layoutState } from './layout';
 
 /** Where a bot's chats are listed: gsi2 by shard, or the legacy gsi1 partition. */
 type Part = number | 'legacy';
@@ -27,15 +28,22 @@ const INDEX = {
 } as const;
 
 /**
- * Whether chats of a bot may still be listed only in the legacy gsi1 partition, so the list and the walks read
- * it too (one more small Query). The data move (flows/migrate.ts) says when none are left.
+ * Where a bot's chats may be listed now: the legacy gsi1 partition too while chats may still be only there (one
+ * more small Query), and the shards of the count the chats were keyed for as well while a change of
+ * CHAT_LIST_SHARDS re-shards them. The data move (flows/migrate.ts) says when neither is left (its marker).
  */
-export async function legacyChatsMayExist(): Promise<boolean> {
-  return Promise.resolve(true);
+export interface ListLayout {
+  legacy: boolean;
+  shards: number;
+}
+
+export async function listLayout(): Promise<ListLayout> {
+  const state = await layoutState();
+  return { legacy: state.legacyChatList, shards: Math.max(config().chatListShards, state.legacyChatList ? state.previousShards : 0) };
 }
 
 /** The parts a bot's chats are in, in the order a walk takes them: the legacy partition first (see botChatsWalk). */
-const partsOf = (legacy: boolean): Part[] => [...(legacy ? (['legacy'] as const) : []), ...Array.from({ length: config().chatListShards }, (_, i) => i)];
+const partsOf = ({ legacy, shards }: ListLayout): Part[] => [...(legacy ? (['legacy'] as const) : []), ...Array.from({ length: shards }, (_, i) => i)];
 
 async function queryPart(
   botId: string,
@@ -66,15 +74,15 @@ async function queryPart(
 
 /**
  * A page of the bot's chats, newest activity first, below `before` (the last activity of the page before, none
- * for the first page). Every shard (and the legacy partition when `legacy`) is queried at once for its `limit`
+ * for the first page). Every shard (and the legacy partition when `layout.legacy`) is queried at once for its `limit`
  * newest below the boundary: the page's chats are among them. Merged (a chat moved between two reads counts
  * once, at its newest place), the page is the first `limit`, read from the table in one BatchGet (the index
  * holds keys only); a chat deleted or moved in between is left out. `last` is the page's boundary, none at the end.
  * A chat whose activity moves goes above the boundary, so a later page never repeats it, and one that does not
  * move stays below it, so none is skipped.
  */
-export async function botChatsPage(botId: string, limit: number, before: string | undefined, legacy: boolean): Promise<{ chats: ChatItem[]; last?: string }> {
-  const parts = await Promise.all(partsOf(legacy).map((part) => queryPart(botId, part, { limit, newestFirst: true, before })));
+export async function botChatsPage(botId: string, limit: number, before: string | undefined, layout: ListLayout): Promise<{ chats: ChatItem[]; last?: string }> {
+  const parts = await Promise.all(partsOf(layout).map((part) => queryPart(botId, part, { limit, newestFirst: true, before })));
   const newest = new Map<string, Listed>();
   for (const l of parts.flatMap((p) => p.listed)) {
     const seen = newest.get(l.chatId);
@@ -109,15 +117,15 @@ export interface WalkedChat {
 }
 
 /**
- * Up to `limit` of the bot's chats from `from` on: the legacy partition (when `legacy`), then each shard, each
+ * Up to `limit` of the bot's chats from `from` on: the legacy partition (when `layout.legacy`), then each shard, each
  * oldest activity first. A chat only moves forward (to the end of its shard, or from the legacy partition to
  * its shard, walked later), so a walk skips none; it may see one twice. `next` is none once every part is done.
  */
-export async function botChatsWalk(botId: string, limit: number, legacy: boolean, from?: WalkAt): Promise<{ chats: WalkedChat[]; next?: WalkAt }> {
-  const parts = partsOf(legacy);
+export async function botChatsWalk(botId: string, limit: number, layout: ListLayout, from?: WalkAt): Promise<{ chats: WalkedChat[]; next?: WalkAt }> {
+  const parts = partsOf(layout);
   // A cursor of a part no longer walked: the legacy partition once none is left there starts the shards; a shard
   // beyond the count (lowered since) has nothing left to walk.
-  let at: WalkAt | undefined = !from || (from.part === 'legacy' && !legacy) ? { part: parts[0] } : parts.includes(from.part) ? from : undefined;
+  let at: WalkAt | undefined = !from || (from.part === 'legacy' && !layout.legacy) ? { part: parts[0] } : parts.includes(from.part) ? from : undefined;
   const chats: WalkedChat[] = [];
   while (at && chats.length < limit) {
     const { part } = at;

@@ -18,7 +18,9 @@ export const keys = {
    */
   user: (botId: string, externalId: string): Key => ({ pk: `BOT#${botId}#EXT#${externalId}`, sk: 'USER' }),
   /** Where a user record lived before it had a partition of its own: read while the move runs (flows/migrate.ts). */
-  legacyUser: (botId: string, externalId: string): Key => ({ pk: `BOT#${botId}`, sk: `EXT#${externalId}` }),
+  legacyUser: (botId: string, externalId: string): Key => ({ pk: `BOT#${botId}`, sk: keys.legacyUserPrefix + externalId }),
+  /** Every legacy user item's sort key starts so (the move finds them by it). */
+  legacyUserPrefix: 'EXT#',
   /** The partition of everything a user owns (chats, messages, counters): one Query reads a list. */
   userPartition: (userId: string): string => `USER#${userId}`,
   /** The user by id (Bot API look-ups, erasure): its bot and external id, and the erase task once one began. */
@@ -104,9 +106,24 @@ export const keys = {
   chatPartition: (chatId: string): string => `CHAT#${chatId}`,
   /** The partition of a chat's idempotency keys. */
   idempotencyPartition: (chatId: string): string => `IDEM#${chatId}`,
+  /**
+   * A bot marked slow: its webhook receiver timed out lately, so its deliveries go to the slow lane
+   * (flows/webhook-lanes.ts). Its own partition, apart from the bot's: only the webhook functions read it.
+   */
+  slowWebhooks: (botId: string): Key => ({ pk: `SLOWHOOK#${botId}`, sk: 'SLOW' }),
   /** gsi1 partition that lists every bot (CLI). */
   botsIndex: 'BOTS',
+  /** The layout marker: which key layout every item is at (entities/layout.ts, written by flows/migrate.ts). */
+  layout: (): Key => ({ pk: 'LAYOUT', sk: 'LAYOUT' }),
+  /**
+   * A stream consumer's hold on one lane (a user): its records wait in the consumer's redo queue, so the lane's
+   * next records go after them (entities/stream-holds.ts). One key per lane: no two users share it.
+   */
+  streamHold: (consumer: string, lane: string): Key => ({ pk: `HOLD#${consumer}#${lane}`, sk: 'HOLD' }),
 };
+
+/** The key layout this code writes (the layout marker records it): 2 = users in their own partition, the chat list on sharded gsi2. */
+export const LAYOUT_VERSION = 2;
 
 /** The write shard of a chat in its bot's list: a hash of its id, so chats spread evenly whatever their ids look like. */
 export function chatListShard(chatId: string, shards: number): number {
@@ -135,4 +152,7 @@ export type Entity =
   | 'upload_ref'
   | 'connection_ref'
   | 'task'
-  | 'export';
+  | 'export'
+  | 'layout'
+  | 'stream_hold'
+  | 'slow_webhooks';

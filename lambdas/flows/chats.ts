@@ -7,7 +7,7 @@ import { byCodeUnits, newUuid } from '../shared/ids';
 import { chatCountedSeq, chatCountWrite, newChatWrites, rejectChatAccess, toChat, userChats, type BotChatPage, type Chat, type ChatItem, type ChatOwner, type NewChat } from '../entities/chats';
 import { usersByExternalId } from '../entities/users';
 import { decodeCursor, encodeCursor } from '../entities/chat-cursor';
-import { botChatsPage, legacyChatsMayExist } from '../entities/chat-list';
+import { botChatsPage, listLayout } from '../entities/chat-list';
 import { resetUnread } from '../entities/chat-activity';
 import { rateLimited, rateUpdate, type RateLimit } from '../policies/rate';
 import { retainedUnread, retentionWindow, type RetentionWindow } from '../policies/retention';
@@ -69,7 +69,7 @@ export async function markChatReadByOperator(userId: string, chatId: string): Pr
  */
 export async function listBotChats(botId: string, limit: number, cursor?: string, w: RetentionWindow = retentionWindow({})): Promise<BotChatPage> {
   const before = cursor ? decodeCursor(cursor, botId) : undefined;
-  const { chats: items, last } = await botChatsPage(botId, limit, before, await legacyChatsMayExist());
+  const { chats: items, last } = await botChatsPage(botId, limit, before, await listLayout());
   const users = await usersByExternalId(botId, [...new Set(items.flatMap((i) => (i.external_id ? [i.external_id] : [])))]);
   const chats = await Promise.all(
     items.map(async (item) => {

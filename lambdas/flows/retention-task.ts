@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { listKeysPage } from '../aws/s3';
 import { config, TASK_TIME_MARGIN_MS } from '../shared/config';
 import { readBot } from '../entities/bots';
-import { botChatsWalk, legacyChatsMayExist, type WalkAt } from '../entities/chat-list';
+import { botChatsWalk, listLayout, type WalkAt } from '../entities/chat-list';
 import { botKeyPrefix, readFiles } from '../entities/files';
 import { keys } from '../entities/keys';
 import { redate } from '../entities/expiry';
@@ -94,7 +94,7 @@ export async function applyRetention(task: TaskRecord, timeLeft: () => number): 
 
 /** Up to CHATS_PER_PAGE chats (entities/chat-list.ts walks every shard); out of time within the page, the cursor is the last chat done. */
 async function chatsPage(botId: string, bot: Retained, enough: () => boolean, from?: WalkAt): Promise<Cursor> {
-  const page = await botChatsWalk(botId, CHATS_PER_PAGE, await legacyChatsMayExist(), from);
+  const page = await botChatsWalk(botId, CHATS_PER_PAGE, await listLayout(), from);
   for (const chat of page.chats) {
     await redateChat(bot, chat.user_id, chat.id);
     if (!enough()) return { phase: 'chats', at: chat.at };

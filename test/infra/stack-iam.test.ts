@@ -80,8 +80,10 @@ function expectedGrants({ res, ids }: Shape, def: FunctionDef, tracing: boolean)
     // S3 invokes the upload completer asynchronously; Lambda sends what failed every retry to its queue.
     ...(def === UPLOAD_COMPLETER ? pairs(DESTINATION_ACTIONS, `<${ids.uploadCompleterDlq}.Arn>`) : []),
     // ...or consume the queue, with the function's role.
-    ...(def === WEBHOOK_DELIVERER ? pairs(SQS_CONSUMER_ACTIONS, `<${ids.queues.webhooks}.Arn>`) : []),
+    ...(def === WEBHOOK_DELIVERER ? pairs(SQS_CONSUMER_ACTIONS, `<${ids.queues.webhooks}.Arn>`, `<${ids.queues.webhooks_slow}.Arn>`) : []),
     ...(def === TASK_WORKER ? pairs(SQS_CONSUMER_ACTIONS, `<${ids.queues.tasks}.Arn>`) : []),
+    // A stream consumer sends what it sets aside to its redo queue, and consumes it.
+    ...('filters' in def ? pairs([...SEND_ACTIONS, ...SQS_CONSUMER_ACTIONS], `<${ids.redoQueues[def.id as 'publisher'].queue}.Arn>`) : []),
     ...(tracing ? pairs(XRAY_ACTIONS, '*') : []), // X-Ray has no resource-level permissions
   ]);
 }

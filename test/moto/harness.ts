@@ -45,8 +45,8 @@ export interface Handle {
 export interface Webhooks {
   url: string;
   received: { headers: Record<string, string | string[] | undefined>; body: string }[];
-  /** The status the receiver answers with. */
-  status: number;
+  /** The status the receiver answers with, or 'hang': it never answers (the deliverer times out). */
+  status: number | 'hang';
 }
 
 export class Harness {
@@ -93,7 +93,8 @@ export class Harness {
       const chunks: Buffer[] = [];
       for await (const c of req) chunks.push(c as Buffer);
       received.push({ headers: req.headers, body: Buffer.concat(chunks).toString() });
-      res.writeHead(this.webhooks.status).end();
+      const { status } = this.webhooks;
+      if (status !== 'hang') res.writeHead(status).end();
     })());
     await new Promise<void>((r) => this.webhookServer.listen(port, '127.0.0.1', () => r()));
     this.streams = new DynamoDBStreamsClient({ endpoint: this.rec.endpoint, region: REGION, credentials: this.keys.admin });
