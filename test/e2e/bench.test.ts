@@ -78,11 +78,15 @@ test('the quick benchmark prints one JSON object with every figure, and writes i
   expect(rt.publisher_per_message).toBe(3);
   // Bot settings cached: the dispatcher's one call is its batch's read of the holds.
   expect(rt.webhook_dispatcher_per_message).toBe(1);
-  // An unread reminder: scheduled by the chat read, the reminder's put and a delayed job; fired by the claim,
-  // the chat and user read (one BatchGet), the Query of its replies and the record of those it carries (so
-  // each reply is in one reminder). A reply with reminders off costs nothing more.
+  // An unread reminder: scheduled by the batch's read of its users' holds, the chat read, the reminder's put and
+  // a delayed job on the bot's webhook lane (the bot's slow mark read once its 5 s cache is cold: the quick run's
+  // one burst is a new bot's first); fired by the claim, the chat and user read (one BatchGet), the Query of its
+  // replies and the record of those it carries (so each reply is in one reminder). A reply with reminders off
+  // costs nothing more.
+  const burst = result.reminder.dispatcher_per_burst;
+  expect([burst.round_trips, burst.read_units]).toEqual(burst.round_trips === 4 ? [4, 2.5] : [3, 2]);
   expect(result.reminder).toEqual({
-    dispatcher_per_burst: { round_trips: 2, read_units: 1, write_units: 1, sqs_requests: 1 },
+    dispatcher_per_burst: { round_trips: burst.round_trips, read_units: burst.read_units, write_units: 1, sqs_requests: 1 },
     deliverer_per_reminder: { round_trips: 4, read_units: expect.any(Number), write_units: 2, sqs_requests: 0 },
     dispatcher_invocations_per_reply_reminders_off: 0,
   });
