@@ -157,8 +157,9 @@ test('the quick benchmark prints one JSON object with every figure, and writes i
   }
   // Each exchange writes to some index (the chat list's entry moves), so a key limits it.
   expect(scale.max_exchanges_per_s_per_bot).toEqual(expect.any(Number));
-  expect(result.targets['scale.max_exchanges_per_s_per_bot']).toMatchObject({ value: scale.max_exchanges_per_s_per_bot, target: '>= 5000' });
-  expect(result.targets['scale.max_sessions_per_s_per_bot']).toMatchObject({ value: scale.max_sessions_per_s_per_bot, target: '>= 10000' });
+  // Units of the keys the code writes, not timings: the targets hold on any machine.
+  expect(result.targets['scale.max_exchanges_per_s_per_bot']).toMatchObject({ value: scale.max_exchanges_per_s_per_bot, target: '>= 5000', met: true });
+  expect(result.targets['scale.max_sessions_per_s_per_bot']).toMatchObject({ value: scale.max_sessions_per_s_per_bot, target: '>= 10000', met: true });
   expect(result.rss_mb.at_rest.total).toBeGreaterThan(0);
   expect(result.rss_mb.under_load.total).toBeGreaterThan(0);
 }, 420_000);
