@@ -5,7 +5,7 @@ import type { Invocation } from '../../lib/local/handlers';
 import { WS_LIMITS } from '../../lib/local/ws-gateway';
 import { WS_ROUTES } from '../../lib/routes';
 import { KEEPALIVE_MS } from '../../web/keepalive';
-import { request, pollUntil, type LiveSession } from './http';
+import { request, pollUntil, type Api, type LiveSession } from './http';
 import { usdOf, type Units } from './cost-model';
 import { round } from './stats';
 
@@ -18,7 +18,7 @@ const KEEPALIVE_FRAME = JSON.stringify({ send: { data: {} } });
 const WS_DEFAULT = WS_ROUTES.find((r) => r.id === 'ws_default')!.entry;
 
 export interface IdleSocketHour {
-  /** One reconnect: $connect, the connect and subscribe frame and its reply, $disconnect. */
+  /** One reconnect: $connect, the connect and subscribe frame and its reply, the page's catch-up read, $disconnect. */
   reconnect_units: Units;
   /** One keepalive on an open, subscribed socket. */
   keepalive_units: Units;
@@ -40,8 +40,10 @@ export async function idleSocketHour(
   prices: Record<string, number>,
 ): Promise<IdleSocketHour> {
   let s!: LiveSession;
+  let chatId = '';
   await window(async () => {
     s = await request<LiveSession>(apiUrl, 'POST', '/api/client/session', { json: { client_key: clientKey, external_id: 'cost-idle' } });
+    chatId = (await request<Api['Chat']>(apiUrl, 'POST', '/api/client/chats', { token: s.session_token, json: { name: 'Support' } })).id;
   });
   /** A socket connected and subscribed to the session's channel. */
   const open = async () => {
@@ -57,7 +59,13 @@ export async function idleSocketHour(
     ws.close();
     await until(() => seen().slice(mark).some((i) => i.entry.includes('disconnect')), '$disconnect');
   };
-  const reconnect = await window(async () => close(await open()));
+  // The page fetches what it missed each time its subscription takes hold (web/app.ts catchUp: the chat's
+  // latest messages; its CORS preflight is kept 2 hours, so not one per reconnect).
+  const reconnect = await window(async () => {
+    const ws = await open();
+    await request(apiUrl, 'GET', `/api/client/chats/${chatId}/messages`, { token: s.session_token });
+    await close(ws);
+  });
   let ws!: WebSocket;
   await window(async () => void (ws = await open()));
   const keepalive = await window(async () => {
