@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import WebSocket from 'ws';
 import { Centrifuge } from 'centrifuge';
-import { stackEnv, startLocalProcess, type LocalProcess } from '../support/local-process';
+import { stackEnv, startOwnStack, type LocalProcess } from '../support/local-process';
 import { call } from '../support/http';
 import { until } from '../support/wait';
 import { keepAlive } from '../../web/keepalive';
@@ -23,11 +23,7 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'chat-keepalive-'));
   // A keepalive every 300 ms goes free (on AWS: at most one a minute per socket; the page sends one every 9).
   const env = await stackEnv(dir, { ECHO_BOT: 'off', LOCAL_WS_IDLE_MS: String(IDLE_MS), SOCKET_KEEPALIVE_FREE_EVERY_MS: '100' });
-  stack = await startLocalProcess(env);
-  // This file's lambdas/ modules (loaded below, after this) use this stack's table, not the run's shared one.
-  Object.assign(process.env, env);
-  const { applyLocalEnv, localSettings } = await import('../../lib/local/settings');
-  applyLocalEnv(localSettings());
+  stack = await startOwnStack(env);
 }, 60_000);
 afterAll(async () => {
   await stack?.stop();

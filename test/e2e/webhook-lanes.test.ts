@@ -6,7 +6,7 @@ import { createServer, type Server } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { stackEnv, startLocalProcess, type LocalProcess } from '../support/local-process';
+import { stackEnv, startOwnStack, type LocalProcess } from '../support/local-process';
 import { call } from '../support/http';
 import { freePort } from '../support/ports';
 import { jsonLines } from '../support/jsonl';
@@ -48,11 +48,7 @@ beforeAll(async () => {
     WEBHOOK_RETRY_DELAYS: '1',
     RATE_MESSAGES_PER_MINUTE: '1000',
   });
-  stack = await startLocalProcess(env);
-  // This file's lambdas/ modules (loaded below, after this) use this stack's table, not the run's shared one.
-  Object.assign(process.env, env);
-  const { applyLocalEnv, localSettings } = await import('../../lib/local/settings');
-  applyLocalEnv(localSettings());
+  stack = await startOwnStack(env);
 }, 60_000);
 afterAll(async () => {
   for (const s of servers) {
