@@ -49,6 +49,12 @@ export function reportCost(c: CostFigures): void {
   for (const [id, f] of Object.entries(c.exchange_functions)) {
     out(`${id.padEnd(26)}${String(f.invocations).padStart(12)}${String(f.billed_ms).padStart(11)}${String(f.gb_seconds).padStart(10)}${String(f.dynamodb_write_units).padStart(13)}${String(f.dynamodb_read_units).padStart(12)}${f.cpu_ms.toFixed(1).padStart(8)}`);
   }
+  const i = c.idle_socket_hour;
+  out(
+    `An idle socket-hour: ${i.reconnects_per_hour} reconnects (${i.reconnect_units.lambda_invocations} invocations, ${i.reconnect_units.websocket_messages} messages, ${i.reconnect_units.dynamodb_write_units + i.reconnect_units.dynamodb_read_units} DynamoDB units each)` +
+      ` $${(i.without_keepalive_usd * 1e6).toFixed(2)} per million; with ${i.keepalives_per_hour} keepalives (${i.keepalive_units.lambda_invocations} invocation, ${i.keepalive_units.websocket_messages} message, ${i.keepalive_units.dynamodb_write_units + i.keepalive_units.dynamodb_read_units} DynamoDB units each)` +
+      ` $${(i.with_keepalive_usd * 1e6).toFixed(2)} per million: ratio ${i.ratio}`,
+  );
   const b = c.cpu_share_bound;
   out(`Not in the bill: that CPU (${b.cpu_ms_per_exchange} ms per exchange, at most) run on the functions' share of a vCPU would add up to ${b.gb_seconds_per_exchange} GB-s, $${b.usd_per_1m_exchanges} per million exchanges`);
 }

@@ -19,7 +19,7 @@ export function checkTargets(r: {
   bundle_kb: Record<string, number>;
   cold_init_ms: Record<string, number>;
   first_request_touches: Record<string, string[]>;
-  cost: { usd_per_1m_exchanges: number };
+  cost: { usd_per_1m_exchanges: number; idle_socket_hour: { ratio: number } };
   scale: { max_exchanges_per_s_per_bot: number | null; max_sessions_per_s_per_bot: number | null };
 }): Record<string, Target> {
   const t: Record<string, Target> = {};
@@ -51,6 +51,8 @@ export function checkTargets(r: {
   const fanLimit = round(2 * rt.median + 5);
   check('realtime_ms.fanout50_median', rt.fanout50_median, '<=', fanLimit, `2 × median + 5 = ${fanLimit}`);
   check('cost.usd_per_1m_exchanges', r.cost.usd_per_1m_exchanges, '<=', 14);
+  // The page's keepalive: an idle socket-hour at most a third of what its reconnects at each idle timeout cost.
+  check('cost.idle_socket_hour.ratio', r.cost.idle_socket_hour.ratio, '<=', round(1 / 3, 3), '1/3');
   // One bot's busiest day: no key its conversations share reaches DynamoDB's per-key limits first (scale.ts).
   atLeast('scale.max_exchanges_per_s_per_bot', r.scale.max_exchanges_per_s_per_bot, 5000);
   atLeast('scale.max_sessions_per_s_per_bot', r.scale.max_sessions_per_s_per_bot, 10000);

@@ -142,6 +142,17 @@ test('the quick benchmark prints one JSON object with every figure, and writes i
   expect(bound.gb_seconds_per_exchange).toBeGreaterThanOrEqual(((bound.cpu_ms_per_exchange / 1000) * (1769 - 512)) / 1024 - 1e-5);
   expect(bound.gb_seconds_per_exchange).toBeLessThanOrEqual(((bound.cpu_ms_per_exchange / 1000) * (1769 - 256)) / 1024 + 1e-5);
   expect(result.targets['cost.usd_per_1m_exchanges']).toMatchObject({ value: cost.usd_per_1m_exchanges, target: '<= 14' });
+  // An idle page's socket-hour: without the keepalive it reconnects at each 10-minute idle timeout (a $connect, the
+  // connect and subscribe frame, the page's catch-up read of its chat, a $disconnect, with their DynamoDB units);
+  // with it, 7 keepalives (every 9 minutes)
+  // of one invocation, one message and no DynamoDB call each.
+  const idle = cost.idle_socket_hour;
+  expect(idle).toMatchObject({ reconnects_per_hour: 6, keepalives_per_hour: 7, websocket_connection_minutes: 60 });
+  expect(idle.keepalive_units).toMatchObject({ lambda_invocations: 1, websocket_messages: 1, dynamodb_write_units: 0, dynamodb_read_units: 0, http_requests: 0 });
+  expect(idle.reconnect_units).toMatchObject({ lambda_invocations: 4, websocket_messages: 2, http_requests: 1 });
+  expect(idle.reconnect_units.dynamodb_write_units).toBeGreaterThan(0);
+  expect(idle.with_keepalive_usd).toBeLessThan(idle.without_keepalive_usd);
+  expect(result.targets['cost.idle_socket_hour.ratio']).toEqual({ value: idle.ratio, target: '<= 1/3', met: idle.ratio <= 0.333 });
   // The scale block: for one bot's 64 conversations, the hottest key value they share on the table and on each
   // index, per exchange and per session, and the rates that take it to DynamoDB's per-key limits.
   const { scale } = result;
