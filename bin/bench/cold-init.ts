@@ -142,7 +142,7 @@ async function coldStartServices(jwtSecret: string) {
     async coldStart(id: string, file: string, event: unknown, sourceMaps: boolean): Promise<ColdRun> {
       const script =
         `process.stdout.write=()=>true;const t0=performance.now();const m=require(${JSON.stringify(file)});const load=performance.now()-t0;` +
-        `m.handler(${JSON.stringify(event)},{awsRequestId:'cold',getRemainingTimeInMillis:()=>60000}).then(r=>{const ms=performance.now()-t0;` +
+        `m.handler(${JSON.stringify(event)},{awsRequestId:'cold'}).then(r=>{const ms=performance.now()-t0;` +
         `process.stderr.write(JSON.stringify({ ms,load,status:r&&r.statusCode,presigned:/X-Amz-Signature=/.test(JSON.stringify(r)||'')})+'\\n');process.exit(0)})`;
       hits.secrets = 0;
       hits.s3 = 0;

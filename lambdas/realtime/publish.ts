@@ -1,9 +1,9 @@
 // DynamoDB stream → every new or edited message, every read action, every typing indicator and every settled
 // direct upload, published to the owner's channel; a new message first moves its chat's activity and unread
 // counter.
-// A user's records go out in stream order, users side by side; a record that keeps failing is set aside with
-// the user's later ones (lambdas/aws/stream-batch.ts), so it holds back no one else.
-import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
+// Records of one channel go out in order; a failure is reported per record so only the rest is retried
+// (Powertools' batch processor, lambdas/aws/stream-batch.ts).
+import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { messageFromItem, toMessage } from '../entities/messages';
 import { fileFromItem, toUploadJson } from '../entities/files';
 import { chatFromItem } from '../entities/chats';
@@ -15,16 +15,7 @@ import { clientInterfaceOpen } from '../policies/bot-access';
 import { log } from '../shared/log';
 import { config } from '../shared/config';
 import { processStreamBatch } from '../aws/stream-batch';
-import { isRedoBatch, redoBatch, streamRedo } from '../flows/stream-redo';
-import { entityOf, streamImage, streamOwner } from '../aws/dynamo';
-
-/**
- * One try of a record at its slowest: the chat's update (up to three writes), the bot's read, the Query of the
- * channel's sockets and the posts, each AWS call bounded at 7 s (lib/function-def.ts AWS_CALL_SECONDS).
- */
-const RECORD_BUDGET_MS = 6 * 7_000;
-/** Its id (lib/consumers.ts PUBLISHER): the name of its holds. */
-const CONSUMER = 'publisher';
+import { entityOf, streamImage } from '../aws/dynamo';
 
 interface Publication {
   channel: string;
@@ -72,34 +63,32 @@ export async function publicationOf(record: DynamoDBRecord): Promise<Publication
     }
     case 'chat': {
       const c = chatFromItem(item);
-      // A read moved last_read_at; a change of the chat's list keys alone (the data move, flows/migrate.ts) is no read.
-      const read = modified && c.last_event === 'read' && c.last_read_at !== (old && chatFromItem(old).last_read_at);
-      return read ? to(c, { type: 'action', data: { action: 'read', chat_id: c.id } }) : undefined;
+      return modified && c.last_event === 'read' ? to(c, { type: 'action', data: { action: 'read', chat_id: c.id } }) : undefined;
     }
     default:
       return undefined;
   }
 }
 
-/** Everything one record does: the chat's counters first, then the publication (both safe to run again). */
-async function publishRecord(record: DynamoDBRecord): Promise<void> {
-  const pub = await publicationOf(record);
-  if (!pub) return;
-  // The chat first: a client that refreshes on the publication sees the message's effect.
-  if (pub.counts) await countMessage(pub.counts, record.dynamodb?.SequenceNumber ?? '');
+export async function handler(event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> {
   // Realtime off (no @connections endpoint): the chats are moved, nothing is published (lib/consumers.ts publisherFor).
-  // A bot turned off, or its client interface disabled, since a socket connected: the socket is the client
-  // interface too, so nothing more goes to it (its next connect is refused with 103).
-  if (config().wsManagementEndpoint !== undefined && (await clientInterfaceOpen(pub.botId))) await publish(pub.channel, pub.data);
-}
-
-export async function handler(event: DynamoDBStreamEvent | SQSEvent, context?: Context): Promise<DynamoDBBatchResponse> {
-  const queueUrl = config().publisherRedoQueueUrl;
-  const steps = { lane: streamOwner, step: publishRecord, logFailure, recordBudgetMs: RECORD_BUDGET_MS, setAside: queueUrl ? streamRedo(CONSUMER, queueUrl) : undefined };
-  // Records set aside, from the redo queue: each user's in order, after the ones before them.
-  if (isRedoBatch(event)) return redoBatch(event, CONSUMER, steps);
-  // Each user's records in stream order (its channel, its chats' counters), users side by side.
-  return processStreamBatch(event, steps, context);
+  const realtime = config().wsManagementEndpoint !== undefined;
+  // Each record's publication in stream order, then each channel's in stream order; channels go out in parallel.
+  // A failure holds back the later records of its channel (a failure to read a record: every later one).
+  return processStreamBatch(event, {
+    prepare: publicationOf,
+    run: {
+      lane: (pub) => pub.channel,
+      step: async (pub, record) => {
+        // The chat first: a client that refreshes on the publication sees the message's effect.
+        if (pub.counts) await countMessage(pub.counts, record.dynamodb?.SequenceNumber ?? '');
+        // A bot turned off, or its client interface disabled, since a socket connected: the socket is the
+        // client interface too, so nothing more goes to it (its next connect is refused with 103).
+        if (realtime && (await clientInterfaceOpen(pub.botId))) await publish(pub.channel, pub.data);
+      },
+    },
+    logFailure,
+  });
 }
 
 function logFailure(record: DynamoDBRecord, err: unknown): void {

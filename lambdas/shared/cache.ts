@@ -20,9 +20,7 @@ export class TtlCache<V> {
     return value;
   }
 
-  /** Forgets one key, or every key. */
-  clear(key?: string): void {
-    if (key === undefined) this.entries.clear();
-    else this.entries.delete(key);
+  clear(): void {
+    this.entries.clear();
   }
 }

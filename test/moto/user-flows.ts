@@ -118,7 +118,7 @@ export class Flows extends CoreFlows {
     if (typeof message.Item?.ttl !== 'number' || typeof file?.ttl !== 'number') throw new Error('the retention task dated neither the message nor its file');
   }
 
-  /** The worker: bot A's retention applied to what it stored (its chats from gsi2 and gsi1, their messages, its files); an
+  /** The worker: bot A's retention applied to what it stored (its chats from gsi1, their messages, its files); an
    * export (its files' URLs, signed by the worker, serving their bytes); then the same user's erasure, cut short
    * after the files (it queues the rest), then run again to the end. */
   async task_worker(): Promise<void> {
