@@ -17,7 +17,7 @@
 // - GoneException: moto's @connections API accepts a post to any id; a connection the test marks gone is
 //   answered 410 after moto has authorized the post.
 import { createHash, createHmac } from 'node:crypto';
-import { createServer, request, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createServer, request, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { freePort } from '../../lib/local/ports';
 import { isPostUpload, policyAllows, postUpload } from './post-upload';
@@ -130,7 +130,17 @@ export async function startRecorder(motoEndpoint: string, adminKeys: () => { acc
   const gone = new Set<string>();
   const frames = new Map<string, string[]>();
 
-  const server: Server = createServer((req, res) => void (async () => {
+  // One call in moto at a time, each to its answer: moto_server's backends hold no lock, and a TransactWriteItems
+  // deep-copies the whole table (its rollback point) while a query on an index walks every item; another
+  // thread's write meanwhile fails either with a 500 (RuntimeError: dictionary changed size during iteration).
+  let turn: Promise<void> = Promise.resolve();
+  const server: Server = createServer((req, res) => {
+    let closed = false;
+    const answered = new Promise<void>((r) => res.once('close', () => ((closed = true), r())));
+    // A call whose caller gave up while it waited its turn (the SDK's timeout, then its retry) is not sent.
+    turn = turn.then(() => (closed ? undefined : (forward(req, res), answered)));
+  });
+  const forward = (req: IncomingMessage, res: ServerResponse): void => void (async () => {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const body = Buffer.concat(chunks);
@@ -267,7 +277,7 @@ export async function startRecorder(motoEndpoint: string, adminKeys: () => { acc
       }
     }
     upstream.end(body);
-  })());
+  })();
   await new Promise<void>((r) => server.listen(port, '127.0.0.1', () => r()));
   return {
     endpoint: `http://127.0.0.1:${port}`,
