@@ -137,8 +137,9 @@ export class Harness {
       WEBHOOK_TIMEOUT_MS: '3000',
       // The test's webhook receiver listens on 127.0.0.1 (the stack never sets this: test/infra/stack-settings).
       WEBHOOK_ALLOW_LOOPBACK: 'on',
-      // moto is slower than AWS on a first call; the functions' bounded waits stay bounded.
-      AWS_REQUEST_TIMEOUT_MS: '5000',
+      // moto is slower than AWS: a TransactWriteItems copies the whole table first (seconds once the run has
+      // filled it, on a loaded machine); a call cut short would be retried by the SDK while moto still runs it.
+      AWS_REQUEST_TIMEOUT_MS: '30000',
       // The handlers' logs (a 500 logs its error) only on request: a refused call is reported by the test
       // itself, with the function, the action and moto's message.
       POWERTOOLS_LOG_LEVEL: process.env.MOTO_TIER_LOGS ? 'INFO' : 'SILENT',

@@ -137,10 +137,11 @@ export async function startRecorder(motoEndpoint: string, adminKeys: () => { acc
   const server: Server = createServer((req, res) => {
     let closed = false;
     const answered = new Promise<void>((r) => res.once('close', () => ((closed = true), r())));
-    // A call whose caller gave up while it waited its turn (the SDK's timeout, then its retry) is not sent.
-    turn = turn.then(() => (closed ? undefined : (forward(req, res), answered)));
+    // A call whose caller gave up while it waited its turn (the SDK's timeout, then its retry) is not sent. One
+    // whose caller gave up while moto ran it holds the turn until moto is done.
+    turn = turn.then(() => (closed ? undefined : Promise.all([forward(req, res).catch(() => undefined), answered]).then(() => undefined)));
   });
-  const forward = (req: IncomingMessage, res: ServerResponse): void => void (async () => {
+  const forward = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const body = Buffer.concat(chunks);
@@ -276,8 +277,10 @@ export async function startRecorder(motoEndpoint: string, adminKeys: () => { acc
         return;
       }
     }
+    const done = new Promise((r) => upstream.once('close', r));
     upstream.end(body);
-  })();
+    await done;
+  };
   await new Promise<void>((r) => server.listen(port, '127.0.0.1', () => r()));
   return {
     endpoint: `http://127.0.0.1:${port}`,
