@@ -3,7 +3,7 @@
 // (a session, uploads, a socket, a table item, a queue's messages).
 import { randomUUID } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, DynamoDBDocumentClient, GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { DeleteMessageBatchCommand, DeleteMessageCommand, ReceiveMessageCommand, SQSClient, type Message as QueuedMessage } from '@aws-sdk/client-sqs';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
@@ -263,6 +263,24 @@ export class FlowBase {
     await this.sqs.send(new DeleteMessageCommand({ QueueUrl: url, ReceiptHandle: message.ReceiptHandle }));
     const hold = await this.admin.send(new GetCommand({ TableName: this.hx.stack.tableName, Key: { pk: `HOLD#${fn}#${lane}`, sk: 'HOLD' } }));
     if (hold.Item) throw new Error(`${fn}: the redo left its user held`);
+  }
+
+  /**
+   * A fresh start for a stream consumer's flow: no user held and no record waiting on a redo queue. A variant whose
+   * refusal set a user aside leaves both behind, and every later run would then send that user's records straight
+   * to the redo queue, calling nothing that could be refused.
+   */
+  async clearStreamHolds(): Promise<void> {
+    const held = await this.admin.send(new ScanCommand({ TableName: this.hx.stack.tableName, FilterExpression: 'begins_with(pk, :hold)', ExpressionAttributeValues: { ':hold': 'HOLD#' } }));
+    for (const item of held.Items ?? []) await this.admin.send(new DeleteCommand({ TableName: this.hx.stack.tableName, Key: { pk: item.pk, sk: item.sk } }));
+    for (const prefix of ['PublisherRedoQueue', 'WebhookDispatcherRedoQueue']) {
+      const url = this.queueUrl(prefix);
+      for (;;) {
+        const out = await this.sqs.send(new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 10, VisibilityTimeout: 0 }));
+        if (!out.Messages?.length) break;
+        for (const m of out.Messages) await this.sqs.send(new DeleteMessageCommand({ QueueUrl: url, ReceiptHandle: m.ReceiptHandle }));
+      }
+    }
   }
 
   protected queueUrl(prefix: string): string {
