@@ -199,12 +199,15 @@ export class FlowBase {
     return this.hx.invoke<HttpResult>(this.fn(id), event);
   }
 
+  /** A session's realtime block (the flows' user's unless given); realtime is on in the tier's stack. */
+  protected realtime(s: Session = this.need('user')): { token: string; channel: string } {
+    return { token: present(s.realtimeToken, 'the realtime token'), channel: present(s.channel, 'the realtime channel') };
+  }
+
   /** A socket of the user: $connect with its realtime token, then connect and subscribe (one frame or two). */
   protected async socket(oneFrame: boolean): Promise<string> {
     const conn = randomUUID();
-    const user = this.need('user');
-    const token = present(user.realtimeToken, 'the realtime token');
-    const channel = present(user.channel, 'the realtime channel');
+    const { token, channel } = this.realtime();
     const open = await this.ws('ws_connect', wsEvent('$connect', conn, { query: { token } }));
     if (open.statusCode !== 200) throw new Error(`$connect: ${open.statusCode} ${open.body ?? ''}`);
     const connect = JSON.stringify({ id: 1, connect: { token } });

@@ -18,7 +18,7 @@ import type { Frame } from '../support/realtime';
 export class CoreFlows extends ApiFlows {
   async ws_connect(): Promise<void> {
     const conn = randomUUID();
-    const ok = await this.ws('ws_connect', wsEvent('$connect', conn, { query: { token: present(this.need('user').realtimeToken, 'the realtime token') } }));
+    const ok = await this.ws('ws_connect', wsEvent('$connect', conn, { query: { token: this.realtime().token } }));
     if (ok.statusCode !== 200) throw new Error(`$connect: ${ok.statusCode} ${ok.body ?? ''}`);
     if (!(await this.item(`CONN#${conn}`, 'CONN'))) throw new Error('$connect recorded nothing');
     const refused = await this.ws('ws_connect', wsEvent('$connect', randomUUID(), { query: {} }));
@@ -28,7 +28,7 @@ export class CoreFlows extends ApiFlows {
     const sockets: string[] = [];
     for (let i = 0; i < 11; i++) {
       sockets.push(randomUUID());
-      const r = await this.ws('ws_connect', wsEvent('$connect', sockets[i], { query: { token: present(s.realtimeToken, 'the realtime token') } }));
+      const r = await this.ws('ws_connect', wsEvent('$connect', sockets[i], { query: { token: this.realtime(s).token } }));
       if (r.statusCode !== 200) throw new Error(`$connect ${i + 1}: ${r.statusCode} ${r.body ?? ''}`);
     }
     const closed = sockets.filter((id) => (this.hx.rec.frames.get(id) ?? []).some((f) => f.includes('"code":3504')));
@@ -40,7 +40,7 @@ export class CoreFlows extends ApiFlows {
     await this.socket(true); // connect and subscribe in one frame: a plain put
     // Another user's channel: refused (103), after the transaction's check failed and a read told why.
     const conn = await this.socket(false);
-    const channel = present(this.need('user').channel, 'the realtime channel');
+    const channel = this.realtime().channel;
     const other = `${channel.replace(/#.*/, '')}#${randomUUID()}`;
     const r = await this.ws('ws_default', wsEvent('$default', conn, { body: JSON.stringify({ id: 3, subscribe: { channel: other } }) }));
     if (!String(r.body).includes('"code":103')) throw new Error(`a foreign channel: ${String(r.body)}`);
@@ -62,7 +62,7 @@ export class CoreFlows extends ApiFlows {
     const r = await this.ws('ws_disconnect', wsEvent('$disconnect', conn));
     if (r.statusCode !== 200) throw new Error(`$disconnect: ${r.statusCode}`);
     if (await this.item(`CONN#${conn}`, 'CONN')) throw new Error('$disconnect left the connection');
-    if (await this.item(`SUB#${present(this.need('user').channel, 'the realtime channel')}`, `CONN#${conn}`)) throw new Error('$disconnect left the subscription');
+    if (await this.item(`SUB#${this.realtime().channel}`, `CONN#${conn}`)) throw new Error('$disconnect left the subscription');
   }
 
   async publisher(): Promise<void> {
@@ -92,7 +92,7 @@ export class CoreFlows extends ApiFlows {
     await this.download(firstFileUrl(photo), sent.bytes, 'published file url');
     // The gone socket: its connection and subscription removed.
     if (await this.item(`CONN#${gone}`, 'CONN')) throw new Error('a gone connection was kept');
-    if (await this.item(`SUB#${present(this.need('user').channel, 'the realtime channel')}`, `CONN#${gone}`)) throw new Error('a gone subscription was kept');
+    if (await this.item(`SUB#${this.realtime().channel}`, `CONN#${gone}`)) throw new Error('a gone subscription was kept');
     // A record that keeps failing (its files unreadable) goes to the redo queue; redone, it publishes.
     await this.redo('publisher', 'PublisherRedoQueue', ...brokenAndFixed(event.Records));
   }

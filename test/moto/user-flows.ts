@@ -28,7 +28,7 @@ export class Flows extends CoreFlows {
     const file = this.expectStatus<FileInfo>(await this.http('upload_file', { ...multipart('p.png', 'image/png', PNG), headers }), 201, 'upload');
     const photo = { content: '', content_type: 'photo', files: [file.id] };
     this.expectStatus(await this.http('create_message', { ...json(photo), headers, params: { chat_id: chat.id } }), 201, 'send');
-    const open = await this.ws('ws_connect', wsEvent('$connect', randomUUID(), { query: { token: present(s.realtimeToken, 'the realtime token') } }));
+    const open = await this.ws('ws_connect', wsEvent('$connect', randomUUID(), { query: { token: this.realtime(s).token } }));
     if (open.statusCode !== 200) throw new Error(`$connect: ${open.statusCode}`);
     return { id: s.userId, externalId, chatId: chat.id, fileKey: new URL(present(file.url, "the upload's url")).pathname.split('/').slice(2).join('/') };
   }
