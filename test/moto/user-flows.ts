@@ -9,6 +9,7 @@ import type { Message as QueuedMessage } from '@aws-sdk/client-sqs';
 import { json, multipart, sqsEvent, wsEvent } from './harness';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { keys, LAYOUT_VERSION } from '../../lambdas/entities/keys';
+import type { TaskRecord } from '../../lambdas/entities/tasks';
 
 /** A line of an export's file, as far as the flow reads it (a file line carries the file). */
 interface ExportLine {
@@ -95,7 +96,7 @@ export class Flows extends CoreFlows {
   }
 
   /** A task put as it is started, its job run by the worker (its full policy, unless changed) to the task's completion. */
-  private async runTask(fields: { kind: string; bot_id: string; created_at?: string; retention_days?: number }): Promise<void> {
+  private async runTask(fields: Pick<TaskRecord, 'kind' | 'bot_id' | 'created_at' | 'retention_days'>): Promise<void> {
     const taskId = randomUUID();
     await this.admin.send(new PutCommand({ TableName: this.hx.stack.tableName, Item: { ...keys.task(taskId), entity: 'task', task_id: taskId, status: 'pending', ...fields } }));
     const job = { MessageId: randomUUID(), ReceiptHandle: randomUUID(), Body: JSON.stringify({ task_id: taskId }) };
@@ -124,7 +125,7 @@ export class Flows extends CoreFlows {
     const bot = await this.admin.send(
       new UpdateCommand({ TableName: table, Key: keys.bot(botA.id), UpdateExpression: 'SET retention_days = :d', ExpressionAttributeValues: { ':d': 3650 }, ReturnValues: 'ALL_NEW' }),
     );
-    await this.runTask({ kind: 'retention', bot_id: botA.id, retention_days: 3650, created_at: bot.Attributes?.updated_at as string | undefined });
+    await this.runTask({ kind: 'retention', bot_id: botA.id, retention_days: 3650, created_at: present(bot.Attributes?.updated_at as string | undefined, "bot A's updated_at") });
     const photo = this.need('photo').message;
     const message = await this.admin.send(new GetCommand({ TableName: table, Key: keys.message(this.need('user').userId, photo.chat_id, photo.id) }));
     const file = await this.item(keys.file(present(present(photo.files, "the photo message's files")[0]?.id, 'its file id')).pk, 'FILE');
@@ -133,7 +134,7 @@ export class Flows extends CoreFlows {
 
   /** The worker: bot A's retention applied to what it stored (its chats from gsi2 and gsi1, their messages, its files); an
    * export (its files' URLs, signed by the worker, serving their bytes); then the same user's erasure, cut short
-   * after the files (it queues the rest), then run again to the end. */
+   * after the files (it queues the rest), then run again to the end; last, the data move. */
   async task_worker(): Promise<void> {
     await this.retention();
     const u = await this.userToErase();
