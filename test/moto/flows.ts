@@ -80,7 +80,7 @@ export class CoreFlows extends ApiFlows {
   private async publishTo(live: string): Promise<void> {
     const gone = await this.socket(true);
     this.hx.rec.gone.add(gone);
-    const event = this.hx.streamEvent(PUBLISHER, this.hx.records);
+    const event = this.hx.streamEvent(PUBLISHER);
     if (!event.Records.some((r) => r.eventName === 'MODIFY')) throw new Error('no read action in the stream');
     const out = await this.hx.invoke<BatchResult>(this.fn('publisher'), event);
     if (out.batchItemFailures.length) throw new Error(`publisher failed ${out.batchItemFailures.length} records`);
@@ -117,7 +117,7 @@ export class CoreFlows extends ApiFlows {
       }),
     );
     await this.hx.readStream();
-    const event = this.hx.streamEvent(WEBHOOK_DISPATCHER, this.hx.records);
+    const event = this.hx.streamEvent(WEBHOOK_DISPATCHER);
     const inserts = event.Records.filter((r) => r.eventName === 'INSERT');
     const messages = inserts.filter((r) => r.dynamodb?.NewImage?.sender_type?.S === 'incoming').length;
     if (!messages) throw new Error('no user message for the dispatcher');

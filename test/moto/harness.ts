@@ -61,6 +61,10 @@ export class Harness {
   private iterator?: string;
   /** Every stream record so far, as Lambda delivers them. */
   records: DynamoDBRecord[] = [];
+  /** Where the current run's records start in `records` (beginRun). */
+  private runFrom = 0;
+  /** Each stream consumer's first batch (its plain flow's): what every later run of it is given again. */
+  private firstBatch = new Map<string, DynamoDBRecord[]>();
 
   async start(): Promise<void> {
     // The SDK's notice about Node 22 (this machine may run 20) would crowd the output.
@@ -214,8 +218,23 @@ export class Harness {
     return out;
   }
 
-  /** The records a stream consumer's event filters let through, as the event source mapping delivers them. */
-  streamEvent(def: StreamConsumerDef, records: DynamoDBRecord[]) {
+  /** A run of a flow begins (a variant): the records written before it are read, so later reads hold only its own. */
+  async beginRun(): Promise<void> {
+    await this.readStream();
+    this.runFrom = this.records.length;
+  }
+
+  /**
+   * A stream consumer's batch, the records its event filters let through (as the event source mapping delivers
+   * them): on its first run (the plain flow) every record so far; on each later run (a variant) those same
+   * records, where every call was accepted, and the ones written since the run began. Not the whole stream
+   * again: a variant would redo every record of the run so far (each a call or more), while what it must be
+   * refused is what the first batch called.
+   */
+  streamEvent(def: StreamConsumerDef) {
+    const first = this.firstBatch.get(def.id);
+    const records = first ? [...first, ...this.records.slice(Math.max(this.runFrom, first.length))] : this.records;
+    if (!first) this.firstBatch.set(def.id, [...this.records]);
     return { Records: records.filter((r) => def.filters.some((f) => matchesFilter(f, r))) };
   }
 

@@ -115,6 +115,7 @@ describe('least privilege: without any one action routes.ts grants, the function
     for (const action of routeActions(def)) {
       test(`${def.id} without ${action}`, async () => {
         await flows.clearStreamHolds();
+        await hx.beginRun();
         await hx.setPolicy(def.id, action);
         flows.override = hx.load(def.id);
         const from = hx.rec.calls.length;
