@@ -162,8 +162,15 @@ export class Harness {
     return { id, env, handler: mod.handler };
   }
 
+  /**
+   * Set by a variant: once its function was refused the action taken away, the flow ends at that function's next
+   * invocation (what comes after could only be refused again, or pass; the other functions' calls, cleaning up, go on).
+   */
+  stopOnceRefused?: { id: string; refused: () => boolean };
+
   /** Runs a handler with its function's environment (credentials are read on its first call). */
   async invoke<T = unknown>(h: Handle, event: unknown, context?: unknown): Promise<T> {
+    if (this.stopOnceRefused?.id === h.id && this.stopOnceRefused.refused()) throw new Error(`${h.id} was refused the action taken away: the flow stops before its next invocation`);
     process.env = { ...h.env };
     return (await h.handler(event, context)) as T;
   }
