@@ -240,11 +240,12 @@ export const publicationFrame = (channel: string, data: unknown): string =>
 const LIMIT_FRAME = disconnectFrame(DISCONNECTS.connectionLimit);
 
 /**
- * Posts a publication to every socket of the channel's audience (channelAudienceOf) in parallel. A gone socket
- * (410) is removed and is not an error; any other failure is thrown after all posts settle, so the record is retried.
+ * Posts a publication to every socket of the channel's audience (channelAudienceOf) in parallel, and returns the
+ * sockets still subscribed. A gone socket (410) is removed and is not an error; any other failure is thrown after
+ * all posts settle, so the record is retried.
  */
-export async function publish(channel: string, sockets: Audience['sockets'], data: unknown): Promise<void> {
-  if (!sockets.length) return;
+export async function publish(channel: string, sockets: Audience['sockets'], data: unknown): Promise<Audience['sockets']> {
+  if (!sockets.length) return sockets;
   const frame = Buffer.from(publicationFrame(channel, data));
   const owner = channelUser(channel);
   const now = Math.floor(Date.now() / 1000);
@@ -252,15 +253,19 @@ export async function publish(channel: string, sockets: Audience['sockets'], dat
   // while connects of the same moment close the oldest (limits.ts).
   const cap = config().limits.socketsPerUser;
   const results = await Promise.allSettled(
-    sockets.map(async ({ id, exp }, newest) => {
+    sockets.map(async ({ id, exp }, newest): Promise<boolean> => {
       // Its token expired without a refresh: told so instead (it reconnects with a new one), and unsubscribed.
       // Past the cap: told 3504 instead (the client stays disconnected), and unsubscribed.
       const expired = exp !== undefined && exp <= now;
       const over = cap > 0 && newest >= cap;
       if (!(await postToConnection(id, over ? LIMIT_FRAME : expired ? EXPIRED_FRAME : frame))) await removeConnection(id, owner);
       else if (expired || over) await unsubscribe(id, channel);
+      else return true;
+      return false;
     }),
   );
   const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failed) throw failed.reason;
+  const kept = results.map((r) => r.status === 'fulfilled' && r.value);
+  return sockets.filter((_, i) => kept[i]);
 }
