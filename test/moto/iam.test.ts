@@ -114,7 +114,8 @@ describe('least privilege: without any one action routes.ts grants, the function
   for (const def of ALL_DEFS) {
     for (const action of routeActions(def)) {
       test(`${def.id} without ${action}`, async () => {
-        await flows.clearStreamHolds();
+        // Holds and redo queues are read by the stream consumers' runs alone.
+        if ('filters' in def) await flows.clearStreamHolds();
         await hx.beginRun();
         await hx.setPolicy(def.id, action);
         flows.override = hx.load(def.id);
