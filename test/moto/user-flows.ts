@@ -132,11 +132,11 @@ export class Flows extends CoreFlows {
     if (typeof message.Item?.ttl !== 'number' || typeof file?.ttl !== 'number') throw new Error('the retention task dated neither the message nor its file');
   }
 
-  /** The worker: bot A's retention applied to what it stored (its chats from gsi2 and gsi1, their messages, its files); an
-   * export (its files' URLs, signed by the worker, serving their bytes); then the same user's erasure, cut short
-   * after the files (it queues the rest), then run again to the end; last, the data move. */
+  /** The worker: an export (its files' URLs, signed by the worker, serving their bytes); then the same user's erasure,
+   * cut short after the files (it queues the rest), then run again to the end; the data move; last, bot A's retention
+   * applied to what it stored (its chats from gsi2 and gsi1, their messages, its files). The retention last: it walks
+   * every chat of bot A (the whole run's), and a variant refused before it stops there (Harness.stopOnceRefused). */
   async task_worker(): Promise<void> {
-    await this.retention();
     const u = await this.userToErase();
     const { lines } = await this.exported(u);
     const file = lines.find((l) => l.type === 'file')?.file;
@@ -161,6 +161,7 @@ export class Flows extends CoreFlows {
     const task = await this.item(keys.task(erase.task_id).pk, 'TASK');
     if (task?.status !== 'completed' || task.user_id) throw new Error(`task ${JSON.stringify(task)}`);
     await this.migration();
+    await this.retention();
   }
 }
 
