@@ -150,12 +150,17 @@ async function coldStartServices(jwtSecret: string) {
     return e;
   };
   return {
-    /** A fresh Node process loads the bundle and handles `event`; its logs are dropped; a 5xx or a throw fails the run. */
+    /**
+     * A fresh Node process loads the bundle and handles `event`; its logs are dropped; a 5xx or a throw fails the
+     * run. Without source maps only the load is wanted (what the map costs there), so the process ends after it.
+     */
     async coldStart(id: string, file: string, event: unknown, sourceMaps: boolean): Promise<ColdRun> {
-      const script =
-        `process.stdout.write=()=>true;const t0=performance.now();const m=require(${JSON.stringify(file)});const load=performance.now()-t0;` +
-        `m.handler(${JSON.stringify(event)},{awsRequestId:'cold',getRemainingTimeInMillis:()=>60000}).then(r=>{const ms=performance.now()-t0;` +
-        `process.stderr.write(JSON.stringify({ ms,load,status:r&&r.statusCode,presigned:/X-Amz-Signature=/.test(JSON.stringify(r)||'')})+'\\n');process.exit(0)})`;
+      const loaded = `process.stdout.write=()=>true;const t0=performance.now();const m=require(${JSON.stringify(file)});const load=performance.now()-t0;`;
+      const script = sourceMaps
+        ? loaded +
+          `m.handler(${JSON.stringify(event)},{awsRequestId:'cold',getRemainingTimeInMillis:()=>60000}).then(r=>{const ms=performance.now()-t0;` +
+          `process.stderr.write(JSON.stringify({ ms,load,status:r&&r.statusCode,presigned:/X-Amz-Signature=/.test(JSON.stringify(r)||'')})+'\\n');process.exit(0)})`
+        : loaded + `process.stderr.write(JSON.stringify({ ms:load,load })+'\\n');process.exit(0)`;
       hits.secrets = 0;
       hits.s3 = 0;
       // Not spawnSync: the stack's gateways, queue and the stand-ins live in this process and must keep answering.
