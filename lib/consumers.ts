@@ -60,14 +60,18 @@ export const STREAM_DELIVERY = {
   parallelizationFactor: 1,
 };
 
-/** What a stream consumer calls for its redo path: the holds' read (BatchGetItem), set (UpdateItem) and release (DeleteItem), a too large record read again (GetItem). */
-const REDO_CALLS = ['BatchGetItem', 'GetItem', 'UpdateItem', 'DeleteItem'] as const;
+/**
+ * What the publisher calls for its holds: read with the channel's sockets (Query), set (UpdateItem) and released
+ * (DeleteItem); and a redone record too large for SQS read again (GetItem).
+ */
+const HOLD_CALLS = ['Query', 'GetItem', 'UpdateItem', 'DeleteItem'] as const;
 
 export const PUBLISHER: StreamConsumerDef = {
   id: 'publisher',
   entry: 'lambdas/realtime/publish.ts',
-  // GetItem: the bot (cached), whose client interface must still be open for a publication to go out; and REDO_CALLS.
-  dynamodb: ['Query', 'GetItem', 'DeleteItem', 'UpdateItem', 'BatchGetItem'],
+  // GetItem: the bot (cached), whose client interface must still be open for a publication to go out; DeleteItem:
+  // a gone socket's records; UpdateItem: the chat's counters; and HOLD_CALLS.
+  dynamodb: ['Query', 'GetItem', 'DeleteItem', 'UpdateItem'],
   redoQueueEnv: 'PUBLISHER_REDO_QUEUE_URL',
   s3: ['s3:GetObject'],
   manageConnections: true,
@@ -103,10 +107,10 @@ export const PUBLISHER: StreamConsumerDef = {
 
 /**
  * The publisher of a stack with realtime off: no sockets to publish to, but chats' activity and unread counters
- * still follow from new messages (countMessage), so it takes only those records and calls only UpdateItem.
+ * still follow from new messages (countMessage), so it takes only those records and calls only what they need (the chat's counters, the holds).
  */
 export const publisherFor = (realtime: boolean): StreamConsumerDef =>
-  realtime ? PUBLISHER : { ...PUBLISHER, dynamodb: [...REDO_CALLS], s3: [], manageConnections: false, filters: [PUBLISHER.filters[0]] };
+  realtime ? PUBLISHER : { ...PUBLISHER, dynamodb: [...HOLD_CALLS], s3: [], manageConnections: false, filters: [PUBLISHER.filters[0]] };
 
 /**
  * The bot side's stream consumer. Webhooks, step 1: every new user message of a bot with a webhook becomes a
@@ -120,9 +124,8 @@ export const WEBHOOK_DISPATCHER: StreamConsumerDef = {
   entry: 'lambdas/bot/webhook-dispatch.ts',
   // GetItem: the bot (cached) and, for a reminder, the chat; PutItem: the chat's reminder item, a retention task,
   // a removed file's quota release marker; UpdateItem: a sent file's sent_at and ttl, a user's storage quota
-  // (both in one TransactWriteItems when the bytes go back).
-  // And REDO_CALLS (BatchGetItem, DeleteItem besides).
-  dynamodb: ['GetItem', 'PutItem', 'UpdateItem', 'BatchGetItem', 'DeleteItem'],
+  // (both in one TransactWriteItems when the bytes go back); and GetItem: a redone record too large for SQS read again.
+  dynamodb: ['GetItem', 'PutItem', 'UpdateItem'],
   s3: ['s3:DeleteObject'],
   // Each job on its bot's lane (GetItem: the bot's slow mark, cached).
   queues: ['webhooks', 'webhooks_slow', 'tasks'],

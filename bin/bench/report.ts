@@ -31,10 +31,10 @@ export function reportScale(s: ScaleFigures): void {
   out(`\nScale: one bot, ${s.conversations} conversations; the hottest key value they share, units per exchange or session on it (most on one value)`);
   out(`${'window'.padEnd(20)}${'index'.padEnd(7)}${'writes on'.padEnd(24)}${'WCU'.padStart(8)}${'(most)'.padStart(8)}  ${'reads on'.padEnd(24)}${'RCU'.padStart(8)}${'(most)'.padStart(8)}`);
   const cell = (k: { key: string; units: number; max_units: number } | null) => (k ? `${k.key.padEnd(24)}${String(k.units).padStart(8)}${String(k.max_units).padStart(8)}` : `${'-'.padEnd(24)}${''.padStart(16)}`);
-  for (const [name, w] of [['exchange', s.per_exchange], ['session, new', s.per_session_new], ['session, returning', s.per_session_returning]] as const) {
+  for (const [name, w] of [['exchange', s.per_exchange], ['session, new', s.per_session_new], ['session, returning', s.per_session_returning], ['typing', s.per_typing]] as const) {
     for (const [target, k] of Object.entries(w.keys)) out(`${name.padEnd(20)}${target.padEnd(7)}${cell(k.write)}  ${cell(k.read)}`);
   }
-  out(`max exchanges/s per bot: ${s.max_exchanges_per_s_per_bot ?? 'no shared key'} (${s.exchanges_limited_by}); max sessions/s per bot: ${s.max_sessions_per_s_per_bot ?? 'no shared key'} (${s.sessions_limited_by})`);
+  out(`max exchanges/s per bot: ${s.max_exchanges_per_s_per_bot ?? 'no shared key'} (${s.exchanges_limited_by}); max sessions/s per bot: ${s.max_sessions_per_s_per_bot ?? 'no shared key'} (${s.sessions_limited_by}); max typing events/s per bot: ${s.max_typing_per_s_per_bot ?? 'no shared key'}`);
 }
 
 export function reportCost(c: CostFigures): void {

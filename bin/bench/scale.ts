@@ -26,11 +26,14 @@ export interface ScaleFigures {
   per_exchange: WindowLoad;
   per_session_new: WindowLoad;
   per_session_returning: WindowLoad;
+  /** The bot side typing once in each conversation (its item, the publisher's read of the channel). */
+  per_typing: WindowLoad;
   /** null: no key of the table or an index is shared by two conversations (nothing per bot to reach). */
   max_exchanges_per_s_per_bot: number | null;
   exchanges_limited_by: string;
   max_sessions_per_s_per_bot: number | null;
   sessions_limited_by: string;
+  max_typing_per_s_per_bot: number | null;
 }
 
 interface Conversation {
@@ -110,10 +113,14 @@ async function run(apiUrl: string, receiver: WebhookReceiver): Promise<ScaleFigu
       return recorder.loads;
     };
 
+    const typing = async (c: Conversation, agent: Agent) => {
+      await request(apiUrl, 'POST', `/api/bot/chats/${c.chatId}/typing`, { agent, token: secretKey });
+    };
     const warmUp = async (agent: Agent) => {
       await visit(warm, agent);
       warm.chatId = (await request<Api['Chat']>(apiUrl, 'POST', '/api/client/chats', { agent, token: warm.token, json: { name: 'Support' } })).id;
       await exchange(warm, agent);
+      await typing(warm, agent);
     };
     const hooks = receiver.received.count;
     const agent = tabAgent();
@@ -134,20 +141,24 @@ async function run(apiUrl: string, receiver: WebhookReceiver): Promise<ScaleFigu
     }, {});
     const exchanges = await measured(exchange, { webhooks: n });
     await until(() => meters.seen.filter((i) => i.entry === WEBHOOK_DELIVERER.entry).length > 0, 'the deliverer');
+    const typed = await measured(typing, {});
 
     const perExchange = windowLoad(exchanges, n, ownedBy);
     const perNew = windowLoad(newSessions, n, ownedBy);
     const perReturning = windowLoad(returning, returners.length, ownedBy);
+    const perTyping = windowLoad(typed, n, ownedBy);
     const sessions = [perNew, perReturning].filter((w) => w.max_per_s !== null).sort((a, b) => (a.max_per_s as number) - (b.max_per_s as number))[0];
     return {
       conversations: n,
       per_exchange: perExchange,
       per_session_new: perNew,
       per_session_returning: perReturning,
+      per_typing: perTyping,
       max_exchanges_per_s_per_bot: perExchange.max_per_s,
       exchanges_limited_by: perExchange.limited_by,
       max_sessions_per_s_per_bot: sessions?.max_per_s ?? null,
       sessions_limited_by: sessions ? `${sessions === perNew ? 'new' : 'returning'} visitors: ${sessions.limited_by}` : perNew.limited_by,
+      max_typing_per_s_per_bot: perTyping.max_per_s,
     };
   } finally {
     meters.uninstall();

@@ -4,19 +4,31 @@
 // failure neither holds the shard nor makes other users' records run twice.
 import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 
-/** Where a lane's failing records go, and which lanes must go there from their first record (a redo pending). */
+/** Where a lane's failing records go. */
 export interface SetAside {
-  /** The lanes of `lanes` that have records waiting in the redo queue: theirs go after them, not ahead. */
-  held: (lanes: string[]) => Promise<Set<string>>;
   /** Queues a lane's records, in order, to be redone after the ones already waiting. */
   put: (lane: string, records: DynamoDBRecord[]) => Promise<void>;
 }
 
+/**
+ * Thrown by a step that finds its lane held (records of it wait in the redo queue, flows/stream-redo.ts): the
+ * record and the lane's later ones go after them, untried. A consumer learns of a hold from a read its record
+ * makes anyway, so a batch reads nothing for holds.
+ */
+export class LaneHeld extends Error {
+  constructor(lane: string) {
+    super(`lane ${lane} is held: its records go after the ones in the redo queue`);
+  }
+}
+
+/** Which path a record takes: the stream's, or the redo queue's (where a hold is its own, not a reason to wait). */
+export type StreamPath = 'stream' | 'redo';
+
 export interface StreamSteps {
   /** Whose record it is: the records of one lane run in stream order. */
   lane: (record: DynamoDBRecord) => string;
-  /** Everything done for one record; safe to run again (a retry, a redo). */
-  step: (record: DynamoDBRecord) => Promise<void>;
+  /** Everything done for one record; safe to run again (a retry, a redo). May throw LaneHeld on the stream's path. */
+  step: (record: DynamoDBRecord, path: StreamPath) => Promise<void>;
   /** Logs a record's own failure after its last try (never a record only set aside behind one). */
   logFailure: (record: DynamoDBRecord, err: unknown) => void;
   /** Without it (or when it fails), a failed record and its lane's later ones are reported for Lambda's retry. */
@@ -42,7 +54,7 @@ export async function withRetries(run: () => Promise<void>): Promise<{ ok: true 
       await run();
       return { ok: true };
     } catch (err) {
-      if (tryNo >= RECORD_TRIES) return { ok: false, err };
+      if (tryNo >= RECORD_TRIES || err instanceof LaneHeld) return { ok: false, err };
       await pause(RETRY_PAUSE_MS * 2 ** (tryNo - 1));
     }
   }
@@ -63,28 +75,20 @@ export function lanesOf<R>(records: R[], lane: (r: R) => string): Map<string, R[
 /** Runs a stream batch and answers with the records left for Lambda's retry (ReportBatchItemFailures). */
 export async function processStreamBatch(event: DynamoDBStreamEvent, steps: StreamSteps, context?: Pick<Context, 'getRemainingTimeInMillis'>): Promise<DynamoDBBatchResponse> {
   const lanes = lanesOf(event.Records, steps.lane);
-  // A lane with records in the redo queue sends these after them: its order holds, and its counters too.
-  let held = new Set<string>();
-  if (steps.setAside) {
-    const { setAside } = steps;
-    // Unknown, no lane may run (it might be held): the batch fails whole and Lambda retries it.
-    const read = await withRetries(async () => void (held = await setAside.held([...lanes.keys()])));
-    if (!read.ok) throw read.err;
-  }
   const budget = RECORD_TRIES * (steps.recordBudgetMs ?? 0) + SET_ASIDE_MARGIN_MS;
   const timeLeft = () => context?.getRemainingTimeInMillis() ?? Infinity;
   const failed: DynamoDBRecord[] = [];
   await Promise.all(
     [...lanes].map(async ([lane, records]) => {
-      // Where the lane's records start going aside: all of a held lane's, none yet of another.
-      let from = held.has(lane) ? 0 : records.length;
+      // Where the lane's records start going aside: from a record that kept failing or found the lane held.
+      let from = records.length;
       for (let i = 0; i < from; i++) {
         // Too little time for one more record: the rest go aside (redone in order) rather than time out the batch.
         if (timeLeft() < budget) from = i;
         else {
-          const outcome = await withRetries(() => steps.step(records[i]));
+          const outcome = await withRetries(() => steps.step(records[i], 'stream'));
           if (outcome.ok) continue;
-          steps.logFailure(records[i], outcome.err);
+          if (!(outcome.err instanceof LaneHeld)) steps.logFailure(records[i], outcome.err);
           from = i;
         }
       }

@@ -30,8 +30,6 @@ const FAILURE_LOG = 'a stream record failed; the batch will be retried from it';
  * job), each AWS call bounded at 7 s (lib/function-def.ts AWS_CALL_SECONDS).
  */
 const RECORD_BUDGET_MS = 3 * 7_000;
-/** Its id (lib/consumers.ts WEBHOOK_DISPATCHER): the name of its holds. */
-const CONSUMER = 'webhook_dispatcher';
 
 export async function handler(event: DynamoDBStreamEvent | SQSEvent, context?: Context): Promise<DynamoDBBatchResponse> {
   const jobs: WebhookJob[] = [];
@@ -44,12 +42,14 @@ export async function handler(event: DynamoDBStreamEvent | SQSEvent, context?: C
     },
     logFailure: (record: DynamoDBRecord, err: unknown) => log('error', FAILURE_LOG, { sequence_number: record.dynamodb?.SequenceNumber }, err),
     recordBudgetMs: RECORD_BUDGET_MS,
-    setAside: redoUrl ? streamRedo(CONSUMER, redoUrl) : undefined,
+    // No hold: what a record asks for needs no other record done first (a job per message, its id the webhook's;
+    // a reminder decided from the chat as it is), so a user's later records need not wait for one set aside.
+    setAside: redoUrl ? streamRedo(redoUrl) : undefined,
   };
   // Each user's records in stream order, users side by side; a record that keeps failing goes aside with its
-  // user's later ones (and, from the redo queue, runs again after the ones before it).
+  // user's later ones in this batch (and, from the redo queue, runs again in that order).
   const redo = isRedoBatch(event);
-  const response = redo ? await redoBatch(event, CONSUMER, steps) : await processStreamBatch(event, steps, context);
+  const response = redo ? await redoBatch(event, steps) : await processStreamBatch(event, steps, context);
   // The jobs of the records done, each on its bot's lane (flows/webhook-lanes.ts), tried as a record is: receivers dedupe by X-Webhook-Id if one went twice.
   const queued = jobs.length ? await withRetries(() => queueJobs(jobs)) : { ok: true as const };
   if (!queued.ok) {

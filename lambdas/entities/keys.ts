@@ -116,10 +116,11 @@ export const keys = {
   /** The layout marker: which key layout every item is at (entities/layout.ts, written by flows/migrate.ts). */
   layout: (): Key => ({ pk: 'LAYOUT', sk: 'LAYOUT' }),
   /**
-   * A stream consumer's hold on one lane (a user): its records wait in the consumer's redo queue, so the lane's
-   * next records go after them (entities/stream-holds.ts). One key per lane: no two users share it.
+   * The publisher's hold on a user's channel: its records wait in the redo queue, so the channel's next records
+   * go after them (entities/stream-holds.ts). In the channel's subscriptions partition: the Query that finds the
+   * sockets to publish to finds it too. One key per channel: no two users share it.
    */
-  streamHold: (consumer: string, lane: string): Key => ({ pk: `HOLD#${consumer}#${lane}`, sk: 'HOLD' }),
+  publisherHold: (channel: string): Key => ({ pk: keys.subscribers(channel), sk: 'HOLD#publisher' }),
 };
 
 /** The key layout this code writes (the layout marker records it): 2 = users in their own partition, the chat list on sharded gsi2. */

@@ -3,7 +3,7 @@
 // While the move of data runs (entities/layout.ts), a user may still be at its legacy key: a session moves it
 // first, and every look-up reads both keys (entities/legacy-users.ts).
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { batchGet, dynamo, isConditionFailed, optional, tableName, type RawItem, type Stored } from '../aws/dynamo';
+import { batchGet, conditionMet, dynamo, isConditionFailed, optional, tableName, type RawItem, type Stored } from '../aws/dynamo';
 import { keys, type Key } from './keys';
 import { layoutState } from './layout';
 import { moveLegacyUserOf, userAtEitherKey, usersAtEitherKey } from './legacy-users';
@@ -213,8 +213,9 @@ async function userKeys(botId: string, externalId: string): Promise<Key[]> {
 /** The user item (found by external id) refuses new sessions while the erasure runs, if it is still this user's. */
 export async function markUserErasing(botId: string, externalId: string, userId: string, taskId: string): Promise<void> {
   for (const Key of await userKeys(botId, externalId)) {
-    await dynamo
-      .send(
+    // Refused: already deleted by an earlier run, or not at this key.
+    await conditionMet(
+      dynamo.send(
         new UpdateCommand({
           TableName: tableName(),
           Key,
@@ -222,27 +223,18 @@ export async function markUserErasing(botId: string, externalId: string, userId:
           ConditionExpression: 'id = :id',
           ExpressionAttributeValues: { ':task': taskId, ':id': userId },
         }),
-      )
-      .catch((err) => {
-        if (!isConditionFailed(err)) throw err; // already deleted by an earlier run, or not at this key
-      });
+      ),
+    );
   }
 }
 
 /** Deletes the user item only if it is still this user's: once deleted, the external id may start a new user. */
 export async function deleteUserItem(botId: string, externalId: string, userId: string): Promise<void> {
   for (const Key of await userKeys(botId, externalId)) {
-    await dynamo
-      .send(
-        new DeleteCommand({
-          TableName: tableName(),
-          Key,
-          ConditionExpression: 'attribute_not_exists(pk) OR id = :id',
-          ExpressionAttributeValues: { ':id': userId },
-        }),
-      )
-      .catch((err) => {
-        if (!isConditionFailed(err)) throw err;
-      });
+    await conditionMet(
+      dynamo.send(
+        new DeleteCommand({ TableName: tableName(), Key, ConditionExpression: 'attribute_not_exists(pk) OR id = :id', ExpressionAttributeValues: { ':id': userId } }),
+      ),
+    );
   }
 }

@@ -1,13 +1,20 @@
 // A stream consumer's redo path: the records a batch set aside (one that kept failing and its user's later ones,
-// aws/stream-batch.ts) go to the consumer's FIFO redo queue, one message group per user, with a hold on the user
-// (entities/stream-holds.ts) so that the user's next records follow them there. The same handler, fed by that
-// queue, runs them in order with the same retries; the last one done releases the hold. One that keeps failing
-// goes, after REDO_MAX_RECEIVES receives, to the queue's dead-letter queue, the record itself in the message.
+// aws/stream-batch.ts) go to the consumer's FIFO redo queue, one message group per user. A consumer whose records
+// must keep a user's order across both paths (the publisher) holds the user first (its LaneHold), so that the
+// user's next records follow them there. The same handler, fed by that queue, runs them in order with the same
+// retries; the last one done releases the hold. One that keeps failing goes, after REDO_MAX_RECEIVES receives, to
+// the queue's dead-letter queue, the record itself in the message.
 import type { DynamoDBRecord, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { lanesOf, REDO_MAX_RECEIVES, withRetries, type SetAside, type StreamSteps } from '../aws/stream-batch';
 import { sendToFifo } from '../aws/sqs';
 import { currentImage } from '../aws/dynamo';
-import { heldLanes, holdLane, releaseLane } from '../entities/stream-holds';
+
+/** A consumer's hold on a lane, set before its records go aside and released by the redo of the last of them. */
+export interface LaneHold {
+  set: (lane: string, lastSeq: string) => Promise<void>;
+  /** False when a record set aside since keeps the hold. */
+  release: (lane: string, seq: string) => Promise<boolean>;
+}
 
 /** SQS takes 256 KB per message; a record larger than this goes without its images and is read again. */
 const MAX_BODY_BYTES = 250_000;
@@ -36,13 +43,12 @@ export function redoBody(lane: string, record: DynamoDBRecord): string {
   return JSON.stringify({ lane, record: { ...record, dynamodb: keysOnly }, reread: true } satisfies RedoBody);
 }
 
-/** Where `consumer`'s batches set records aside: its hold on the user first, then the messages (deduplicated by record). */
-export function streamRedo(consumer: string, queueUrl: string): SetAside {
+/** Where a consumer's batches set records aside: its hold on the user first (if it keeps one), then the messages (deduplicated by record). */
+export function streamRedo(queueUrl: string, hold?: LaneHold): SetAside {
   return {
-    held: (lanes) => heldLanes(consumer, lanes),
     put: async (lane, records) => {
       // The hold before the messages: a send that fails is retried by the stream, and finds the lane held.
-      await holdLane(consumer, lane, seqOf(records[records.length - 1]));
+      await hold?.set(lane, seqOf(records[records.length - 1]));
       await sendToFifo(
         queueUrl,
         records.map((r) => ({ body: redoBody(lane, r), groupId: lane, deduplicationId: r.eventID ?? seqOf(r) })),
@@ -62,12 +68,12 @@ async function recordOf(body: RedoBody): Promise<DynamoDBRecord | undefined> {
 }
 
 /**
- * Runs a batch of `consumer`'s redo queue: each user's messages in order (FIFO, one group per user), users side by
+ * Runs a batch of a consumer's redo queue: each user's messages in order (FIFO, one group per user), users side by
  * side, each record with the stream's retries. A failure is reported with the user's later messages in the batch
  * (FIFO: they must not overtake it). Done with the user's last record set aside (or giving it up to the
- * dead-letter queue), the hold is released: the user's records go by the stream again.
+ * dead-letter queue), the consumer's hold, if it keeps one, is released: the user's records go by the stream again.
  */
-export async function redoBatch(event: SQSEvent, consumer: string, steps: Pick<StreamSteps, 'step' | 'logFailure'>): Promise<SQSBatchResponse> {
+export async function redoBatch(event: SQSEvent, steps: Pick<StreamSteps, 'step' | 'logFailure'>, hold?: LaneHold): Promise<SQSBatchResponse> {
   const groups = lanesOf(event.Records, (m) => m.attributes.MessageGroupId ?? m.messageId);
   const failed: string[] = [];
   await Promise.all(
@@ -77,12 +83,12 @@ export async function redoBatch(event: SQSEvent, consumer: string, steps: Pick<S
         const outcome = await withRetries(async () => {
           body ??= JSON.parse(m.body) as RedoBody;
           const record = await recordOf(body);
-          if (record) await steps.step(record);
+          if (record) await steps.step(record, 'redo');
         });
         const finalReceive = Number(m.attributes.ApproximateReceiveCount) >= REDO_MAX_RECEIVES;
-        if (body && (outcome.ok || finalReceive)) {
+        if (hold && body && (outcome.ok || finalReceive)) {
           // A hold left behind (this write failed) is released by the user's next record redone, or expires.
-          await releaseLane(consumer, body.lane, seqOf(body.record)).catch(() => false);
+          await hold.release(body.lane, seqOf(body.record)).catch(() => false);
         }
         if (!outcome.ok) {
           steps.logFailure(body?.record ?? { eventID: m.messageId }, outcome.err);

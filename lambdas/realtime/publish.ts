@@ -9,22 +9,28 @@ import { fileFromItem, toUploadJson } from '../entities/files';
 import { chatFromItem } from '../entities/chats';
 import { typingFromItem } from '../entities/typing';
 import { countMessage, type CountedMessage } from '../entities/chat-activity';
-import { publish } from '../centrifuge/hub';
+import { channelAudienceOf, publish, type Audience } from '../centrifuge/hub';
 import { userChannel } from '../centrifuge/channels';
 import { clientInterfaceOpen } from '../policies/bot-access';
 import { log } from '../shared/log';
 import { config } from '../shared/config';
-import { processStreamBatch } from '../aws/stream-batch';
-import { isRedoBatch, redoBatch, streamRedo } from '../flows/stream-redo';
+import { LaneHeld, processStreamBatch, type StreamPath } from '../aws/stream-batch';
+import { isRedoBatch, redoBatch, streamRedo, type LaneHold } from '../flows/stream-redo';
+import { holdChannel, releaseChannel } from '../entities/stream-holds';
 import { entityOf, streamImage, streamOwner } from '../aws/dynamo';
 
 /**
- * One try of a record at its slowest: the chat's update (up to three writes), the bot's read, the Query of the
- * channel's sockets and the posts, each AWS call bounded at 7 s (lib/function-def.ts AWS_CALL_SECONDS).
+ * One try of a record at its slowest: the Query of the channel's sockets (a lane's first), the chat's update (up to three writes),
+ * the bot's read and the posts, each AWS call bounded at 7 s (lib/function-def.ts AWS_CALL_SECONDS).
  */
 const RECORD_BUDGET_MS = 6 * 7_000;
-/** Its id (lib/consumers.ts PUBLISHER): the name of its holds. */
-const CONSUMER = 'publisher';
+/** Its lanes are channels: the channel of the record's user (every record it publishes has one), else whose it is. */
+function channelLane(record: DynamoDBRecord): string {
+  const user = record.dynamodb?.NewImage?.user_id?.S ?? record.dynamodb?.OldImage?.user_id?.S;
+  return user ? userChannel(user) : streamOwner(record);
+}
+/** The hold of a lane: on its channel, read by the Query of the channel's sockets. */
+const HOLD: LaneHold = { set: holdChannel, release: releaseChannel };
 
 interface Publication {
   channel: string;
@@ -81,23 +87,42 @@ export async function publicationOf(record: DynamoDBRecord): Promise<Publication
   }
 }
 
-/** Everything one record does: the chat's counters first, then the publication (both safe to run again). */
-async function publishRecord(record: DynamoDBRecord): Promise<void> {
+/**
+ * A batch's channels as read, by channel: a lane reads its channel's audience once, at its first record that
+ * publishes. Every record of the batch was written before that read, so a socket that subscribes after it finds
+ * their items in the history it fetches once subscribed (the client's rule), and the hold can only be set by
+ * this lane, whose later records then go aside anyway.
+ */
+type Audiences = Map<string, Audience>;
+
+/**
+ * Everything one record does: the channel's sockets read (and with them its hold: a held channel's records go
+ * after the ones in the redo queue), the chat's counters, then the publication (each safe to run again).
+ */
+async function publishRecord(record: DynamoDBRecord, path: StreamPath, audiences: Audiences): Promise<void> {
   const pub = await publicationOf(record);
   if (!pub) return;
+  const audience = audiences.get(pub.channel) ?? (await channelAudienceOf(pub.channel));
+  audiences.set(pub.channel, audience);
+  if (audience.held && path === 'stream') throw new LaneHeld(pub.channel);
   // The chat first: a client that refreshes on the publication sees the message's effect.
   if (pub.counts) await countMessage(pub.counts, record.dynamodb?.SequenceNumber ?? '');
   // Realtime off (no @connections endpoint): the chats are moved, nothing is published (lib/consumers.ts publisherFor).
   // A bot turned off, or its client interface disabled, since a socket connected: the socket is the client
   // interface too, so nothing more goes to it (its next connect is refused with 103).
-  if (config().wsManagementEndpoint !== undefined && (await clientInterfaceOpen(pub.botId))) await publish(pub.channel, pub.data);
+  if (config().wsManagementEndpoint !== undefined && (await clientInterfaceOpen(pub.botId))) {
+    // The sockets it removed or unsubscribed (gone, expired, over the cap) are not posted to again.
+    audiences.set(pub.channel, { ...audience, sockets: await publish(pub.channel, audience.sockets, pub.data) });
+  }
 }
 
 export async function handler(event: DynamoDBStreamEvent | SQSEvent, context?: Context): Promise<DynamoDBBatchResponse> {
   const queueUrl = config().publisherRedoQueueUrl;
-  const steps = { lane: streamOwner, step: publishRecord, logFailure, recordBudgetMs: RECORD_BUDGET_MS, setAside: queueUrl ? streamRedo(CONSUMER, queueUrl) : undefined };
+  const audiences: Audiences = new Map();
+  const step = (record: DynamoDBRecord, path: StreamPath) => publishRecord(record, path, audiences);
+  const steps = { lane: channelLane, step, logFailure, recordBudgetMs: RECORD_BUDGET_MS, setAside: queueUrl ? streamRedo(queueUrl, HOLD) : undefined };
   // Records set aside, from the redo queue: each user's in order, after the ones before them.
-  if (isRedoBatch(event)) return redoBatch(event, CONSUMER, steps);
+  if (isRedoBatch(event)) return redoBatch(event, steps, HOLD);
   // Each user's records in stream order (its channel, its chats' counters), users side by side.
   return processStreamBatch(event, steps, context);
 }

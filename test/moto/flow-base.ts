@@ -12,6 +12,7 @@ import { bodyOf, httpEvent, json, multipart, sqsEvent, wsEvent, type Handle, typ
 import { REGION } from './template';
 import { firstFileUrl, present, type Chat, type FileInfo, type Message, type Schemas } from '../support/contract';
 import type { Frame } from '../support/realtime';
+import { keys } from '../../lambdas/entities/keys';
 import type { Bot } from '../../lambdas/entities/bots';
 import type { WebhookJob } from '../../lambdas/flows/webhook-events';
 import type { ReminderJob } from '../../lambdas/flows/reminders';
@@ -247,9 +248,9 @@ export class FlowBase {
   }
 
   /**
-   * A stream consumer's redo path: `broken` fails every try, so it is set aside (its user held, the record on the
-   * consumer's redo queue) and the batch succeeds; then, the fault gone, the redo queue's message (carrying `fixed`)
-   * runs and releases the hold.
+   * A stream consumer's redo path: `broken` fails every try, so it is set aside (the record on the consumer's redo
+   * queue; the publisher holds its channel) and the batch succeeds; then, the fault gone, the redo queue's message
+   * (carrying `fixed`) runs and releases the publisher's hold.
    */
   protected async redo(fn: string, queuePrefix: string, broken: DynamoDBRecord, fixed: DynamoDBRecord): Promise<void> {
     const aside = await this.hx.invoke<BatchResult>(this.fn(fn), { Records: [broken] });
@@ -264,18 +265,19 @@ export class FlowBase {
     const redone = await this.hx.invoke<BatchResult>(this.fn(fn), event);
     if (redone.batchItemFailures.length) throw new Error(`${fn}: the redo failed`);
     await this.sqs.send(new DeleteMessageCommand({ QueueUrl: url, ReceiptHandle: message.ReceiptHandle }));
-    const hold = await this.admin.send(new GetCommand({ TableName: this.hx.stack.tableName, Key: { pk: `HOLD#${fn}#${lane}`, sk: 'HOLD' } }));
-    if (hold.Item) throw new Error(`${fn}: the redo left its user held`);
+    // The publisher holds a lane (a channel) while its records wait; the dispatcher keeps no hold.
+    const hold = fn === 'publisher' && (await this.admin.send(new GetCommand({ TableName: this.hx.stack.tableName, Key: keys.publisherHold(lane), ConsistentRead: true })));
+    if (hold && hold.Item) throw new Error(`${fn}: the redo left its user held`);
   }
 
   /**
-   * A fresh start for a stream consumer's flow: no user held and no record waiting on a redo queue. A variant whose
-   * refusal set a user aside leaves both behind, and every later run would then send that user's records straight
-   * to the redo queue, calling nothing that could be refused.
+   * A fresh start for a stream consumer's flow: no channel held and no record waiting on a redo queue. A variant
+   * whose refusal set a user aside leaves both behind, and every later run of the publisher would then send that
+   * user's records straight to the redo queue, calling nothing more that could be refused.
    */
   async clearStreamHolds(): Promise<void> {
-    const held = await this.admin.send(new ScanCommand({ TableName: this.hx.stack.tableName, FilterExpression: 'begins_with(pk, :hold)', ExpressionAttributeValues: { ':hold': 'HOLD#' } }));
-    for (const item of held.Items ?? []) await this.admin.send(new DeleteCommand({ TableName: this.hx.stack.tableName, Key: { pk: item.pk, sk: item.sk } }));
+    const held = await this.admin.send(new ScanCommand({ TableName: this.hx.stack.tableName, FilterExpression: 'sk = :hold', ExpressionAttributeValues: { ':hold': keys.publisherHold('').sk } }));
+    for (const item of held.Items ?? []) await this.admin.send(new DeleteCommand({ TableName: this.hx.stack.tableName, Key: { pk: String(item.pk), sk: String(item.sk) } }));
     for (const prefix of ['PublisherRedoQueue', 'WebhookDispatcherRedoQueue']) {
       const url = this.queueUrl(prefix);
       for (;;) {

@@ -160,6 +160,9 @@ export class CoreFlows extends ApiFlows {
 
   async webhook_deliverer(): Promise<void> {
     const arn = this.queueArn('WebhookQueue');
+    // Jobs another flow left queued (a dispatcher refused halfway stops before it takes its jobs off) are taken off
+    // first: each count below is of what this run queued.
+    await Promise.all((['webhooks', 'webhooks_slow', 'webhooks_dlq'] as const).map((q) => this.receive(q)));
     // The photo message's job: its event carries presigned file URLs.
     const jobs = this.need('jobs');
     const sent = this.need('photo');

@@ -96,6 +96,9 @@ export interface MotoStack {
   functions: Record<string, MotoFunction>;
 }
 
+/** A new stage's table once its data move ran (a few seconds after the first deploy; flows/migrate.ts) has this marker: at the current layout. */
+export const layoutMarker = () => ({ ...keys.layout(), entity: 'layout', version: LAYOUT_VERSION, chat_list_shards: DEFAULT_CHAT_LIST_SHARDS });
+
 /** The resources of one type, with their ids; `P` names the properties read of them. */
 const of = <P = Record<string, unknown>>(resources: StackTemplate['Resources'], type: string) =>
   Object.entries(resources).filter(([, r]) => r.Type === type) as [string, { Type: string; Properties: P }][];
@@ -121,8 +124,7 @@ export async function createStack(endpoint: string, template: StackTemplate, sec
   if (p.TimeToLiveSpecification) {
     await ddb.send(new UpdateTimeToLiveCommand({ TableName: tableId, TimeToLiveSpecification: p.TimeToLiveSpecification }));
   }
-  // A new stage's table, once its data move ran (a few seconds after the first deploy; flows/migrate.ts): at the current layout.
-  const marker = { ...keys.layout(), entity: 'layout', version: LAYOUT_VERSION, chat_list_shards: DEFAULT_CHAT_LIST_SHARDS };
+  const marker = layoutMarker();
   await ddb.send(new PutItemCommand({ TableName: tableId, Item: Object.fromEntries(Object.entries(marker).map(([k, v]) => [k, typeof v === 'number' ? { N: String(v) } : { S: v }])) }));
   ddb.destroy();
   const tableArn = created.TableDescription!.TableArn!;

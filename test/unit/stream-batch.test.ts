@@ -1,8 +1,9 @@
 // The stream consumers' batch rule (lambdas/aws/stream-batch.ts): records of one lane (a user) in stream order,
 // lanes side by side; a record that keeps failing goes aside with its lane's later records and the rest of the
-// batch succeeds; a lane already held goes aside whole; without a place to set records aside they are reported.
+// batch succeeds; a lane whose step finds it held (LaneHeld) goes aside from there, untried again and unlogged;
+// without a place to set records aside they are reported.
 import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import { processStreamBatch, RECORD_TRIES, type SetAside } from '../../lambdas/aws/stream-batch';
+import { LaneHeld, processStreamBatch, RECORD_TRIES, type SetAside } from '../../lambdas/aws/stream-batch';
 
 /** A record of the given lane; `seq` is its sequence number. */
 const rec = (seq: string, lane: string): DynamoDBRecord => ({ eventName: 'INSERT', dynamodb: { SequenceNumber: seq, NewImage: { lane: { S: lane } } } });
@@ -11,11 +12,10 @@ const laneOf = (r: DynamoDBRecord) => r.dynamodb!.NewImage!.lane.S!;
 const seqOf = (r: DynamoDBRecord) => r.dynamodb!.SequenceNumber!;
 const batch = [rec('1', 'a'), rec('2', 'b'), rec('3', 'a'), rec('4', 'b'), rec('5', 'c')];
 
-/** A place to set records aside, in memory: what went there, by lane; `held` lanes are already there. */
-function redo(held: string[] = [], refuse = false) {
+/** A place to set records aside, in memory: what went there, by lane. */
+function redo(refuse = false) {
   const aside: Record<string, string[]> = {};
   const setAside: SetAside = {
-    held: (lanes) => Promise.resolve(new Set(lanes.filter((l) => held.includes(l)))),
     put: (lane, records) => {
       if (refuse) return Promise.reject(new Error('queue down'));
       (aside[lane] ??= []).push(...records.map(seqOf));
@@ -25,14 +25,22 @@ function redo(held: string[] = [], refuse = false) {
   return { aside, setAside };
 }
 
-/** Runs a batch whose step fails for `fail` (every try, or the first `tries` of them); what ran, in order. */
-async function run(records: DynamoDBRecord[], o: { fail?: string[]; tries?: number; setAside?: SetAside } = {}) {
+/**
+ * Runs a batch whose step fails for `fail` (every try, or the first `tries` of them), and finds the lanes of
+ * `held` held from their record `heldFrom` on (their first by default); what ran, in order.
+ */
+async function run(records: DynamoDBRecord[], o: { fail?: string[]; tries?: number; setAside?: SetAside; held?: string[]; heldFrom?: string } = {}) {
   const ran: string[] = [];
   const logged: string[] = [];
   const tried = new Map<string, number>();
   const response = await processStreamBatch(event(...records), {
     lane: laneOf,
-    step: async (r) => {
+    step: async (r, path) => {
+      expect(path).toBe('stream');
+      if (o.held?.includes(laneOf(r)) && seqOf(r) >= (o.heldFrom ?? '')) {
+        tried.set(seqOf(r), (tried.get(seqOf(r)) ?? 0) + 1);
+        throw new LaneHeld(laneOf(r));
+      }
       // The first record of lane a is slow: the other lanes must not wait for it, its own next record must.
       if (seqOf(r) === '1') await new Promise((resolve) => setImmediate(resolve));
       const n = (tried.get(seqOf(r)) ?? 0) + 1;
@@ -72,17 +80,25 @@ test('a record that keeps failing goes aside with its lane\'s later records; the
   expect(out.failed).toEqual([]);
 });
 
-test('a lane with records already aside sends every record of this batch after them, running none', async () => {
-  const r = redo(['b']);
-  const out = await run(batch, { setAside: r.setAside });
+test('a lane its first record finds held sends every record of this batch after the ones aside: tried once, none run, nothing logged', async () => {
+  const r = redo();
+  const out = await run(batch, { setAside: r.setAside, held: ['b'] });
   expect(out.ran.sort()).toEqual(['1', '3', '5']);
   expect(r.aside).toEqual({ b: ['2', '4'] });
-  expect(out.failed).toEqual([]);
+  expect([out.failed, out.logged, out.tried['2'], out.tried['4']]).toEqual([[], [], 1, undefined]);
+});
+
+test('a lane found held at a later record keeps what ran before it and sends the rest after the ones aside', async () => {
+  const r = redo();
+  const out = await run(batch, { setAside: r.setAside, held: ['b'], heldFrom: '4' });
+  expect(out.ran.sort()).toEqual(['1', '2', '3', '5']);
+  expect(r.aside).toEqual({ b: ['4'] });
+  expect([out.failed, out.logged]).toEqual([[], []]);
 });
 
 test('nowhere to set them aside (or the redo queue refuses): the failed lane\'s records are reported, in stream order', async () => {
   expect((await run(batch, { fail: ['1'] })).failed).toEqual(['1', '3']);
-  const out = await run(batch, { fail: ['4'], setAside: redo([], true).setAside });
+  const out = await run(batch, { fail: ['4'], setAside: redo(true).setAside });
   expect(out.failed).toEqual(['4']);
   expect(out.ran.sort()).toEqual(['1', '2', '3', '5']);
 });
