@@ -1,7 +1,8 @@
 // One bot whose webhook receiver hangs cannot hold up another's: with the deliverer's concurrency small, a fast
 // bot's webhooks arrive (p95) within 1 s of when they arrive with no slow bot beside it, and the hung bot's jobs
 // still end in the dead-letter queue after their retries. Its own stack: two deliverer invocations on the fast lane
-// and four on the slow one (its hung jobs drain sooner), a 3 s webhook timeout, one retry.
+// and six on the slow one (each of the hung bot's jobs runs at once, so they drain in two timeouts), a 3 s
+// webhook timeout, one retry.
 import { createServer, type Server } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -43,7 +44,7 @@ beforeAll(async () => {
     REALTIME: 'off',
     BOT_CACHE_TTL_MS: '0',
     WEBHOOK_CONCURRENCY: '2',
-    WEBHOOK_SLOW_CONCURRENCY: '4',
+    WEBHOOK_SLOW_CONCURRENCY: '6',
     WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS),
     WEBHOOK_RETRY_DELAYS: '1',
     RATE_MESSAGES_PER_MINUTE: '1000',
