@@ -188,12 +188,14 @@ const EXPIRED_FRAME = disconnectFrame(DISCONNECTS.tokenExpired);
 
 /**
  * An erased user: every socket it has is closed (through its references, subscribed or not), and the records
- * of its connections and subscriptions deleted. Idempotent; with realtime off there are none.
+ * of its connections and subscriptions deleted, and the publisher's hold on its channel. Idempotent; with
+ * realtime off there are no sockets.
  */
 export async function closeUserConnections(userId: string): Promise<void> {
   const refs = (await connectionRefs(userId)).map((r) => r.connection_id);
   const channel = userChannel(userId);
-  const subscribers = await channelSubscribers(channel);
+  const audience = await channelAudienceOf(channel);
+  const subscribers = audience.sockets.map((s) => s.id);
   // Subscribed or not (a socket opened before connection refs existed has none, but is subscribed).
   const ids = [...new Set([...refs, ...subscribers])];
   // A Disconnect push with a terminal code first (the client does not reconnect), then the socket closed.
@@ -202,6 +204,8 @@ export async function closeUserConnections(userId: string): Promise<void> {
     ...ids.map((id) => ({ DeleteRequest: { Key: keys.connection(id) } })),
     ...subscribers.map((id) => ({ DeleteRequest: { Key: keys.subscription(channel, id) } })),
     ...refs.map((id) => ({ DeleteRequest: { Key: keys.connectionRef(userId, id) } })),
+    // The publisher's hold on the channel, if its records wait in the redo queue: it names the user.
+    ...(audience.held ? [{ DeleteRequest: { Key: keys.publisherHold(channel) } }] : []),
   ]);
 }
 

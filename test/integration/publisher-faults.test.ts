@@ -211,6 +211,22 @@ test('a malformed record ends in the redo dead-letter file with the record itsel
   expect(contents('malformed=')).toEqual(['after it']);
 }, 60_000);
 
+test('an erased user\'s channel loses the publisher\'s hold with its sockets (the hold names the user)', async () => {
+  const { user } = await setup('erased=', 0);
+  const { GetCommand } = await import('@aws-sdk/lib-dynamodb');
+  const { dynamo } = await import('../../lambdas/aws/dynamo');
+  const { keys } = await import('../../lambdas/entities/keys');
+  const { userChannel } = await import('../../lambdas/centrifuge/channels');
+  const { holdChannel } = await import('../../lambdas/entities/stream-holds');
+  const { closeUserConnections } = await import('../../lambdas/centrifuge/hub');
+  const channel = userChannel(user.id);
+  const item = async (key: { pk: string; sk: string }) => (await dynamo.send(new GetCommand({ TableName: table, Key: key, ConsistentRead: true }))).Item;
+  await holdChannel(channel, '100');
+  expect(await item(keys.publisherHold(channel))).toMatchObject({ entity: 'stream_hold' });
+  await closeUserConnections(user.id);
+  expect([await item(keys.publisherHold(channel)), await item(keys.subscription(channel, 'erased='))]).toEqual([undefined, undefined]);
+});
+
 // The poller's own DynamoDB Streams calls: a refused one carries its status (a 4xx iterator is replaced, a
 // failure without a reply is retried as it was) and DynamoDB's reason.
 test('stream calls: a refused call has its 4xx status and DynamoDB\'s reason; an unreachable endpoint is status 0', async () => {
