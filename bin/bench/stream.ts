@@ -23,7 +23,7 @@ export const STREAM_TARGET_RECORDS_PER_S = 1000;
 export interface ConsumerFigures {
   /** One user's records run alone by the handler, here: what a lane waits. */
   lane_ms: number;
-  /** The AWS latency allowances of that lane's calls (the held-lanes read among them) and of the batch's sends. */
+  /** The AWS latency allowances of that lane's calls and of the batch's sends. */
   allowance_ms: number;
   /**
    * The process's CPU time while the full batch ran (its lanes share one function's CPU): an upper bound, with the
@@ -125,7 +125,7 @@ const allowanceOf = (c: Record<string, number>) =>
 
 /**
  * A full batch's time on AWS. Its lanes wait on AWS side by side, so the wait is one lane's: a batch of one user's
- * records, run and timed alone, plus its calls' allowances (the held-lanes read and any sends included), plus the
+ * records, run and timed alone, plus its calls' allowances (any sends included), plus the
  * full batch's job sends beyond the lane's. The full batch's CPU time is reported beside it.
  */
 async function modelBatch(def: StreamConsumerDef, full: DynamoDBStreamEvent, lane: DynamoDBStreamEvent, seen: Invocation[]): Promise<ConsumerFigures> {
