@@ -13,10 +13,11 @@ import { options } from './options';
 
 /**
  * Conversations of the bot (each a visitor with one chat): four to each of the chat list's default 32 shards
- * (two with --quick), so that nearly every shard is touched; returning visitors: the first 32 of them.
+ * (two with --quick), so that nearly every shard is touched; returning visitors: the first 32 of them (16 with
+ * --quick: a returning session's load is per session, and no key it touches is sharded).
  */
 const CONVERSATIONS = options.quick ? 64 : 128;
-const RETURNING = 32;
+const RETURNING = options.quick ? 16 : 32;
 /** Conversations at once, each on its own keep-alive socket (a visitor's tab). */
 const AT_ONCE = 4;
 

@@ -23,7 +23,7 @@ export const STREAM_TARGET_RECORDS_PER_S = 1000;
 export interface ConsumerFigures {
   /** One user's records run alone by the handler, here: what a lane waits. */
   lane_ms: number;
-  /** The AWS latency allowances of that lane's calls (the held-lanes read among them) and of the batch's sends. */
+  /** The AWS latency allowances of that lane's calls and of the batch's sends. */
   allowance_ms: number;
   /**
    * The process's CPU time while the full batch ran (its lanes share one function's CPU): an upper bound, with the
@@ -47,6 +47,16 @@ export interface StreamFigures {
 }
 
 const SEQ_BASE = BigInt(Date.now()) * 1_000_000n;
+/** Conversations made at once while the batch's users are set up (their setup is not timed). */
+const AT_ONCE = 4;
+
+/** Until no invocation of the stack ended for 200 ms. */
+async function quiet(seen: Invocation[]): Promise<void> {
+  for (let n = -1; n !== seen.length; ) {
+    n = seen.length;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
 
 /** A user with a chat, a live socket on its channel, one message and the bot's reply: its two message items. */
 async function conversation(apiUrl: string, bot: { client_key: string; secretKey: string }, n: number, sockets: WebSocket[]) {
@@ -115,7 +125,7 @@ const allowanceOf = (c: Record<string, number>) =>
 
 /**
  * A full batch's time on AWS. Its lanes wait on AWS side by side, so the wait is one lane's: a batch of one user's
- * records, run and timed alone, plus its calls' allowances (the held-lanes read and any sends included), plus the
+ * records, run and timed alone, plus its calls' allowances (any sends included), plus the
  * full batch's job sends beyond the lane's. The full batch's CPU time is reported beside it.
  */
 async function modelBatch(def: StreamConsumerDef, full: DynamoDBStreamEvent, lane: DynamoDBStreamEvent, seen: Invocation[]): Promise<ConsumerFigures> {
@@ -146,9 +156,16 @@ export async function streamThroughput(apiUrl: string, webhookUrl: string): Prom
     // Its messages are the dispatcher's too (marked for the webhook at the send).
     await updateBot(bot.id, { webhook_url: webhookUrl });
     const users = STREAM_BATCH_SIZE / 2;
-    const perUser: Record<string, unknown>[][] = [];
     // One more user than the batch has: its lane is timed alone (the batch's records are then counted already).
-    for (let n = 0; n <= users; n++) perUser.push(await conversation(apiUrl, { client_key: bot.client_key, secretKey }, n, sockets));
+    // Made AT_ONCE at a time (each user's own requests in order), each user's items at its place.
+    const perUser: Record<string, unknown>[][] = [];
+    let next = 0;
+    const worker = async () => {
+      for (let n = next++; n <= users; n = next++) perUser[n] = await conversation(apiUrl, { client_key: bot.client_key, secretKey }, n, sockets);
+    };
+    await Promise.all(Array.from({ length: AT_ONCE }, worker));
+    // The stack's own consumers done with what the conversations wrote, so that they do not run beside the timed batches.
+    await quiet(meters.seen);
     const full = streamBatch(perUser.slice(0, users));
     const lane = streamBatch(perUser.slice(users));
     const publisher = await modelBatch(PUBLISHER, full, lane, meters.seen);

@@ -50,9 +50,8 @@ async function loadFixture(endpoint: string): Promise<void> {
   await ddb.send(new UpdateTimeToLiveCommand({ TableName: TABLE, TimeToLiveSpecification: { AttributeName: 'ttl', Enabled: true } }));
   const age = Math.floor(Date.now() / 1000) - fixture.written_at;
   const items = fixture.items.map((i) => (i.ttl?.N ? { ...i, ttl: { N: String(Number(i.ttl.N) + age) } } : i));
-  for (let i = 0; i < items.length; i += 25) {
-    await ddb.send(new BatchWriteItemCommand({ RequestItems: { [TABLE]: items.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } })) } }));
-  }
+  const batches = Array.from({ length: Math.ceil(items.length / 25) }, (_, b) => items.slice(b * 25, (b + 1) * 25));
+  await Promise.all(batches.map((batch) => ddb.send(new BatchWriteItemCommand({ RequestItems: { [TABLE]: batch.map((Item) => ({ PutRequest: { Item } })) } }))));
   ddb.destroy();
 }
 
