@@ -83,7 +83,7 @@ ${line('cost per hour, USD (list prices)', (s) => n(s.usdPerHour, 2))}
 - **One bot.** The bench's scale block gives what one bot can take before a key its conversations share reaches
   its limit${
     scale
-      ? `: ${scale.max_exchanges_per_s_per_bot === null ? 'no limit' : n(scale.max_exchanges_per_s_per_bot)} exchanges/s (${scale.exchanges_limited_by}) and ${scale.max_sessions_per_s_per_bot === null ? 'no limit' : n(scale.max_sessions_per_s_per_bot)} sessions/s`
+      ? `: ${scale.max_exchanges_per_s_per_bot === null ? 'no limit on exchanges' : `${n(scale.max_exchanges_per_s_per_bot)} exchanges/s (${scale.exchanges_limited_by})`} and ${scale.max_sessions_per_s_per_bot === null ? 'none on sessions (no key a session writes or reads is shared)' : `${n(scale.max_sessions_per_s_per_bot)} sessions/s`}`
       : ' (not in these results: a bench run before the scale phase)'
   }. "yes": the whole peak could be one bot's.
 - **Cost per hour.** Exchanges/s × the cost block's USD per exchange, plus visits/s × its USD per visit, × 3,600,
