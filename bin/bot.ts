@@ -15,6 +15,7 @@ const USAGE = `Usage:
   npm run bot -- rotate-secret <bot_id> [--json] [--aws]
   npm run bot -- rotate-webhook-secret <bot_id> [--json] [--aws]
   npm run bot -- list [--json] [--aws]
+  npm run bot -- migrate [--json] [--aws]
 
 --webhook-url (https: to a public address; locally http://localhost too) prints the webhook signing
 secret (whsec_...); --identity-verification on prints the identity secret (idsec_...) your server signs
@@ -22,6 +23,8 @@ external ids with; rotate-* print the new secret once.
 --retention-days keeps messages and files that many days (1-3650; off: for ever); an update with it prints
 the retention_task_id that re-dates what is stored (GET /api/bot/tasks/{task_id} follows it); setting the same
 value again re-dates again (a failed task is done over).
+migrate moves stored data to the key layout of this version (docs/scale.md "Upgrading a stage"), here and to
+its end; nothing when the table is at it. With --aws, CHAT_LIST_SHARDS must be the stage's setting.
 
 By default it talks to the local stack (npm start; same DATA_DIR/DYNAMODB_PORT/TABLE_NAME env).
 With --aws it uses the table named by TABLE_NAME and the usual AWS credentials and region.`;
@@ -214,6 +217,12 @@ async function main(): Promise<void> {
       if (list.length === 0) return console.log('No bots.');
       for (const b of list) console.log(`${b.bot_id}  ${b.client_key}  enabled=${b.enabled}  client_api=${b.client_api_enabled}  ${b.name}`);
       return;
+    }
+    case 'migrate': {
+      if (flags.aws && !process.env.CHAT_LIST_SHARDS) throw new UsageError('migrate --aws needs CHAT_LIST_SHARDS (the stage\'s chatListShards setting)');
+      const task = await (await import('../lambdas/flows/migrate')).migrateHere();
+      if (flags.json) return console.log(JSON.stringify({ task_id: task?.task_id ?? null, status: task?.status ?? 'current' }));
+      return console.log(task ? `Data moved (task ${task.task_id}: ${task.status}).` : 'The table is at the current layout: nothing to move.');
     }
     default:
       throw new UsageError(`Unknown command "${command}"`);

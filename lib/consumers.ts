@@ -1,6 +1,7 @@
 // The functions no route calls: the stream consumers (publisher, webhook dispatcher) and the webhook queue's
 // deliverer, with how their events reach them. CDK and the local stream poller and SQS read the same entries.
 import { NOT_FOUND, ROUTES, WS_ROUTES, type FunctionDef } from './routes';
+import { REDO_MAX_RECEIVES } from '../lambdas/aws/stream-batch';
 
 /**
  * Stream consumers and the events they take. The filter is the Lambda event-source filter pattern on AWS,
@@ -8,14 +9,17 @@ import { NOT_FOUND, ROUTES, WS_ROUTES, type FunctionDef } from './routes';
  */
 export interface StreamConsumerDef extends FunctionDef {
   filters: Record<string, unknown>[];
-  /** Records per invocation, on AWS and in the local poller. */
+  /** Records per invocation in the local poller; on AWS the stage's streamBatchSize (lib/stack-config.ts), this by default. */
   batchSize: number;
   /**
    * How long records may be gathered before an invocation with fewer than batchSize of them
    * (MaximumBatchingWindowInSeconds, on AWS and locally); none by default: records go out as soon as they are read.
    */
   batchingWindowSeconds?: number;
-  /** Sized to a whole batch at its slowest: batchSize × the AWS calls made one after another per record. */
+  /**
+   * Room for a lane's slowest record and the set-aside after it: a lane starts no record once less than one try at
+   * its slowest is left (lambdas/aws/stream-batch.ts), and its rest goes to the redo queue, in order.
+   */
   timeoutSeconds: number;
   /**
    * Where the mapping starts reading when it is created or replaced: LATEST skips what was written meanwhile;
@@ -24,11 +28,22 @@ export interface StreamConsumerDef extends FunctionDef {
    */
   startingPosition: 'LATEST' | 'TRIM_HORIZON';
   /**
+   * The environment variable naming its FIFO redo queue (lambdas/flows/stream-redo.ts): where a user's records go
+   * once one keeps failing, so the batch goes on without them; the same function consumes it.
+   */
+  redoQueueEnv: 'PUBLISHER_REDO_QUEUE_URL' | 'DISPATCHER_REDO_QUEUE_URL';
+  /**
    * The message of the log line the handler writes each time it reports a batch item failure: a metric
    * filter counts them for an alarm (Lambda counts a batch that reports failures as a success, not an error).
    */
   failureLog: string;
 }
+
+/**
+ * Records per stream batch by default. A batch's users run side by side (one lane each, lambdas/aws/stream-batch.ts),
+ * so a shard's throughput grows with the batch: batch size × parallelization ÷ batch time (docs/benchmarks.md).
+ */
+export const STREAM_BATCH_SIZE = 100;
 
 /** Delivery settings shared by the stream consumers: the event source mapping on AWS, the local poller here. */
 export const STREAM_DELIVERY = {
@@ -40,25 +55,33 @@ export const STREAM_DELIVERY = {
   /**
    * One batch at a time per shard. More would reorder a channel's publications: AWS keeps order with a
    * higher ParallelizationFactor only per item (partition and sort key), and one user's channel gets
-   * records of many items (each message is its own item under USER#<id>, lambdas/entities/keys.ts).
+   * records of many items. Concurrency comes from inside the batch instead: larger batches, grouped by user.
    */
   parallelizationFactor: 1,
 };
 
+/**
+ * What the publisher calls for its holds: read with the channel's sockets (Query), set (UpdateItem) and released
+ * (DeleteItem); and a redone record too large for SQS read again (GetItem).
+ */
+const HOLD_CALLS = ['Query', 'GetItem', 'UpdateItem', 'DeleteItem'] as const;
+
 export const PUBLISHER: StreamConsumerDef = {
   id: 'publisher',
   entry: 'lambdas/realtime/publish.ts',
-  // GetItem: the bot (cached), whose client interface must still be open for a publication to go out.
+  // GetItem: the bot (cached), whose client interface must still be open for a publication to go out; DeleteItem:
+  // a gone socket's records; UpdateItem: the chat's counters; and HOLD_CALLS.
   dynamodb: ['Query', 'GetItem', 'DeleteItem', 'UpdateItem'],
+  redoQueueEnv: 'PUBLISHER_REDO_QUEUE_URL',
   s3: ['s3:GetObject'],
   manageConnections: true,
   // Waits on DynamoDB and the @connections API; little CPU (docs/cost.md).
   memorySize: 256,
-  // Records of one user go out one after another, each at worst the chat's update in up to three writes (a read
+  // A user's records go out one after another, each at worst the chat's update in up to three writes (a read
   // or an older message raced it), the bot's read, a Query of the channel's sockets, then the posts (in
-  // parallel): 6 calls; 10 records × 6 × AWS_CALL_SECONDS = 420 s at worst, under the timeout.
-  batchSize: 10,
-  timeoutSeconds: 450,
+  // parallel): 6 calls, 42 s at AWS_CALL_SECONDS; a lane past the time left sets its rest aside.
+  batchSize: STREAM_BATCH_SIZE,
+  timeoutSeconds: 300,
   // Chats' counters and activity follow from its records (entities/chat-activity.ts countMessage): none may be skipped
   // when the mapping is (re)created. Repeats are harmless: a message is counted once per sequence number, and
   // a client drops a publication whose id it has.
@@ -84,10 +107,10 @@ export const PUBLISHER: StreamConsumerDef = {
 
 /**
  * The publisher of a stack with realtime off: no sockets to publish to, but chats' activity and unread counters
- * still follow from new messages (countMessage), so it takes only those records and calls only UpdateItem.
+ * still follow from new messages (countMessage), so it takes only those records and calls only what they need (the chat's counters, the holds).
  */
 export const publisherFor = (realtime: boolean): StreamConsumerDef =>
-  realtime ? PUBLISHER : { ...PUBLISHER, dynamodb: ['UpdateItem'], s3: [], manageConnections: false, filters: [PUBLISHER.filters[0]] };
+  realtime ? PUBLISHER : { ...PUBLISHER, dynamodb: [...HOLD_CALLS], s3: [], manageConnections: false, filters: [PUBLISHER.filters[0]] };
 
 /**
  * The bot side's stream consumer. Webhooks, step 1: every new user message of a bot with a webhook becomes a
@@ -101,17 +124,19 @@ export const WEBHOOK_DISPATCHER: StreamConsumerDef = {
   entry: 'lambdas/bot/webhook-dispatch.ts',
   // GetItem: the bot (cached) and, for a reminder, the chat; PutItem: the chat's reminder item, a retention task,
   // a removed file's quota release marker; UpdateItem: a sent file's sent_at and ttl, a user's storage quota
-  // (both in one TransactWriteItems when the bytes go back).
+  // (both in one TransactWriteItems when the bytes go back); and GetItem: a redone record too large for SQS read again.
   dynamodb: ['GetItem', 'PutItem', 'UpdateItem'],
   s3: ['s3:DeleteObject'],
-  queues: ['webhooks', 'tasks'],
+  // Each job on its bot's lane (GetItem: the bot's slow mark, cached).
+  queues: ['webhooks', 'webhooks_slow', 'tasks'],
+  redoQueueEnv: 'DISPATCHER_REDO_QUEUE_URL',
   memorySize: 256,
   // Per record at worst a reminder's three calls (the chat read, the reminder's put, its delayed job), beside
   // which a message's files are kept (at most two calls, in parallel with them), or a bot read (cached), or a
-  // removed file's object deletions (in parallel) and its quota release; per 10 jobs one SendMessageBatch:
-  // 20 × 3 + 2 calls × AWS_CALL_SECONDS = 434 s.
-  batchSize: 20,
-  timeoutSeconds: 450,
+  // removed file's object deletions (in parallel) and its quota release; a lane past the time left sets its rest
+  // aside; then per 10 jobs one SendMessageBatch.
+  batchSize: STREAM_BATCH_SIZE,
+  timeoutSeconds: 300,
   // A replayed record queues its job again: the event keeps its id (X-Webhook-Id, the message id), and
   // receivers dedupe by it (docs/bot-api.md "Webhooks"); deleting an object twice is harmless. Nothing
   // written while the mapping is (re)created is lost.
@@ -138,14 +163,28 @@ export const WEBHOOK_DISPATCHER: StreamConsumerDef = {
   ],
 };
 
+/**
+ * How a stream consumer's FIFO redo queue feeds it back (SQS event source on AWS, the local queue here). Its
+ * visibility timeout is the consumer's timeout, the least Lambda takes: a message that failed blocks its user's
+ * group until it shows again, so the wait is kept short; past maxReceiveCount it goes to the redo dead-letter queue.
+ */
+export const REDO_QUEUE = {
+  // One message per invocation: a FIFO receive that returned the messages behind a failing one would count a
+  // receive against each, and send them to the dead-letter queue with it.
+  batchSize: 1,
+  visibilityTimeoutSeconds: 300,
+  maxReceiveCount: REDO_MAX_RECEIVES,
+};
+
 /** Webhooks, step 2: an SQS consumer that signs and POSTs each job, requeues failures, dead-letters the rest. */
 export const WEBHOOK_DELIVERER: FunctionDef = {
   id: 'webhook_deliverer',
   entry: 'lambdas/bot/webhook-deliver.ts',
-  // A reminder: its claim (UpdateItem) and the chat's unread replies (Query) besides the reads of an event.
-  dynamodb: ['GetItem', 'BatchGetItem', 'UpdateItem', 'Query'],
+  // A reminder: its claim (UpdateItem) and the chat's unread replies (Query) besides the reads of an event;
+  // GetItem and PutItem: the bot's slow mark, read before a fast-lane POST and written on a timeout.
+  dynamodb: ['GetItem', 'BatchGetItem', 'UpdateItem', 'Query', 'PutItem'],
   s3: ['s3:GetObject'],
-  queues: ['webhooks', 'webhooks_dlq'],
+  queues: ['webhooks', 'webhooks_slow', 'webhooks_dlq'],
   // Waits on the bot's server most of its time: billed per GB-second of that wait.
   memorySize: 256,
   // Jobs run in parallel, each at worst a reminder's first attempt: a bot read, the claim, the chat and user
@@ -154,7 +193,17 @@ export const WEBHOOK_DELIVERER: FunctionDef = {
   timeoutSeconds: 50,
 };
 
-/** How the webhook queue feeds the deliverer (SQS event source on AWS, the local queue here). */
+/**
+ * Deliverer invocations at once (the SQS event source's maximum concurrency, 2 to 1,000; each takes a batch of up
+ * to 10 jobs, posted in parallel): per-stage settings (lib/stack-config.ts), the local queues' too. The fast lane
+ * stays well under the account's 1,000 concurrent executions, so a flood of webhooks cannot throttle the APIs;
+ * 100 × 10 jobs in flight keep up with thousands of webhooks/s to receivers that answer in a few hundred ms.
+ * The slow lane (bots whose receiver timed out, lambdas/flows/webhook-lanes.ts) is small: 10 × 10 jobs of
+ * up to WEBHOOK_TIMEOUT_MS (5 s) each, 20 such webhooks/s across every slow bot.
+ */
+export const WEBHOOK_CONCURRENCY = { fast: 100, slow: 10, min: 2, max: 1000 };
+
+/** How each webhook queue (both lanes) feeds the deliverer (SQS event source on AWS, the local queue here). */
 export const WEBHOOK_QUEUE = {
   batchSize: 10,
   /**
@@ -200,9 +249,11 @@ export const TASK_WORKER: FunctionDef = {
   // Query: the partitions of the user, its chats and rate windows; BatchWriteItem: their deletion, 25 at a time;
   // DeleteItem: the user item, only if still this user's. An export: BatchGetItem (the files), PutItem (its
   // expiring item), s3:PutObject (the file), s3:GetObject (the files' presigned URLs in it). A retention
-  // change: the bot's chats (Query of gsi1), their messages (Query), each ttl (UpdateItem), the bot's objects
-  // (s3:ListBucket) and their files (BatchGetItem).
-  dynamodb: ['GetItem', 'BatchGetItem', 'Query', 'UpdateItem', 'PutItem', 'BatchWriteItem', 'DeleteItem'],
+  // change: the bot's chats (Queries of gsi2's shards, and of gsi1 while chats move), their messages (Query), each
+  // ttl (UpdateItem), the bot's objects (s3:ListBucket) and their files (BatchGetItem). The data move
+  // (flows/migrate.ts): Scan of the table, each user moved in a TransactWriteItems (PutItem, DeleteItem), each
+  // chat's list entry in an UpdateItem.
+  dynamodb: ['GetItem', 'BatchGetItem', 'Query', 'Scan', 'UpdateItem', 'PutItem', 'BatchWriteItem', 'DeleteItem'],
   index: true,
   s3: ['s3:ListBucket', 's3:DeleteObject', 's3:PutObject', 's3:GetObject'],
   closeConnections: true,

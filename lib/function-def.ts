@@ -6,6 +6,7 @@ export type DynamoAction =
   | 'GetItem'
   | 'BatchGetItem'
   | 'Query'
+  | 'Scan'
   | 'PutItem'
   | 'BatchWriteItem'
   | 'UpdateItem'
@@ -13,8 +14,11 @@ export type DynamoAction =
   | 'ConditionCheckItem';
 /** s3:ListBucket is granted on the bucket for keys under bots/ only (erasure lists a user's files). */
 export type S3Action = 's3:GetObject' | 's3:PutObject' | 's3:DeleteObject' | 's3:ListBucket';
-/** The SQS queues: webhook jobs, the Bot API's background tasks, and what failed every retry of each. */
-export type QueueName = 'webhooks' | 'webhooks_dlq' | 'tasks' | 'tasks_dlq';
+/**
+ * The SQS queues: webhook jobs (and the slow lane's: jobs of bots whose receiver timed out lately), the Bot API's
+ * background tasks, and what failed every retry of each.
+ */
+export type QueueName = 'webhooks' | 'webhooks_slow' | 'webhooks_dlq' | 'tasks' | 'tasks_dlq';
 
 /** One Lambda: its handler module and exactly the actions it may use. */
 export interface FunctionDef {
@@ -29,7 +33,7 @@ export interface FunctionDef {
    * to change anything else.
    */
   rateCounters?: boolean;
-  /** Whether the handler queries the gsi1 index (grants the index ARN too). */
+  /** Whether the handler queries the table's indexes (grants their ARNs too): the chat list (gsi2, and gsi1 while chats move). */
   index?: boolean;
   s3?: S3Action[];
   /** Signs or verifies tokens (reads the JWT secret). */

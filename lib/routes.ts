@@ -23,8 +23,9 @@ export const ROUTES: RouteDef[] = [
     entry: 'lambdas/client/create-session.ts',
     jwt: true,
     realtimeUrl: true,
-    // PutItem: a new user's reference by id.
-    dynamodb: ['GetItem', 'UpdateItem', 'PutItem'],
+    // PutItem: a new user's reference by id. While the data move runs (flows/migrate.ts), a user still at its
+    // legacy key is moved in one TransactWriteItems: PutItem at the new key, DeleteItem at the old one.
+    dynamodb: ['GetItem', 'UpdateItem', 'PutItem', 'DeleteItem'],
   },
   {
     id: 'list_chats',

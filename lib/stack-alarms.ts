@@ -66,7 +66,8 @@ export function addAlarms(stack: StackParts): sns.ITopic | undefined {
     alarm(`${pascal(def.id)}BatchItemFailures`, filter.metric({ period, statistic: 'Sum' }), 1, `${def.id} reported stream records as failed (retried)`);
   }
   // The oldest webhook job: retries wait up to 15 min (WEBHOOK_RETRY_DELAYS), so 30 min means the
-  // deliverer is not keeping up or not running.
+  // deliverer is not keeping up or not running. Not the slow lane's: there a backlog of bots whose servers hang
+  // is what the lane is for, and it delays no one else (a deliverer not running shows on this queue too).
   const oldest = stack.queues.webhooks.metricApproximateAgeOfOldestMessage({ period, statistic: 'Maximum' });
   alarm('WebhookQueueOldestJob', oldest, 1800, 'a webhook job has waited 30 minutes or more');
   if (stack.wsApi && stack.wsStage) {
@@ -111,6 +112,9 @@ export function addAlarms(stack: StackParts): sns.ITopic | undefined {
     WebhookDispatcherDlq: stack.webhookDispatcherDlq,
     PublisherDlq: stack.publisherDlq,
     UploadCompleterDlq: stack.uploadCompleterDlq,
+    // Stream records set aside that failed every redo (docs/deploy.md "Dead letters").
+    PublisherRedoDlq: stack.redoDlqs.publisher,
+    WebhookDispatcherRedoDlq: stack.redoDlqs.webhook_dispatcher,
   };
   for (const [id, queue] of Object.entries(dlqs)) {
     if (!queue) continue;

@@ -1,8 +1,10 @@
 // The stack's settings in one place: their type, defaults and checks, and the CDK context keys that set them
 // (`cdk synth --context stage=staging --context realtime=false`), read by bin/app.ts and bin/deploy.ts.
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
-import { CORS } from './routes';
-import { DEFAULT_MAX_UPLOAD_BYTES, maxUploadProblem, storageQuotaProblem } from '../lambdas/shared/config';
+import { CORS, ROUTES, WS_ROUTES } from './routes';
+import { AWS_QUOTAS } from './aws-quotas';
+import { STREAM_BATCH_SIZE, WEBHOOK_CONCURRENCY } from './consumers';
+import { DEFAULT_CHAT_LIST_SHARDS, DEFAULT_MAX_UPLOAD_BYTES, maxUploadProblem, storageQuotaProblem } from '../lambdas/shared/config';
 
 export const LIMIT_VARIABLES = [
   'RATE_MESSAGES_PER_MINUTE',
@@ -28,7 +30,18 @@ export interface StackConfig {
   /** Origins the HTTP API (CORS preflight) and the files bucket (presigned GETs) answer; `*` = any. */
   corsOrigins: string[];
   /** API Gateway stage throttling, for both APIs (requests per second, burst). */
-  throttle: { rateLimit: number; burstLimit: number };
+  throttle: Throttle;
+  /**
+   * Throttles of single routes, by route key of either API (`POST /api/client/session`, `$connect`): each
+   * replaces the stage's for its route (API Gateway route settings), so one route's flood cannot take the
+   * stage's whole rate (docs/sizing.md).
+   */
+  routeThrottles: Record<string, Throttle>;
+  /**
+   * The table's warm throughput: read and write units per second it serves at once, before on-demand scaling
+   * (DynamoDB pre-splits partitions for it). Unset: the table's own (4,000 writes and 12,000 reads at least).
+   */
+  warmThroughput?: { readUnitsPerSecond: number; writeUnitsPerSecond: number };
   /** Days kept in every log group (functions, API access logs) and in the S3 access-log bucket. */
   logRetentionDays: number;
   /** `retain` keeps what holds data (table, with deletion protection; buckets; dead-letter queues; JWT secret) when the stack is deleted; `destroy` deletes it. */
@@ -47,35 +60,73 @@ export interface StackConfig {
   alarmTopicArn?: string;
   /** How long handlers cache bot settings (ms); 0 turns the cache off. */
   botCacheTtlMs: number;
+  /**
+   * Write shards of each bot's chat list (the Bot API's list by activity, docs/scale.md "Hot keys"): more
+   * spreads a busy bot's messages over more index keys, and makes each list page read more. A change on a stage
+   * with chats needs the data move (docs/configuration.md).
+   */
+  chatListShards: number;
   /** Abuse limits, by their environment variable (docs/api.md "Limits"); 0 turns one off, unset ones keep the defaults. */
   limits: Partial<Record<LimitVariable, number>>;
+  /**
+   * Records per invocation of each stream consumer (publisher, webhook dispatcher), 1 to 10,000: a batch's users
+   * run side by side, so larger batches are what lets a shard keep up (docs/scale.md "Stream consumers").
+   */
+  streamBatchSize: number;
+  /** Seconds a stream consumer may wait to fill a batch (0 to 300); 0: a batch goes as soon as records are read. */
+  streamBatchingWindowSeconds: number;
+  /** Webhook deliverer invocations at once on the webhook queue (SQS event source maximum concurrency, 2–1000). */
+  webhookConcurrency: number;
+  /** The same on the slow lane's queue, where the jobs of bots whose receiver timed out go (2–1000). */
+  webhookSlowConcurrency: number;
 }
 
-export const DEFAULT_THROTTLE = { rateLimit: 200, burstLimit: 400 };
+export interface Throttle {
+  rateLimit: number;
+  burstLimit: number;
+}
+
+export const DEFAULT_THROTTLE: Throttle = { rateLimit: 200, burstLimit: 400 };
+/** Every route key a route throttle may name: the HTTP API's routes and the WebSocket API's. */
+export const ROUTE_KEYS = [...ROUTES.map((r) => `${r.method} ${r.path}`), ...WS_ROUTES.map((r) => r.routeKey)];
+/** The least warm throughput DynamoDB gives an on-demand table (a setting below it changes nothing). */
+export const MIN_WARM_THROUGHPUT = { readUnitsPerSecond: AWS_QUOTAS.dynamoWarmReadUnitsPerSecond.value, writeUnitsPerSecond: AWS_QUOTAS.dynamoWarmWriteUnitsPerSecond.value };
 
 export const DEFAULT_CONFIG: StackConfig = {
   stage: 'dev',
   realtime: true,
   corsOrigins: CORS.allowOrigins,
   throttle: DEFAULT_THROTTLE,
+  routeThrottles: {},
   logRetentionDays: RetentionDays.ONE_MONTH,
   removalPolicy: 'retain',
   architecture: 'arm64',
   tracing: false,
   wsAccessLogs: false,
   botCacheTtlMs: 30_000,
+  chatListShards: DEFAULT_CHAT_LIST_SHARDS,
   limits: {},
+  streamBatchSize: STREAM_BATCH_SIZE,
+  streamBatchingWindowSeconds: 0,
+  webhookConcurrency: WEBHOOK_CONCURRENCY.fast,
+  webhookSlowConcurrency: WEBHOOK_CONCURRENCY.slow,
 };
 
 export const stackName = (stage: string) => `ChatBot-${stage}`;
 
-/** Context keys: one per setting, except throttling (two keys); `limits` is `NAME=value,NAME=value`. */
+/**
+ * Context keys: one per setting, except throttling and warm throughput (two keys each); `limits` is
+ * `NAME=value,NAME=value`; `routeThrottles` is `ROUTE KEY=rate/burst,...`.
+ */
 export const CONTEXT_KEYS = [
   'stage',
   'realtime',
   'corsOrigins',
   'throttleRate',
   'throttleBurst',
+  'routeThrottles',
+  'warmReadUnits',
+  'warmWriteUnits',
   'logRetentionDays',
   'removalPolicy',
   'memorySize',
@@ -85,11 +136,18 @@ export const CONTEXT_KEYS = [
   'alarmEmail',
   'alarmTopicArn',
   'botCacheTtlMs',
+  'chatListShards',
   'limits',
+  'streamBatchSize',
+  'streamBatchingWindowSeconds',
+  'webhookConcurrency',
+  'webhookSlowConcurrency',
 ] as const;
 export type ContextKey = (typeof CONTEXT_KEYS)[number];
 export const BOOLEAN_KEYS: ContextKey[] = ['realtime', 'tracing', 'wsAccessLogs'];
 
+/** Each list page queries every shard at once: past this, a page is more Queries than a function should send. */
+export const MAX_CHAT_LIST_SHARDS = 1000;
 const RETENTION_DAYS = Object.values(RetentionDays).filter((v): v is number => typeof v === 'number');
 const STAGE = /^[a-z][a-z0-9-]{0,20}$/;
 const ORIGIN = /^https?:\/\/[a-z0-9.-]+(:\d{1,5})?$/;
@@ -134,8 +192,19 @@ export function configsFromContext(context: Record<string, unknown>): StackConfi
     alarmEmail: get('alarmEmail') || undefined,
     alarmTopicArn: get('alarmTopicArn') || undefined,
     botCacheTtlMs: int('botCacheTtlMs'),
+    chatListShards: int('chatListShards'),
     limits: parseLimits(get('limits')),
+    streamBatchSize: int('streamBatchSize'),
+    streamBatchingWindowSeconds: int('streamBatchingWindowSeconds'),
+    webhookConcurrency: int('webhookConcurrency'),
+    webhookSlowConcurrency: int('webhookSlowConcurrency'),
+    routeThrottles: parseRouteThrottles(get('routeThrottles')),
   };
+  const warmRead = int('warmReadUnits');
+  const warmWrite = int('warmWriteUnits');
+  if (warmRead !== undefined || warmWrite !== undefined) {
+    shared.warmThroughput = { readUnitsPerSecond: warmRead ?? MIN_WARM_THROUGHPUT.readUnitsPerSecond, writeUnitsPerSecond: warmWrite ?? MIN_WARM_THROUGHPUT.writeUnitsPerSecond };
+  }
   const rate = int('throttleRate');
   const burst = int('throttleBurst');
   if (rate !== undefined || burst !== undefined) {
@@ -145,6 +214,17 @@ export function configsFromContext(context: Record<string, unknown>): StackConfi
   if (!stages.length) throw new Error('context stage is empty');
   if (new Set(stages).size !== stages.length) throw new Error(`context stage names a stage twice: "${stages.join(',')}"`);
   return stages.map((stage) => resolveConfig({ ...shared, stage }));
+}
+
+function parseRouteThrottles(value: string | undefined): StackConfig['routeThrottles'] | undefined {
+  if (value === undefined || value === '') return undefined;
+  const throttles: StackConfig['routeThrottles'] = {};
+  for (const pair of value.split(',')) {
+    const m = /^\s*(.+?)=(\d+)\/(\d+)\s*$/.exec(pair);
+    if (!m) throw new Error(`context routeThrottles must be ROUTE KEY=rate/burst pairs separated by commas, not "${pair}"`);
+    throttles[m[1]] = { rateLimit: Number(m[2]), burstLimit: Number(m[3]) };
+  }
+  return throttles;
 }
 
 function parseLimits(value: string | undefined): StackConfig['limits'] | undefined {
@@ -161,7 +241,7 @@ function parseLimits(value: string | undefined): StackConfig['limits'] | undefin
 /** Defaults filled in, then every setting checked; the stack calls this on its props too. */
 export function resolveConfig(given: Partial<StackConfig>): StackConfig {
   // Only our settings (the stack passes all its props, env and description included), and only those given.
-  const fields = [...Object.keys(DEFAULT_CONFIG), 'memorySize', 'alarmEmail', 'alarmTopicArn'];
+  const fields = [...Object.keys(DEFAULT_CONFIG), 'memorySize', 'alarmEmail', 'alarmTopicArn', 'warmThroughput'];
   const defined = Object.fromEntries(Object.entries(given).filter(([k, v]) => v !== undefined && fields.includes(k)));
   const c: StackConfig = { ...DEFAULT_CONFIG, ...defined };
   const fail = (message: string): never => {
@@ -173,9 +253,22 @@ export function resolveConfig(given: Partial<StackConfig>): StackConfig {
     if (o !== '*' && !ORIGIN.test(o)) fail(`corsOrigins: "${o}" is not * or an origin like https://shop.example (scheme and host, no path)`);
   }
   if (c.corsOrigins.includes('*') && c.corsOrigins.length > 1) fail('corsOrigins: * already allows every origin; list origins or *');
-  const { rateLimit, burstLimit } = c.throttle;
-  if (!(Number.isInteger(rateLimit) && rateLimit > 0)) fail(`throttle rate must be a whole number of requests per second above 0: ${rateLimit}`);
-  if (!(Number.isInteger(burstLimit) && burstLimit > 0)) fail(`throttle burst must be a whole number above 0: ${burstLimit}`);
+  const checkThrottle = ({ rateLimit, burstLimit }: Throttle, what: string) => {
+    if (!(Number.isInteger(rateLimit) && rateLimit > 0)) fail(`${what} rate must be a whole number of requests per second above 0: ${rateLimit}`);
+    if (!(Number.isInteger(burstLimit) && burstLimit > 0)) fail(`${what} burst must be a whole number above 0: ${burstLimit}`);
+  };
+  checkThrottle(c.throttle, 'throttle');
+  for (const [key, t] of Object.entries(c.routeThrottles)) {
+    if (!ROUTE_KEYS.includes(key)) fail(`routeThrottles: no route has the key "${key}"; route keys: ${ROUTE_KEYS.join(', ')}`);
+    checkThrottle(t, `routeThrottles ${key}:`);
+  }
+  if (c.warmThroughput) {
+    for (const k of ['readUnitsPerSecond', 'writeUnitsPerSecond'] as const) {
+      const v = c.warmThroughput[k];
+      const least = MIN_WARM_THROUGHPUT[k];
+      if (!(Number.isInteger(v) && v >= least)) fail(`warm throughput ${k === 'readUnitsPerSecond' ? 'warmReadUnits' : 'warmWriteUnits'} must be a whole number of units per second of at least ${least} (an on-demand table's own): ${v}`);
+    }
+  }
   if (!RETENTION_DAYS.includes(c.logRetentionDays)) {
     fail(`logRetentionDays must be one of CloudWatch's values ${RETENTION_DAYS.join(', ')} (9999 = forever): ${c.logRetentionDays}`);
   }
@@ -190,6 +283,18 @@ export function resolveConfig(given: Partial<StackConfig>): StackConfig {
   }
   if (c.alarmEmail && c.alarmTopicArn) fail('give alarmEmail or alarmTopicArn, not both (subscribe the address to your topic instead)');
   if (!(Number.isInteger(c.botCacheTtlMs) && c.botCacheTtlMs >= 0)) fail(`botCacheTtlMs must be a whole number of ms, 0 or more: ${c.botCacheTtlMs}`);
+  if (!(Number.isInteger(c.chatListShards) && c.chatListShards >= 1 && c.chatListShards <= MAX_CHAT_LIST_SHARDS)) {
+    fail(`chatListShards must be a whole number from 1 to ${MAX_CHAT_LIST_SHARDS}: ${c.chatListShards}`);
+  }
+  if (!(Number.isInteger(c.streamBatchSize) && c.streamBatchSize >= 1 && c.streamBatchSize <= 10_000)) {
+    fail(`streamBatchSize must be a whole number of records from 1 to 10000: ${c.streamBatchSize}`);
+  }
+  const window = c.streamBatchingWindowSeconds;
+  if (!(Number.isInteger(window) && window >= 0 && window <= 300)) fail(`streamBatchingWindowSeconds must be a whole number of seconds from 0 to 300: ${window}`);
+  for (const key of ['webhookConcurrency', 'webhookSlowConcurrency'] as const) {
+    const { min, max } = WEBHOOK_CONCURRENCY;
+    if (!(Number.isInteger(c[key]) && c[key] >= min && c[key] <= max)) fail(`${key} must be a whole number from ${min} to ${max} (SQS event source maximum concurrency): ${c[key]}`);
+  }
   for (const [name, value] of Object.entries(c.limits)) {
     if (!(LIMIT_VARIABLES as readonly string[]).includes(name)) fail(`limits: unknown limit ${name}; known: ${LIMIT_VARIABLES.join(', ')}`);
     if (!(Number.isInteger(value) && value >= 0)) fail(`limits: ${name} must be a whole number, 0 (off) or more: ${value}`);

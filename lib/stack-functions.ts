@@ -5,10 +5,10 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
-import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { join } from 'node:path';
 import { FUNCTION_MEMORY_MB, HANDLER_TIMEOUT_SECONDS, LAMBDA_LOGGING, type FunctionDef } from './routes';
-import { STREAM_DELIVERY, type StreamConsumerDef } from './consumers';
+import { REDO_QUEUE, STREAM_DELIVERY, type StreamConsumerDef } from './consumers';
 import { TABLE_SCHEMA } from './table-schema';
 import { RATE_KEY_PREFIX } from '../lambdas/entities/keys';
 import { BUNDLING } from './bundling';
@@ -29,6 +29,7 @@ export function makeFunction(stack: StackParts, def: FunctionDef): NodejsFunctio
   if (def.realtimeUrl && stack.wsStage) environment.REALTIME_URL = stack.wsStage.url;
   if ((def.manageConnections || def.closeConnections) && stack.wsStage) environment.WS_MANAGEMENT_ENDPOINT = stack.wsStage.callbackUrl;
   if (def.queues?.includes('webhooks')) environment.WEBHOOK_QUEUE_URL = stack.queues.webhooks.queueUrl;
+  if (def.queues?.includes('webhooks_slow')) environment.WEBHOOK_SLOW_QUEUE_URL = stack.queues.webhooks_slow.queueUrl;
   if (def.queues?.includes('webhooks_dlq')) environment.WEBHOOK_DLQ_URL = stack.queues.webhooks_dlq.queueUrl;
   if (def.queues?.includes('tasks')) environment.TASK_QUEUE_URL = stack.queues.tasks.queueUrl;
   // Our own role rather than the AWSLambdaBasicExecutionRole managed policy: it may write to this
@@ -112,14 +113,29 @@ export function makeFunction(stack: StackParts, def: FunctionDef): NodejsFunctio
   return fn;
 }
 
-/** A function fed by the table's stream: filtered, per-record failures, bounded retries, a dead-letter queue. */
-export function streamConsumer(stack: StackParts, def: StreamConsumerDef, dlq: sqs.Queue): NodejsFunction {
+/**
+ * A function fed by the table's stream: filtered, per-record failures, bounded retries, a dead-letter queue; and by
+ * its FIFO redo queue (what a batch set aside, one group per user), whose own dead-letter queue is `redoDlq`.
+ */
+export function streamConsumer(stack: StackParts, def: StreamConsumerDef, dlq: sqs.Queue, redoDlq: sqs.Queue): NodejsFunction {
   const fn = makeFunction(stack, def);
+  const redo = new sqs.Queue(stack, `${pascal(def.id)}RedoQueue`, {
+    fifo: true,
+    enforceSSL: true,
+    encryption: sqs.QueueEncryption.SQS_MANAGED,
+    visibilityTimeout: Duration.seconds(REDO_QUEUE.visibilityTimeoutSeconds),
+    // As long as a hold may last (entities/stream-holds.ts): a user's records wait here until redone.
+    retentionPeriod: Duration.days(14),
+    deadLetterQueue: { queue: redoDlq, maxReceiveCount: REDO_QUEUE.maxReceiveCount },
+  });
+  fn.addEnvironment(def.redoQueueEnv, redo.queueUrl);
+  fn.addToRolePolicy(new iam.PolicyStatement({ actions: ['sqs:SendMessage'], resources: [redo.queueArn] }));
+  fn.addEventSource(new SqsEventSource(redo, { batchSize: REDO_QUEUE.batchSize, reportBatchItemFailures: true }));
   fn.addEventSource(
     new DynamoEventSource(stack.table, {
       startingPosition: lambda.StartingPosition[def.startingPosition],
-      batchSize: def.batchSize,
-      ...(def.batchingWindowSeconds && { maxBatchingWindow: Duration.seconds(def.batchingWindowSeconds) }),
+      batchSize: stack.config.streamBatchSize,
+      ...(stack.config.streamBatchingWindowSeconds && { maxBatchingWindow: Duration.seconds(stack.config.streamBatchingWindowSeconds) }),
       parallelizationFactor: STREAM_DELIVERY.parallelizationFactor,
       bisectBatchOnError: STREAM_DELIVERY.bisectBatchOnFunctionError,
       retryAttempts: STREAM_DELIVERY.retryAttempts,

@@ -25,6 +25,8 @@ export interface StackParts extends Stack {
   readonly queues: Record<QueueName, sqs.Queue>;
   readonly publisherDlq: sqs.Queue;
   readonly webhookDispatcherDlq: sqs.Queue;
+  /** Per stream consumer: what failed every redo of a record set aside (the record itself is in the message). */
+  readonly redoDlqs: Record<'publisher' | 'webhook_dispatcher', sqs.Queue>;
   /** S3 events the upload completer failed on after Lambda's retries. */
   readonly uploadCompleterDlq: sqs.Queue;
   readonly alarms: cloudwatch.Alarm[];

@@ -35,6 +35,7 @@ import { HTTP_ACCESS_LOG, WS_ACCESS_LOG, logGroup } from './stack-logs';
 import { acknowledge } from './stack-nag';
 import { TABLE_SCHEMA } from './table-schema';
 import type { StackParts } from './stack-parts';
+import { throttleRoutes } from './stack-throttles';
 import { resolveConfig, type StackConfig } from './stack-config';
 
 export { DEFAULT_THROTTLE, LIMIT_VARIABLES, type LimitVariable } from './stack-config';
@@ -58,6 +59,7 @@ export class ChatStack extends Stack implements StackParts {
   readonly publisherDlq: sqs.Queue;
   readonly queues: Record<QueueName, sqs.Queue>;
   readonly webhookDispatcherDlq: sqs.Queue;
+  readonly redoDlqs: Record<'publisher' | 'webhook_dispatcher', sqs.Queue>;
   readonly uploadCompleterDlq: sqs.Queue;
   readonly alarms: cloudwatch.Alarm[] = [];
   readonly alarmTopic?: sns.ITopic;
@@ -83,13 +85,15 @@ export class ChatStack extends Stack implements StackParts {
       removalPolicy: dataRemoval,
       // A retained table is also protected from deletion by hand or by a replacement (every user's chats).
       deletionProtection: !destroy,
+      // Partitions made ahead for a sale day's peak (docs/sizing.md); unset, DynamoDB's own.
+      warmThroughput: config.warmThroughput,
     });
     for (const gsi of TABLE_SCHEMA.globalSecondaryIndexes) {
       this.table.addGlobalSecondaryIndex({
         indexName: gsi.indexName,
         partitionKey: attr(gsi.partitionKey),
         sortKey: attr(gsi.sortKey),
-        projectionType: dynamodb.ProjectionType.ALL,
+        projectionType: dynamodb.ProjectionType[gsi.projection],
       });
     }
 
@@ -132,6 +136,7 @@ export class ChatStack extends Stack implements StackParts {
       TABLE_NAME: this.table.tableName,
       BUCKET_NAME: this.bucket.bucketName,
       BOT_CACHE_TTL_MS: String(config.botCacheTtlMs),
+      CHAT_LIST_SHARDS: String(config.chatListShards),
       NODE_OPTIONS: '--enable-source-maps',
       ...Object.fromEntries(Object.entries(config.limits).map(([k, v]) => [k, String(v)])),
     };
@@ -156,7 +161,7 @@ export class ChatStack extends Stack implements StackParts {
     const { throttle } = config;
     // Custom domain (extension point, not built): an apigatewayv2 DomainName with an ACM certificate, passed
     // here as `domainMapping` (and the same for the WebSocket stage, whose URL then becomes REALTIME_URL).
-    new HttpStage(this, 'ClientApiStage', {
+    const httpStage = new HttpStage(this, 'ClientApiStage', {
       httpApi: this.api,
       stageName: '$default',
       autoDeploy: true,
@@ -172,13 +177,17 @@ export class ChatStack extends Stack implements StackParts {
       new sqs.Queue(this, qid, { ...queueProps, retentionPeriod: Duration.days(14), removalPolicy: dataRemoval });
     const webhookDlq = deadLetterQueue('WebhookDlq');
     const taskDlq = deadLetterQueue('TaskDlq');
-    this.queues = {
-      webhooks_dlq: webhookDlq,
-      webhooks: new sqs.Queue(this, 'WebhookQueue', {
+    // Both lanes of webhook jobs (lambdas/flows/webhook-lanes.ts) redrive to the one dead-letter queue.
+    const webhookQueue = (qid: string) =>
+      new sqs.Queue(this, qid, {
         ...queueProps,
         visibilityTimeout: Duration.seconds(WEBHOOK_QUEUE.visibilityTimeoutSeconds),
         deadLetterQueue: { queue: webhookDlq, maxReceiveCount: WEBHOOK_QUEUE.maxReceiveCount },
-      }),
+      });
+    this.queues = {
+      webhooks_dlq: webhookDlq,
+      webhooks: webhookQueue('WebhookQueue'),
+      webhooks_slow: webhookQueue('WebhookSlowQueue'),
       tasks_dlq: taskDlq,
       tasks: new sqs.Queue(this, 'TaskQueue', {
         ...queueProps,
@@ -187,10 +196,16 @@ export class ChatStack extends Stack implements StackParts {
       }),
     };
     this.webhookDispatcherDlq = deadLetterQueue('WebhookDispatcherDlq');
-    streamConsumer(this, WEBHOOK_DISPATCHER, this.webhookDispatcherDlq);
-    makeFunction(this, WEBHOOK_DELIVERER).addEventSource(
-      new SqsEventSource(this.queues.webhooks, { batchSize: WEBHOOK_QUEUE.batchSize, reportBatchItemFailures: true }),
-    );
+    // A FIFO queue's dead-letter queue is FIFO too.
+    const redoDlq = (qid: string) => new sqs.Queue(this, qid, { ...queueProps, fifo: true, retentionPeriod: Duration.days(14), removalPolicy: dataRemoval });
+    this.redoDlqs = { webhook_dispatcher: redoDlq('WebhookDispatcherRedoDlq'), publisher: redoDlq('PublisherRedoDlq') };
+    streamConsumer(this, WEBHOOK_DISPATCHER, this.webhookDispatcherDlq, this.redoDlqs.webhook_dispatcher);
+    // One deliverer on both lanes, each with its own maximum concurrency: a bot whose receiver hangs fills the
+    // slow lane's few slots, never the fast lane's.
+    const deliverer = makeFunction(this, WEBHOOK_DELIVERER);
+    for (const [queue, maxConcurrency] of [[this.queues.webhooks, config.webhookConcurrency], [this.queues.webhooks_slow, config.webhookSlowConcurrency]] as const) {
+      deliverer.addEventSource(new SqsEventSource(queue, { batchSize: WEBHOOK_QUEUE.batchSize, reportBatchItemFailures: true, maxConcurrency }));
+    }
 
     // Direct uploads: a browser's POST under bots/ invokes the completer, which checks and settles the file.
     this.uploadCompleterDlq = deadLetterQueue('UploadCompleterDlq');
@@ -234,13 +249,15 @@ export class ChatStack extends Stack implements StackParts {
           'WebSocket access logs need the account-wide API Gateway CloudWatch role, which one stack must not own; on with context wsAccessLogs=true once the account has it.',
         );
       }
-      for (const route of WS_ROUTES) {
+      const wsRoutes = WS_ROUTES.map((route) => {
         const fn = makeFunction(this, route);
-        this.wsApi.addRoute(route.routeKey, {
+        const made = this.wsApi!.addRoute(route.routeKey, {
           integration: new WebSocketLambdaIntegration(`${route.id}-integration`, fn),
           returnResponse: route.returnResponse,
         });
-      }
+        return { key: route.routeKey, route: made };
+      });
+      throttleRoutes(this.wsStage, wsRoutes, config.routeThrottles);
       new CfnOutput(this, 'RealtimeUrl', { value: this.wsStage.url, description: 'WebSocket URL (also in every session response)' });
     }
 
@@ -251,16 +268,18 @@ export class ChatStack extends Stack implements StackParts {
 
     // After the realtime API (it hands the function its @connections endpoint); with realtime off it only counts.
     this.publisherDlq = deadLetterQueue('PublisherDlq');
-    streamConsumer(this, publisherFor(config.realtime), this.publisherDlq);
+    streamConsumer(this, publisherFor(config.realtime), this.publisherDlq, this.redoDlqs.publisher);
 
-    for (const route of ROUTES) {
+    const httpRoutes = ROUTES.map((route) => {
       const fn = makeFunction(this, route);
-      this.api.addRoutes({
+      const [made] = this.api.addRoutes({
         path: route.path,
         methods: [HttpMethod[route.method]],
         integration: new HttpLambdaIntegration(`${route.id}-integration`, fn),
       });
-    }
+      return { key: `${route.method} ${route.path}`, route: made };
+    });
+    throttleRoutes(httpStage, httpRoutes, config.routeThrottles);
 
     this.alarmTopic = addAlarms(this);
 

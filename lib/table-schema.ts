@@ -12,7 +12,8 @@ export interface TableSchema {
   /** Items with this numeric attribute (epoch seconds) expire (connections, subscriptions, idempotency keys). */
   ttlAttribute: string;
   stream: 'NEW_AND_OLD_IMAGES';
-  globalSecondaryIndexes: { indexName: string; partitionKey: KeyAttribute; sortKey: KeyAttribute }[];
+  /** ALL copies the whole item into the index; KEYS_ONLY only the keys, so a change of any other attribute writes nothing to it. */
+  globalSecondaryIndexes: { indexName: string; partitionKey: KeyAttribute; sortKey: KeyAttribute; projection: 'ALL' | 'KEYS_ONLY' }[];
 }
 
 export const TABLE_SCHEMA: TableSchema = {
@@ -21,7 +22,9 @@ export const TABLE_SCHEMA: TableSchema = {
   ttlAttribute: 'ttl',
   stream: 'NEW_AND_OLD_IMAGES',
   globalSecondaryIndexes: [
-    // gsi1: a bot's chats by last activity (Bot API) and the list of bots (CLI); never on a client hot path.
-    { indexName: 'gsi1', partitionKey: { name: 'gsi1pk', type: 'S' }, sortKey: { name: 'gsi1sk', type: 'S' } },
+    // gsi1: the list of bots (CLI), and a bot's chats as they were before the list was sharded (read while the move runs).
+    { indexName: 'gsi1', partitionKey: { name: 'gsi1pk', type: 'S' }, sortKey: { name: 'gsi1sk', type: 'S' }, projection: 'ALL' },
+    // gsi2: a bot's chats by last activity (Bot API), write-sharded; keys only, so a read mark writes nothing here.
+    { indexName: 'gsi2', partitionKey: { name: 'gsi2pk', type: 'S' }, sortKey: { name: 'gsi2sk', type: 'S' }, projection: 'KEYS_ONLY' },
   ],
 };

@@ -1,8 +1,9 @@
 // The chat page's realtime connection: the real `centrifuge` client on the session's realtime block, the token
 // in the URL at every (re)connect (renewed through a new session when it is about to expire or was refused),
-// and each publication of the user's channel handed to the page.
+// each publication of the user's channel handed to the page, and a keepalive while connected.
 import { Centrifuge, type Subscription } from 'centrifuge';
 import type { Api, Publication, Schemas } from './api';
+import { KEEPALIVE_MS, keepAlive } from './keepalive';
 
 export interface LiveHandlers {
   publication(event: Publication): void;
@@ -21,7 +22,7 @@ function expiresSoon(token: string): boolean {
   }
 }
 
-export function connectRealtime(rt: Schemas['RealtimeBlock'], api: Api, on: LiveHandlers): void {
+export function connectRealtime(rt: Schemas['RealtimeBlock'], api: Api, on: LiveHandlers, keepaliveMs = KEEPALIVE_MS): void {
   // The realtime URL carries the token: the server checks it before the socket opens. Every (re)connect
   // puts the latest token in the URL, so a token renewed below is the one the handshake sees.
   let token = rt.token;
@@ -35,6 +36,7 @@ export function connectRealtime(rt: Schemas['RealtimeBlock'], api: Api, on: Live
     }
   }
   const client = new Centrifuge(rt.url, { token: rt.token, getToken: renew, websocket: TokenSocket });
+  keepAlive(client, keepaliveMs);
   const sub: Subscription = client.newSubscription(rt.channel);
   sub.on('publication', (ctx) => on.publication(ctx.data as Publication));
   sub.on('subscribed', () => {

@@ -4,7 +4,7 @@
 import { mkdtempSync, rmSync, statSync, symlinkSync, existsSync, mkdirSync } from 'node:fs';
 import { createServer, request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { spawn, spawnSync } from 'node:child_process';
 import { build, type Loader, type Metafile } from 'esbuild';
 import type { BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
@@ -34,14 +34,19 @@ interface Bundle {
   parts: Record<string, number>;
 }
 
-/** One function bundled as CDK's NodejsFunction bundles it (lib/bundling.ts of the tree it comes from). */
-async function bundle(root: string, entry: string, bundling: BundlingOptions, outdir: string): Promise<Bundle | undefined> {
-  if (!existsSync(join(root, entry))) return undefined;
-  const file = join(outdir, 'index.js');
+/**
+ * Each function bundled as CDK's NodejsFunction bundles it (lib/bundling.ts of the tree it comes from), into
+ * `<outdir>/<id>/index.js`. One esbuild build with an entry point per function: without code splitting each
+ * output is the bundle a build of its own makes, and the modules the functions share are parsed once.
+ * Functions whose entry the tree lacks are left out.
+ */
+async function bundleAll(root: string, defs: { id: string; entry: string }[], bundling: BundlingOptions, outdir: string): Promise<Record<string, Bundle>> {
+  const present = defs.filter((d) => existsSync(join(root, d.entry)));
+  if (!present.length) return {};
   mkdirSync(outdir, { recursive: true });
   const { metafile } = await build({
-    entryPoints: [join(root, entry)],
-    outfile: file,
+    entryPoints: present.map((d) => ({ in: join(root, d.entry), out: join(d.id, 'index') })),
+    outdir,
     bundle: true,
     platform: 'node',
     target: bundling.target,
@@ -59,11 +64,18 @@ async function bundle(root: string, entry: string, bundling: BundlingOptions, ou
     metafile: true,
     logLevel: 'silent',
   });
-  return { file, kb: round(statSync(file).size / 1024), mapKb: existsSync(`${file}.map`) ? round(statSync(`${file}.map`).size / 1024) : 0, parts: composition(metafile) };
+  // The metafile names outputs relative to the working directory.
+  const outputs = new Map(Object.entries(metafile.outputs).map(([path, output]) => [resolve(path), output]));
+  return Object.fromEntries(
+    present.map((d) => {
+      const file = join(outdir, d.id, 'index.js');
+      const bundle: Bundle = { file, kb: round(statSync(file).size / 1024), mapKb: existsSync(`${file}.map`) ? round(statSync(`${file}.map`).size / 1024) : 0, parts: composition(outputs.get(resolve(file))) };
+      return [d.id, bundle];
+    }),
+  );
 }
 
-function composition(metafile: Metafile): Record<string, number> {
-  const output = Object.values(metafile.outputs).find((o) => o.entryPoint);
+function composition(output: Metafile['outputs'][string] | undefined): Record<string, number> {
   const bytes = new Map<string, number>();
   for (const [path, { bytesInOutput }] of Object.entries(output?.inputs ?? {})) {
     const m = /.*node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(path);
@@ -138,12 +150,17 @@ async function coldStartServices(jwtSecret: string) {
     return e;
   };
   return {
-    /** A fresh Node process loads the bundle and handles `event`; its logs are dropped; a 5xx or a throw fails the run. */
+    /**
+     * A fresh Node process loads the bundle and handles `event`; its logs are dropped; a 5xx or a throw fails the
+     * run. Without source maps only the load is wanted (what the map costs there), so the process ends after it.
+     */
     async coldStart(id: string, file: string, event: unknown, sourceMaps: boolean): Promise<ColdRun> {
-      const script =
-        `process.stdout.write=()=>true;const t0=performance.now();const m=require(${JSON.stringify(file)});const load=performance.now()-t0;` +
-        `m.handler(${JSON.stringify(event)},{awsRequestId:'cold'}).then(r=>{const ms=performance.now()-t0;` +
-        `process.stderr.write(JSON.stringify({ ms,load,status:r&&r.statusCode,presigned:/X-Amz-Signature=/.test(JSON.stringify(r)||'')})+'\\n');process.exit(0)})`;
+      const loaded = `process.stdout.write=()=>true;const t0=performance.now();const m=require(${JSON.stringify(file)});const load=performance.now()-t0;`;
+      const script = sourceMaps
+        ? loaded +
+          `m.handler(${JSON.stringify(event)},{awsRequestId:'cold',getRemainingTimeInMillis:()=>60000}).then(r=>{const ms=performance.now()-t0;` +
+          `process.stderr.write(JSON.stringify({ ms,load,status:r&&r.statusCode,presigned:/X-Amz-Signature=/.test(JSON.stringify(r)||'')})+'\\n');process.exit(0)})`
+        : loaded + `process.stderr.write(JSON.stringify({ ms:load,load })+'\\n');process.exit(0)`;
       hits.secrets = 0;
       hits.s3 = 0;
       // Not spawnSync: the stack's gateways, queue and the stand-ins live in this process and must keep answering.
@@ -186,20 +203,11 @@ export async function bundlesAndColdInit(
 ): Promise<ColdInitFigures> {
   const outdir = mkdtempSync(join(tmpdir(), 'chat-bundles-'));
   const beforeBundling: BundlingOptions | undefined = before ? ((await import(join(before.dir, 'lib', 'bundling.ts'))) as { BUNDLING: BundlingOptions }).BUNDLING : undefined;
-  // All at once (esbuild builds in parallel; sizes do not depend on it), before any cold start is timed.
-  const built = await Promise.all(
-    FUNCTIONS.map(async (def) => ({
-      id: def.id,
-      now: (await bundle(ROOT, def.entry, BUNDLING, join(outdir, 'after', def.id)))!,
-      old: before && (await bundle(before.dir, def.entry, beforeBundling!, join(outdir, 'before', def.id))),
-    })),
-  );
-  const now: Record<string, Bundle> = {};
-  const old: Record<string, Bundle> = {};
-  for (const b of built) {
-    now[b.id] = b.now;
-    if (b.old) old[b.id] = b.old;
-  }
+  // Before any cold start is timed (sizes do not depend on when).
+  const [now, old] = await Promise.all([
+    bundleAll(ROOT, FUNCTIONS, BUNDLING, join(outdir, 'after')),
+    before ? bundleAll(before.dir, FUNCTIONS, beforeBundling!, join(outdir, 'before')) : Promise.resolve({} as Record<string, Bundle>),
+  ]);
   const services = await coldStartServices(jwtSecret);
   const runs = options.coldRuns;
   const cold: Record<string, number> = {};

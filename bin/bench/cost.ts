@@ -12,6 +12,7 @@ import { installMeters } from './meters';
 import { pollUntil, request, type Api, type LiveSession, type WebhookReceiver } from './http';
 import { PRICES } from './prices';
 import { UNIT_KEYS, accessLogBytes, billedMs, cpuShareGbSeconds, defOf, memoryGb, platformLogBytes, usdOf, zeroUnits, LOG_EVENT_OVERHEAD_BYTES, type UnitKey, type Units } from './cost-model';
+import { idleSocketHour, type IdleSocketHour } from './idle';
 import { options } from './options';
 import { round } from './stats';
 
@@ -48,6 +49,8 @@ export interface CostFigures {
   usd_per_1m_exchanges_by_unit: Record<UnitKey, number>;
   usd_per_1m_conversations_overhead: number;
   cpu_share_bound: CpuShareBound;
+  /** An idle page's socket for an hour, reconnecting at each idle timeout or kept open by the keepalive (idle.ts). */
+  idle_socket_hour: IdleSocketHour;
 }
 
 const HTTP_ENTRIES = new Set([...ROUTES, NOT_FOUND].map((d) => d.entry));
@@ -73,8 +76,8 @@ function tally(invs: Invocation[], logBytes: number, logLines: number, perFuncti
       u.http_requests += 1;
       u.log_bytes += accessLogBytes((inv.event as { routeKey?: string }).routeKey ?? '$default');
     }
-    // A frame from the client and the route's reply to it are a message each.
-    if (inv.entry === WS_DEFAULT) u.websocket_messages += 2;
+    // A frame from the client and the route's reply to it, if any (the keepalive has none), are a message each.
+    if (inv.entry === WS_DEFAULT) u.websocket_messages += 1 + ((inv.result as { body?: string } | undefined)?.body ? 1 : 0);
     // The SQS event source's ReceiveMessage and DeleteMessageBatch of the job's batch.
     if (inv.entry === WEBHOOK_DELIVERER.entry) u.sqs_requests += 2;
     if (perFunction) {
@@ -97,10 +100,13 @@ const addUnits = (a: Units, b: Units) => UNIT_KEYS.forEach((k) => (a[k] += b[k])
 const perEach = <T extends Record<string, number>>(o: T, n: number, digits = 4): T =>
   Object.fromEntries(Object.entries(o).map(([k, v]) => [k, round(v / n, digits)])) as T;
 
-/** The default abuse limits during the phase (the tool stack turns them off): their counters are part of the bill. */
-async function withDefaultLimits<T>(run: () => Promise<T>): Promise<T> {
+/**
+ * The default abuse limits during a phase (the tool stack turns them off): their counters are part of the bill.
+ * `keepOff`: limits left off all the same.
+ */
+export async function withDefaultLimits<T>(run: () => Promise<T>, keepOff: string[] = []): Promise<T> {
   const { reloadConfig } = await import('../../lambdas/shared/config');
-  const names = Object.keys(process.env).filter((k) => k.startsWith('RATE_') || ['MAX_CHATS_PER_USER', 'MAX_SOCKETS_PER_USER', 'MAX_OPEN_UPLOAD_BYTES', 'MAX_UPLOAD_BYTES_PER_DAY'].includes(k));
+  const names = Object.keys(process.env).filter((k) => !keepOff.includes(k) && (k.startsWith('RATE_') || ['MAX_CHATS_PER_USER', 'MAX_SOCKETS_PER_USER', 'MAX_OPEN_UPLOAD_BYTES', 'MAX_UPLOAD_BYTES_PER_DAY'].includes(k)));
   const saved = Object.fromEntries(names.map((k) => [k, process.env[k]]));
   for (const k of names) delete process.env[k];
   reloadConfig();
@@ -192,11 +198,17 @@ export async function cost(apiUrl: string, receiver: WebhookReceiver): Promise<C
         });
         preflights += preflighted.size;
       }
+      const prices = Object.fromEntries(Object.entries(PRICES.units).map(([k, p]) => [k, p.usd]));
+      const measure = async (act: () => Promise<void>) => {
+        const u = zeroUnits();
+        await window(u, act);
+        return u;
+      };
+      const idle = await idleSocketHour(apiUrl, bot.client_key, measure, () => meters.seen, prices);
       const n = conversations * perConversation;
       // Preflights: HTTP API requests answered by API Gateway itself (no Lambda), each with its access line.
       overhead.http_requests += preflights;
       overhead.log_bytes += preflights * accessLogBytes('-');
-      const prices = Object.fromEntries(Object.entries(PRICES.units).map(([k, p]) => [k, p.usd]));
       const exchangeUnits = perEach(exchange, n, 6);
       const overheadUnits = { ...perEach(overhead, conversations, 6), websocket_connection_minutes: VISIT_MINUTES, cors_preflights: round(preflights / conversations, 2) };
       const byUnit = Object.fromEntries(UNIT_KEYS.map((k) => [k, round(exchangeUnits[k] * prices[k] * 1e6, 4)])) as Record<UnitKey, number>;
@@ -215,6 +227,7 @@ export async function cost(apiUrl: string, receiver: WebhookReceiver): Promise<C
           gb_seconds_per_exchange: round(sumOf(functions, 'cpu_share_gb_seconds') / n, 6),
           usd_per_1m_exchanges: round((sumOf(functions, 'cpu_share_gb_seconds') / n) * prices.lambda_gb_seconds * 1e6, 2),
         },
+        idle_socket_hour: idle,
       };
     } finally {
       meters.uninstall();

@@ -13,10 +13,11 @@ export async function pollUntil(done: () => boolean, tries = 300): Promise<void>
 }
 
 /** Sequential requests on one keep-alive socket, as a browser tab makes them. */
-const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+export const tabAgent = () => new Agent({ keepAlive: true, maxSockets: 1 });
+const agent = tabAgent();
 
 /** One request to the stack's HTTP API (a session token or a bot secret key as Bearer); a 4xx/5xx fails the run. `T` is the reply's body. */
-export async function request<T = unknown>(apiUrl: string, method: string, path: string, opts: { token?: string; json?: unknown; form?: FormData } = {}): Promise<T> {
+export async function request<T = unknown>(apiUrl: string, method: string, path: string, opts: { token?: string; json?: unknown; form?: FormData; agent?: Agent } = {}): Promise<T> {
   const headers: Record<string, string> = {};
   if (opts.token) headers.authorization = `Bearer ${opts.token}`;
   let body: Buffer | undefined;
@@ -30,7 +31,7 @@ export async function request<T = unknown>(apiUrl: string, method: string, path:
   }
   if (body) headers['content-length'] = String(body.length);
   const { status, text } = await new Promise<{ status: number; text: string }>((resolve, reject) => {
-    const req = httpRequest(new URL(path, apiUrl), { method, headers, agent, timeout: 30_000 }, (res) => {
+    const req = httpRequest(new URL(path, apiUrl), { method, headers, agent: opts.agent ?? agent, timeout: 30_000 }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));

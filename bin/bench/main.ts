@@ -15,11 +15,13 @@ import { options, ROOT } from './options';
 import { startWebhookReceiver } from './http';
 import { roundTrips } from './round-trips';
 import { cost } from './cost';
+import { scale } from './scale';
 import { realtime } from './realtime';
 import { LOAD_SECONDS, MemorySampler, stealSampler, throughput } from './throughput';
 import { bundlesAndColdInit, checkoutBefore } from './cold-init';
 import { checkTargets } from './targets';
-import { reportColdInit, reportCost, reportRealtime, reportRoundTrips, reportSteal, reportTargets, reportThroughput } from './report';
+import { reportStream, streamTargets, streamThroughput } from './stream';
+import { reportColdInit, reportCost, reportRealtime, reportRoundTrips, reportScale, reportSteal, reportTargets, reportThroughput } from './report';
 
 async function main(): Promise<void> {
   // The old code first: a bad ref fails the run before the stack starts.
@@ -31,6 +33,12 @@ async function main(): Promise<void> {
   const { dataDir } = stack;
   const webhookReceiver = await startWebhookReceiver();
   try {
+    if (options.scaleOnly) {
+      const figures = await scale(stack.apiUrl, webhookReceiver);
+      reportScale(figures);
+      if (options.json) console.log(JSON.stringify({ scale: figures }));
+      return;
+    }
     const memory = new MemorySampler(dataDir);
     const atRest = memory.sample();
     const steal = stealSampler();
@@ -40,12 +48,17 @@ async function main(): Promise<void> {
     reportRoundTrips(counted);
     const costs = await cost(stack.apiUrl, webhookReceiver);
     reportCost(costs);
+    const stream = await streamThroughput(stack.apiUrl, webhookReceiver.url);
+    reportStream(stream);
     const realtimeMs = await realtime(stack.apiUrl, stack.demoBot.client_key);
     reportRealtime(realtimeMs);
     const load = await throughput(stack.apiUrl, stack.demoBot.client_key, memory, atRest);
     reportThroughput(load, LOAD_SECONDS);
     const cold = await bundlesAndColdInit(readFileSync(join(dataDir, 'jwt-secret'), 'utf8').trim(), before, firstEvents);
     reportColdInit(cold, options.coldRuns);
+    // Last: its 128 visitors and their chats stay in the table, and load nothing measured after it.
+    const scaled = await scale(stack.apiUrl, webhookReceiver);
+    reportScale(scaled);
     const results = {
       machine: {
         nproc: availableParallelism(), // as `nproc` counts
@@ -56,12 +69,14 @@ async function main(): Promise<void> {
       quick: options.quick,
       ...counted,
       cost: costs,
+      stream,
+      scale: scaled,
       realtime_ms: realtimeMs,
       ...load,
       ...cold,
       cpu_steal_pct: steal(),
     };
-    const targets = checkTargets(results);
+    const targets = { ...checkTargets(results), ...streamTargets(stream) };
     reportTargets(targets);
     reportSteal(results.cpu_steal_pct);
     if (options.json) console.log(JSON.stringify({ ...results, targets }));

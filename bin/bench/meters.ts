@@ -8,8 +8,10 @@
 //   diagnostics channels of node:http and undici (fetch), which run in the caller's async context.
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import type { ClientRequest } from 'node:http';
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { FinalizeRequestMiddleware, InitializeMiddleware } from '@smithy/types';
 import { invocationObservers, invocations, type Invocation } from '../../lib/local/handlers';
+import { itemBytes, type KeyLoadRecorder } from './key-loads';
 
 /** Counter names of an invocation (`Invocation.counters`). */
 export type Counter =
@@ -51,6 +53,8 @@ function servicesByPort(): Map<string, Counter> {
 export interface Meters {
   /** Every invocation that ended since `seen.length = 0`. */
   seen: Invocation[];
+  /** While set, every DynamoDB command also goes through it (where its units land, key by key: key-loads.ts). */
+  keyLoads?: KeyLoadRecorder;
   uninstall: () => void;
 }
 
@@ -58,6 +62,7 @@ export interface Meters {
 export async function installMeters(firstEvents: Map<string, unknown>): Promise<Meters> {
   // Imported once the stack has set the environment the module's config reads.
   const { dynamo } = await import('../../lambdas/aws/dynamo');
+  const meters: Omit<Meters, 'uninstall'> = { seen: [] };
   const askCapacity: InitializeMiddleware<object, object> = (next) => async (args) => {
     if (!invocations.getStore()) return next(args);
     return next({ ...args, input: { ...(args.input), ReturnConsumedCapacity: 'INDEXES' } });
@@ -71,7 +76,8 @@ export async function installMeters(firstEvents: Map<string, unknown>): Promise<
     add(inv, 'calls', 1);
     let result;
     try {
-      result = await next(args);
+      const recorder = meters.keyLoads;
+      result = recorder ? await recorder.around(command, args.input as never, () => next(args)) : await next(args);
     } catch (err) {
       // A refused conditional write: AWS bills it 1 write unit (DynamoDB Local reports nothing).
       if ((err as Error).name === 'ConditionalCheckFailedException') {
@@ -121,14 +127,13 @@ export async function installMeters(firstEvents: Map<string, unknown>): Promise<
   subscribe('http.client.request.start', onRequest);
   subscribe('undici:request:create', onFetch);
 
-  const seen: Invocation[] = [];
+  const { seen } = meters;
   const observe = (inv: Invocation) => {
     seen.push(inv);
     if (!firstEvents.has(inv.entry)) firstEvents.set(inv.entry, structuredClone(inv.event));
   };
   invocationObservers.push(observe);
-  return {
-    seen,
+  return Object.assign(meters, {
     uninstall: () => {
       dynamo.middlewareStack.remove('benchConsumedCapacity');
       dynamo.middlewareStack.remove('benchRoundTrips');
@@ -139,7 +144,7 @@ export async function installMeters(firstEvents: Map<string, unknown>): Promise<
       invocationObservers.splice(invocationObservers.indexOf(observe), 1);
       invocations.disable();
     },
-  };
+  });
 }
 
 type BatchGetInput = { RequestItems?: Record<string, { Keys?: unknown[]; ConsistentRead?: boolean }> };
@@ -158,23 +163,7 @@ function missingKeyUnits(input: BatchGetInput, output: BatchGetOutput): number {
   return units;
 }
 
-type AttributeValue = Record<string, unknown>;
 type TransactInput = { TransactItems?: { Put?: { Item: Record<string, AttributeValue> }; Update?: object; Delete?: object; ConditionCheck?: object }[] };
-
-/** DynamoDB's size of an item (attribute names and values, as its capacity rules count them). */
-function itemBytes(item: Record<string, AttributeValue>): number {
-  const value = (v: AttributeValue): number => {
-    const [type, x] = Object.entries(v)[0];
-    if (type === 'S') return Buffer.byteLength(x as string);
-    if (type === 'N') return Math.ceil(String(x).replace(/^-|\.|e.*$/gi, '').length / 2) + 1;
-    if (type === 'B') return (x as Uint8Array).length;
-    if (type === 'M') return 3 + itemBytes(x as Record<string, AttributeValue>);
-    if (type === 'L') return 3 + (x as AttributeValue[]).reduce((n, e) => n + 1 + value(e), 0);
-    if (type === 'SS' || type === 'NS') return (x as string[]).reduce((n, e) => n + Buffer.byteLength(e), 0);
-    return 1; // BOOL, NULL
-  };
-  return Object.entries(item).reduce((n, [k, v]) => n + Buffer.byteLength(k) + value(v), 0);
-}
 
 /**
  * A transaction's table units as AWS bills them: 2 per KB of each item written (a Put's item as sent; an

@@ -14,6 +14,8 @@ const { values } = parseArgs({
     before: { type: 'string' },
     // Cold starts per function and variant (default 5, 3 with --quick): 1 when only checking that the phase runs.
     'cold-runs': { type: 'string' },
+    // Only the scale phase (about 30 s): its table, or with --json its block; writes no results.
+    'scale-only': { type: 'boolean', default: false },
     // Where the results go as JSON (a full run: benchmarks/results.json; a quick run writes none unless told).
     out: { type: 'string' },
   },
@@ -34,7 +36,8 @@ export const options = {
   json: values.json,
   before: values.before,
   coldRuns,
-  out: values.out ?? (values.quick ? undefined : RESULTS_FILE),
+  scaleOnly: values['scale-only'],
+  out: values.out ?? (values.quick || values['scale-only'] ? undefined : RESULTS_FILE),
 };
 
 /** Every function CDK deploys, in the order of the tables. */

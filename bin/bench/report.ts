@@ -7,6 +7,7 @@ import type { RealtimeFigures } from './realtime';
 import type { ThroughputFigures } from './throughput';
 import type { ColdInitFigures } from './cold-init';
 import type { CostFigures } from './cost';
+import type { ScaleFigures } from './scale';
 import { UNIT_KEYS } from './cost-model';
 
 /** A line of the tables (stdout); with --json only the JSON is printed. */
@@ -26,6 +27,16 @@ export function reportRoundTrips({ round_trips: trips, capacity_units: units, re
   out(`a reply with reminders off: ${reminder.dispatcher_invocations_per_reply_reminders_off} dispatcher invocations`);
 }
 
+export function reportScale(s: ScaleFigures): void {
+  out(`\nScale: one bot, ${s.conversations} conversations; the hottest key value they share, units per exchange or session on it (most on one value)`);
+  out(`${'window'.padEnd(20)}${'index'.padEnd(7)}${'writes on'.padEnd(24)}${'WCU'.padStart(8)}${'(most)'.padStart(8)}  ${'reads on'.padEnd(24)}${'RCU'.padStart(8)}${'(most)'.padStart(8)}`);
+  const cell = (k: { key: string; units: number; max_units: number } | null) => (k ? `${k.key.padEnd(24)}${String(k.units).padStart(8)}${String(k.max_units).padStart(8)}` : `${'-'.padEnd(24)}${''.padStart(16)}`);
+  for (const [name, w] of [['exchange', s.per_exchange], ['session, new', s.per_session_new], ['session, returning', s.per_session_returning], ['typing', s.per_typing]] as const) {
+    for (const [target, k] of Object.entries(w.keys)) out(`${name.padEnd(20)}${target.padEnd(7)}${cell(k.write)}  ${cell(k.read)}`);
+  }
+  out(`max exchanges/s per bot: ${s.max_exchanges_per_s_per_bot ?? 'no shared key'} (${s.exchanges_limited_by}); max sessions/s per bot: ${s.max_sessions_per_s_per_bot ?? 'no shared key'} (${s.sessions_limited_by}); max typing events/s per bot: ${s.max_typing_per_s_per_bot ?? 'no shared key'}`);
+}
+
 export function reportCost(c: CostFigures): void {
   out(`\nCost on AWS (${c.prices.region}, ${c.prices.architecture}, list prices of ${c.prices.as_of}): ${c.exchanges} exchanges in ${c.conversations} conversations`);
   out(`${'unit'.padEnd(26)}${'per exchange'.padStart(14)}${'USD per 1M'.padStart(12)}${'per conversation'.padStart(18)}`);
@@ -38,6 +49,12 @@ export function reportCost(c: CostFigures): void {
   for (const [id, f] of Object.entries(c.exchange_functions)) {
     out(`${id.padEnd(26)}${String(f.invocations).padStart(12)}${String(f.billed_ms).padStart(11)}${String(f.gb_seconds).padStart(10)}${String(f.dynamodb_write_units).padStart(13)}${String(f.dynamodb_read_units).padStart(12)}${f.cpu_ms.toFixed(1).padStart(8)}`);
   }
+  const i = c.idle_socket_hour;
+  out(
+    `An idle socket-hour: ${i.reconnects_per_hour} reconnects (${i.reconnect_units.lambda_invocations} invocations, ${i.reconnect_units.websocket_messages} messages, ${i.reconnect_units.dynamodb_write_units + i.reconnect_units.dynamodb_read_units} DynamoDB units each)` +
+      ` $${(i.without_keepalive_usd * 1e6).toFixed(2)} per million; with ${i.keepalives_per_hour} keepalives (${i.keepalive_units.lambda_invocations} invocation, ${i.keepalive_units.websocket_messages} message, ${i.keepalive_units.dynamodb_write_units + i.keepalive_units.dynamodb_read_units} DynamoDB units each)` +
+      ` $${(i.with_keepalive_usd * 1e6).toFixed(2)} per million: ratio ${i.ratio}`,
+  );
   const b = c.cpu_share_bound;
   out(`Not in the bill: that CPU (${b.cpu_ms_per_exchange} ms per exchange, at most) run on the functions' share of a vCPU would add up to ${b.gb_seconds_per_exchange} GB-s, $${b.usd_per_1m_exchanges} per million exchanges`);
 }

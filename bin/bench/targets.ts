@@ -6,7 +6,8 @@ export const BUNDLE_TARGET_KB = 512;
 export const coldTarget = (touches: string[]) => (touches.length ? 200 : 150);
 
 export interface Target {
-  value: number;
+  /** null: nothing to measure (scale: no key shared by a bot's conversations). */
+  value: number | null;
   target: string;
   met: boolean;
 }
@@ -18,11 +19,14 @@ export function checkTargets(r: {
   bundle_kb: Record<string, number>;
   cold_init_ms: Record<string, number>;
   first_request_touches: Record<string, string[]>;
-  cost: { usd_per_1m_exchanges: number };
+  cost: { usd_per_1m_exchanges: number; idle_socket_hour: { ratio: number } };
+  scale: { max_exchanges_per_s_per_bot: number | null; max_sessions_per_s_per_bot: number | null };
 }): Record<string, Target> {
   const t: Record<string, Target> = {};
   const check = (name: string, value: number, op: '=' | '<=', limit: number, shown = String(limit)) =>
     (t[name] = { value, target: `${op} ${shown}`, met: op === '=' ? value === limit : value <= limit });
+  // A floor; null (no shared key, so no per-bot limit from DynamoDB) meets it.
+  const atLeast = (name: string, value: number | null, limit: number) => (t[name] = { value, target: `>= ${limit}`, met: value === null || value >= limit });
   // Every client request also asks whether its user was erased (one GetItem): beside the read of a request that
   // only reads (list_chats, list_messages, get_file: no added wait), before the write of one that writes.
   for (const id of ['list_chats', 'create_chat', 'list_messages', 'mark_read', 'create_upload', 'get_file']) check(`round_trips.${id}`, r.round_trips[id], '=', 2);
@@ -47,6 +51,11 @@ export function checkTargets(r: {
   const fanLimit = round(2 * rt.median + 5);
   check('realtime_ms.fanout50_median', rt.fanout50_median, '<=', fanLimit, `2 × median + 5 = ${fanLimit}`);
   check('cost.usd_per_1m_exchanges', r.cost.usd_per_1m_exchanges, '<=', 14);
+  // The page's keepalive: an idle socket-hour at most a third of what its reconnects at each idle timeout cost.
+  check('cost.idle_socket_hour.ratio', r.cost.idle_socket_hour.ratio, '<=', round(1 / 3, 3), '1/3');
+  // One bot's busiest day: no key its conversations share reaches DynamoDB's per-key limits first (scale.ts).
+  atLeast('scale.max_exchanges_per_s_per_bot', r.scale.max_exchanges_per_s_per_bot, 5000);
+  atLeast('scale.max_sessions_per_s_per_bot', r.scale.max_sessions_per_s_per_bot, 10000);
   for (const [id, kb] of Object.entries(r.bundle_kb)) check(`bundle_kb.${id}`, kb, '<=', BUNDLE_TARGET_KB);
   for (const [id, ms] of Object.entries(r.cold_init_ms)) check(`cold_init_ms.${id}`, ms, '<=', coldTarget(r.first_request_touches[id]));
   return t;

@@ -8,11 +8,12 @@ import { postWebhook } from './webhook-target';
 export const signWebhook = (secret: string, timestamp: string, body: string): string =>
   createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex');
 
-export type DeliveryResult = { ok: true; status: number } | { ok: false; reason: string; refused?: boolean };
+export type DeliveryResult = { ok: true; status: number } | { ok: false; reason: string; refused?: boolean; timedOut?: boolean };
 
 /**
  * One POST with a short timeout, under the address rule (adapters/webhook-target.ts); only a 2xx counts as
- * delivered. `refused`: the rule stopped it before any byte was sent, so a retry cannot help.
+ * delivered. `refused`: the rule stopped it before any byte was sent, so a retry cannot help. `timedOut`: the
+ * receiver did not answer within WEBHOOK_TIMEOUT_MS (its bot then takes the slow lane, flows/webhook-lanes.ts).
  */
 export async function deliver(url: string, secret: string, eventId: string, event: { event: string }): Promise<DeliveryResult> {
   const body = JSON.stringify(event);
@@ -28,5 +29,6 @@ export async function deliver(url: string, secret: string, eventId: string, even
   const r = await postWebhook(url, headers, body, webhookTimeoutMs, webhookAllowLoopback);
   if ('status' in r) return r.status >= 200 && r.status < 300 ? { ok: true, status: r.status } : { ok: false, reason: `HTTP ${r.status}` };
   if (r.refused) return { ok: false, reason: r.error.message, refused: true };
-  return { ok: false, reason: r.timedOut ? r.error.message : ((r.error as NodeJS.ErrnoException).code ?? r.error.message) };
+  if (r.timedOut) return { ok: false, reason: r.error.message, timedOut: true };
+  return { ok: false, reason: (r.error as NodeJS.ErrnoException).code ?? r.error.message };
 }

@@ -1,8 +1,8 @@
 // The DynamoDB document client (one per container, made at cold start) and the table helpers every store
 // module shares: the table's name, paged queries, batch reads, and the condition failures they map to statuses.
 import { type AttributeValue, ConditionalCheckFailedException, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { BatchGetCommand, type BatchGetCommandOutput, BatchWriteCommand, type BatchWriteCommandOutput, DynamoDBDocumentClient, QueryCommand, type QueryCommandInput, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
-import { unmarshall, type NativeAttributeValue } from '@aws-sdk/util-dynamodb';
+import { GetCommand, BatchGetCommand, type BatchGetCommandOutput, BatchWriteCommand, type BatchWriteCommandOutput, DynamoDBDocumentClient, QueryCommand, ScanCommand, type ScanCommandInput, type QueryCommandInput, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
+import { marshall, unmarshall, type NativeAttributeValue } from '@aws-sdk/util-dynamodb';
 import { config } from '../shared/config';
 import type { StreamRecord } from 'aws-lambda';
 import { clientOptions } from './options';
@@ -46,6 +46,27 @@ export const entityOf = (raw: RawItem): string | undefined => (typeof raw.entity
 export const streamImage = (image: StreamRecord['NewImage']): RawItem | undefined =>
   image && unmarshall(image as Record<string, AttributeValue>);
 
+/**
+ * Whose a stream record is, read off its raw image without decoding it: the user's id for what a user owns (every
+ * item the stream consumers handle names it), else its bot's, else its partition key. The consumers' lane
+ * (aws/stream-batch.ts): one user's records stay in order, and go aside together.
+ */
+export function streamOwner(record: { dynamodb?: StreamRecord }): string {
+  const image = record.dynamodb?.NewImage ?? record.dynamodb?.OldImage ?? record.dynamodb?.Keys ?? {};
+  const user = image.user_id?.S;
+  if (user) return `user:${user}`;
+  const bot = image.bot_id?.S ?? (image.entity?.S === 'bot' ? image.id?.S : undefined);
+  return bot ? `bot:${bot}` : `pk:${image.pk?.S ?? ''}`;
+}
+
+/** A stream record's item as it is now, in the stream's wire shape (a record sent on without its image); undefined once deleted. */
+export async function currentImage(streamKeys: StreamRecord['Keys']): Promise<StreamRecord['NewImage']> {
+  const key = streamImage(streamKeys);
+  if (!key) return undefined;
+  const out = await dynamo.send(new GetCommand({ TableName: tableName(), Key: key, ConsistentRead: true }));
+  return out.Item && (marshall(out.Item, { removeUndefinedValues: true }) as StreamRecord['NewImage']);
+}
+
 /** A write's ConditionExpression was not met. */
 export const isConditionFailed = (err: unknown): boolean => err instanceof ConditionalCheckFailedException;
 
@@ -81,6 +102,15 @@ export async function queryAll(input: Omit<QueryCommandInput, 'TableName' | 'Exc
   const items: RawItem[] = [];
   for await (const out of queryPages(input)) items.push(...(out.Items ?? []));
   return items;
+}
+
+/** One page of a Scan of the whole table (strongly consistent), from `start`; `next` absent at the end. */
+export async function scanPage(
+  input: Omit<ScanCommandInput, 'TableName' | 'ExclusiveStartKey' | 'ConsistentRead'>,
+  start?: Record<string, unknown>,
+): Promise<{ items: RawItem[]; next?: Record<string, unknown> }> {
+  const out = await dynamo.send(new ScanCommand({ ...input, TableName: tableName(), ConsistentRead: true, ExclusiveStartKey: start }));
+  return { items: out.Items ?? [], next: out.LastEvaluatedKey };
 }
 
 /** The most keys one BatchGetItem takes. */

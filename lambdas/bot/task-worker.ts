@@ -1,4 +1,4 @@
-// Task queue (SQS) → the Bot API's background tasks (erase a user, export one, apply a bot's new retention). A task runs until done or until its
+// Task queue (SQS) → the Bot API's background tasks (erase a user, export one, apply a bot's new retention) and the data move. A task runs until done or until its
 // invocation is nearly out of time, then queues its rest; a failure is redelivered by SQS and, after the last
 // receive, the task says failed (asking again resumes it). Every step is idempotent: a redelivery, or a run
 // cut short by a crash, ends in the same state.
@@ -7,6 +7,7 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import { eraseUser } from '../flows/erase';
 import { exportUser } from '../flows/export';
 import { applyRetention } from '../flows/retention-task';
+import { migrateData } from '../flows/migrate';
 import { failTask, queueTask, readTask, setTaskStatus, TASK_MAX_RECEIVES, type TaskJob } from '../entities/tasks';
 import { closeUserConnections } from '../centrifuge/hub';
 import { log } from '../shared/log';
@@ -19,6 +20,7 @@ async function run(job: TaskJob, context: Context): Promise<void> {
   const timeLeft = () => context.getRemainingTimeInMillis();
   let done: boolean;
   if (task.kind === 'retention') done = await applyRetention(task, timeLeft);
+  else if (task.kind === 'migrate') done = await migrateData(task, timeLeft);
   else {
     await closeUserConnections(task.user_id as string);
     done = await eraseUser(task, timeLeft);
@@ -37,7 +39,7 @@ async function record(r: SQSRecord, context: Context): Promise<void> {
   if (Number(r.attributes.ApproximateReceiveCount) > TASK_MAX_RECEIVES) {
     const task = await readTask(job.task_id);
     log('error', 'task failed on every receive', { task_id: job.task_id });
-    const again = task?.kind === 'retention' ? 'set the retention again to start it over' : 'ask again to resume it';
+    const again = { retention: 'set the retention again to start it over', migrate: 'start the move again (npm run bot -- migrate) to resume it' }[task?.kind as string] ?? 'ask again to resume it';
     if (task) await failTask(job.task_id, `The task stopped on an error on every try; ${again}`, task.kind);
     return;
   }

@@ -1,48 +1,62 @@
-// DynamoDB stream → for each new user message of a bot with a webhook, one job on the webhook queue; for the
+// DynamoDB stream → for each new user message of a bot with a webhook, one job on its bot's webhook lane; for the
 // first reply of a burst, with unread reminders on, the reminder's job, delayed until due; for each message
 // that attaches uploaded files, those files kept as the bot's retention says (and given back to the user's
 // storage quota); for each removed file record, its object deleted (and its bytes given back if never sent);
 // for a bot whose retention was set, the task that re-dates its messages and files (lib/consumers.ts
 // WEBHOOK_DISPATCHER).
-// It only queues (never calls a receiver), so a slow or failing webhook cannot hold back the stream. Records run
-// through Powertools' batch processor (lambdas/aws/stream-batch.ts).
-import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
+// It only queues (never calls a receiver), so a slow or failing webhook cannot hold back the stream. Each user's
+// records run in order, users side by side (lambdas/aws/stream-batch.ts).
+import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
 import { botFromItem, getBot } from '../entities/bots';
 import { fileFromItem, forgetFileObject } from '../entities/files';
 import { exportFromItem } from '../entities/exports';
 import { keepSentFiles } from '../flows/files-sent';
 import { releaseRemovedFile } from '../policies/storage-quota';
-import { config, requireEnv } from '../shared/config';
-import { sendBatchToQueue, sendToQueue } from '../aws/sqs';
 import { scheduleReminder } from '../flows/reminders';
 import { startRetentionTask } from '../flows/retention-task';
 import { messageFromItem, type MessageItem } from '../entities/messages';
 import type { WebhookJob } from '../flows/webhook-events';
+import { queueJob, queueJobs } from '../flows/webhook-lanes';
+import { config } from '../shared/config';
 import { log } from '../shared/log';
-import { processStreamBatch } from '../aws/stream-batch';
-import { entityOf, streamImage } from '../aws/dynamo';
+import { processStreamBatch, withRetries } from '../aws/stream-batch';
+import { isRedoBatch, redoBatch, streamRedo } from '../flows/stream-redo';
+import { entityOf, streamImage, streamOwner } from '../aws/dynamo';
 
-const queueUrl = () => config().webhookQueueUrl ?? requireEnv('WEBHOOK_QUEUE_URL');
 const FAILURE_LOG = 'a stream record failed; the batch will be retried from it';
 
-export async function handler(event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> {
+/**
+ * One try of a record at its slowest: a reminder's three calls (the chat read, the reminder's put, its delayed
+ * job), each AWS call bounded at 7 s (lib/function-def.ts AWS_CALL_SECONDS).
+ */
+const RECORD_BUDGET_MS = 3 * 7_000;
+
+export async function handler(event: DynamoDBStreamEvent | SQSEvent, context?: Context): Promise<DynamoDBBatchResponse> {
   const jobs: WebhookJob[] = [];
-  // One record after another; a failure holds back every later record (the retry starts at it).
-  const response = await processStreamBatch(event, {
-    prepare: async (record) => {
+  const redoUrl = config().dispatcherRedoQueueUrl;
+  const steps = {
+    lane: streamOwner,
+    step: async (record: DynamoDBRecord) => {
       const job = await dispatch(record);
       if (job) jobs.push(job);
-      return undefined;
     },
-    logFailure: (record, err) => log('error', FAILURE_LOG, { sequence_number: record.dynamodb?.SequenceNumber }, err),
-  });
-  try {
-    // The jobs of the records before a failed one: the retry starts at the failed record.
-    if (jobs.length) await sendBatchToQueue(queueUrl(), jobs);
-  } catch (err) {
-    log('error', FAILURE_LOG, {}, err);
-    // Queueing is all or nothing here: retry from the first record (receivers dedupe by X-Webhook-Id).
-    return { batchItemFailures: event.Records.slice(0, 1).map((r) => ({ itemIdentifier: r.dynamodb?.SequenceNumber ?? '' })) };
+    logFailure: (record: DynamoDBRecord, err: unknown) => log('error', FAILURE_LOG, { sequence_number: record.dynamodb?.SequenceNumber }, err),
+    recordBudgetMs: RECORD_BUDGET_MS,
+    // No hold: what a record asks for needs no other record done first (a job per message, its id the webhook's;
+    // a reminder decided from the chat as it is), so a user's later records need not wait for one set aside.
+    setAside: redoUrl ? streamRedo(redoUrl) : undefined,
+  };
+  // Each user's records in stream order, users side by side; a record that keeps failing goes aside with its
+  // user's later ones in this batch (and, from the redo queue, runs again in that order).
+  const redo = isRedoBatch(event);
+  const response = redo ? await redoBatch(event, steps) : await processStreamBatch(event, steps, context);
+  // The jobs of the records done, each on its bot's lane (flows/webhook-lanes.ts), tried as a record is: receivers dedupe by X-Webhook-Id if one went twice.
+  const queued = jobs.length ? await withRetries(() => queueJobs(jobs)) : { ok: true as const };
+  if (!queued.ok) {
+    log('error', FAILURE_LOG, {}, queued.err);
+    // Queueing is all or nothing here: every record again (a stream batch retries from its first).
+    const ids = redo ? event.Records.map((m) => m.messageId) : event.Records.slice(0, 1).map((r) => r.dynamodb?.SequenceNumber ?? '');
+    return { batchItemFailures: ids.map((itemIdentifier) => ({ itemIdentifier })) };
   }
   return response;
 }
@@ -81,7 +95,7 @@ async function webhookStep(message: MessageItem, bot: Awaited<ReturnType<typeof 
   if (bot.unread_reminder_seconds) {
     // A reply of the bot side: its burst's reminder, queued once with the delay left.
     const due = await scheduleReminder(message, bot.unread_reminder_seconds);
-    if (due) await sendToQueue(queueUrl(), due.job, due.delaySeconds);
+    if (due) await queueJob(due.job, due.delaySeconds);
   }
   return undefined;
 }

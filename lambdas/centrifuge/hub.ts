@@ -5,7 +5,7 @@ import { batchWrite, dynamo, isConditionFailed, tableName } from '../aws/dynamo'
 import { config } from '../shared/config';
 import { closeConnection, postToConnection } from '../aws/connections';
 import { keys } from '../entities/keys';
-import { channelSubscriptions, connectionFromItem, connectionRefs } from '../entities/connections';
+import { channelAudience, connectionFromItem, connectionRefs } from '../entities/connections';
 import { ForbiddenError, UnauthenticatedError } from '../shared/errors';
 import type { TokenClaims, VerifiedClaims } from '../adapters/tokens';
 import { channelUser, userChannel } from './channels';
@@ -188,12 +188,14 @@ const EXPIRED_FRAME = disconnectFrame(DISCONNECTS.tokenExpired);
 
 /**
  * An erased user: every socket it has is closed (through its references, subscribed or not), and the records
- * of its connections and subscriptions deleted. Idempotent; with realtime off there are none.
+ * of its connections and subscriptions deleted, and the publisher's hold on its channel. Idempotent; with
+ * realtime off there are no sockets.
  */
 export async function closeUserConnections(userId: string): Promise<void> {
   const refs = (await connectionRefs(userId)).map((r) => r.connection_id);
   const channel = userChannel(userId);
-  const subscribers = await channelSubscribers(channel);
+  const audience = await channelAudienceOf(channel);
+  const subscribers = audience.sockets.map((s) => s.id);
   // Subscribed or not (a socket opened before connection refs existed has none, but is subscribed).
   const ids = [...new Set([...refs, ...subscribers])];
   // A Disconnect push with a terminal code first (the client does not reconnect), then the socket closed.
@@ -202,6 +204,8 @@ export async function closeUserConnections(userId: string): Promise<void> {
     ...ids.map((id) => ({ DeleteRequest: { Key: keys.connection(id) } })),
     ...subscribers.map((id) => ({ DeleteRequest: { Key: keys.subscription(channel, id) } })),
     ...refs.map((id) => ({ DeleteRequest: { Key: keys.connectionRef(userId, id) } })),
+    // The publisher's hold on the channel, if its records wait in the redo queue: it names the user.
+    ...(audience.held ? [{ DeleteRequest: { Key: keys.publisherHold(channel) } }] : []),
   ]);
 }
 
@@ -214,16 +218,24 @@ export async function channelSubscribers(channel: string): Promise<string[]> {
   return (await channelSockets(channel)).map((s) => s.id);
 }
 
-/**
- * The same, newest subscription first (its ttl is set when it subscribes), with each socket's token expiry
- * (none for a subscription made before expiries were kept).
- */
-async function channelSockets(channel: string): Promise<{ id: string; exp?: number }[]> {
-  const since = (s: { ttl?: number }) => s.ttl ?? 0;
-  return (await channelSubscriptions(channel))
-    .sort((a, b) => since(b) - since(a))
-    .map((s) => ({ id: s.connection_id, ...(s.token_exp !== undefined && { exp: s.token_exp }) }));
+/** A channel's sockets to publish to, and whether the publisher holds the channel (entities/stream-holds.ts). */
+export interface Audience {
+  /** Newest subscription first (its ttl is set when it subscribes), with each socket's token expiry (none for a subscription made before expiries were kept). */
+  sockets: { id: string; exp?: number }[];
+  held: boolean;
 }
+
+/** The channel's audience: one strongly consistent Query, which reads the publisher's hold with the sockets. */
+export async function channelAudienceOf(channel: string): Promise<Audience> {
+  const since = (s: { ttl?: number }) => s.ttl ?? 0;
+  const { sockets, held } = await channelAudience(channel);
+  return {
+    sockets: sockets.sort((a, b) => since(b) - since(a)).map((s) => ({ id: s.connection_id, ...(s.token_exp !== undefined && { exp: s.token_exp }) })),
+    held,
+  };
+}
+
+const channelSockets = async (channel: string) => (await channelAudienceOf(channel)).sockets;
 
 /** A Centrifuge publication frame for a channel. */
 export const publicationFrame = (channel: string, data: unknown): string =>
@@ -232,28 +244,32 @@ export const publicationFrame = (channel: string, data: unknown): string =>
 const LIMIT_FRAME = disconnectFrame(DISCONNECTS.connectionLimit);
 
 /**
- * Posts a publication to every subscriber of the channel in parallel. A gone socket (410) is removed and
- * is not an error; any other failure is thrown after all posts settle, so the record is retried.
+ * Posts a publication to every socket of the channel's audience (channelAudienceOf) in parallel, and returns the
+ * sockets still subscribed. A gone socket (410) is removed and is not an error; any other failure is thrown after
+ * all posts settle, so the record is retried.
  */
-export async function publish(channel: string, data: unknown): Promise<void> {
+export async function publish(channel: string, sockets: Audience['sockets'], data: unknown): Promise<Audience['sockets']> {
+  if (!sockets.length) return sockets;
   const frame = Buffer.from(publicationFrame(channel, data));
   const owner = channelUser(channel);
-  const sockets = await channelSockets(channel);
-  if (!sockets.length) return;
   const now = Math.floor(Date.now() / 1000);
   // A message goes to at most MAX_SOCKETS_PER_USER sockets, the newest subscribed: more are subscribed only
   // while connects of the same moment close the oldest (limits.ts).
   const cap = config().limits.socketsPerUser;
   const results = await Promise.allSettled(
-    sockets.map(async ({ id, exp }, newest) => {
+    sockets.map(async ({ id, exp }, newest): Promise<boolean> => {
       // Its token expired without a refresh: told so instead (it reconnects with a new one), and unsubscribed.
       // Past the cap: told 3504 instead (the client stays disconnected), and unsubscribed.
       const expired = exp !== undefined && exp <= now;
       const over = cap > 0 && newest >= cap;
       if (!(await postToConnection(id, over ? LIMIT_FRAME : expired ? EXPIRED_FRAME : frame))) await removeConnection(id, owner);
       else if (expired || over) await unsubscribe(id, channel);
+      else return true;
+      return false;
     }),
   );
   const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failed) throw failed.reason;
+  const kept = results.map((r) => r.status === 'fulfilled' && r.value);
+  return sockets.filter((_, i) => kept[i]);
 }

@@ -1,11 +1,13 @@
 // The subset of the Centrifuge client protocol (JSON) that the `centrifuge` client needs: connect,
-// subscribe, unsubscribe, refresh (a new token before the connection's expires), pongs. One frame holds commands joined by "\n"; replies are joined the same way.
+// subscribe, unsubscribe, refresh (a new token before the connection's expires), pongs, and an empty async
+// message as the page's keepalive (keepalive.ts). One frame holds commands joined by "\n"; replies are joined the same way.
 // A command that fails throws; protocolError (./errors.ts) turns what happened into the client's code.
 import type { VerifiedClaims } from '../adapters/tokens';
 import { realtimeScope } from '../access/realtime';
 import { bindConnection, disconnectSocket, refreshConnection, subscribe, unsubscribe } from './hub';
 import { CODES, DisconnectError, protocolError } from './errors';
 import { meterCommands } from './limits';
+import { isKeepalive, takeFreeKeepalive } from './keepalive';
 
 export const SERVER_VERSION = 'nexus-1';
 /** Bounds the work one frame can cause. (API Gateway itself closes sockets sending frames over 128 KB with 1009.) */
@@ -104,6 +106,9 @@ export async function handleFrame(connectionId: string, frame: string): Promise<
 }
 
 async function runFrame(connectionId: string, frame: string): Promise<string> {
+  // The keepalive: no reply, no DynamoDB call (its bound is per instance, keepalive.ts). Metered past it, it is
+  // then taken as an unknown command without id (refused below, as any other async message).
+  if (isKeepalive(frame.trim()) && takeFreeKeepalive(connectionId)) return '';
   const oversized = Buffer.byteLength(frame) > MAX_FRAME_BYTES;
   const lines = oversized ? [] : frame.split('\n').filter((l) => l.trim() !== '');
   await meterCommands(connectionId, Math.min(lines.length, MAX_COMMANDS_PER_FRAME));

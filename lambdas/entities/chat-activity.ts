@@ -3,6 +3,7 @@
 // side's read, which resets its counter without losing a message the stream counted meanwhile.
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { conditionFailedItem, dynamo, isConditionFailed, tableName } from '../aws/dynamo';
+import { config } from '../shared/config';
 import { keys } from './keys';
 
 /**
@@ -43,7 +44,9 @@ export async function countMessage(m: CountedMessage, sequence: string): Promise
         new UpdateCommand({
           TableName: tableName(),
           Key: keys.chat(m.user_id, m.chat_id),
-          UpdateExpression: `SET ${move ? 'updated_at = :at, gsi1sk = :act, ' : ''}last_event = :message, counted_seq = :seq${count ? ' ADD #unread :one' : ''}`,
+          // Moved, the chat is listed in its shard of the current count (a chat still in the legacy list, or in a
+          // shard of another count, moves there with it).
+          UpdateExpression: `SET ${move ? 'updated_at = :at, gsi2pk = :list, gsi2sk = :act, ' : ''}last_event = :message, counted_seq = :seq${count ? ' ADD #unread :one' : ''}${move ? ' REMOVE gsi1pk, gsi1sk' : ''}`,
           ConditionExpression:
             'attribute_exists(pk) AND (attribute_not_exists(counted_seq) OR counted_seq < :seq)' +
             (count ? ' AND (attribute_not_exists(#read) OR NOT attribute_type(#read, :string) OR #read < :at)' : '') +
@@ -53,7 +56,7 @@ export async function countMessage(m: CountedMessage, sequence: string): Promise
             ':message': 'message',
             ':seq': seq,
             ...((count || move) && { ':at': m.created_at, ':string': 'S' }),
-            ...(move && { ':act': keys.chatActivity(m.bot_id, m.created_at, m.chat_id).gsi1sk }),
+            ...(move && activityValues(keys.chatActivity(m.bot_id, m.created_at, m.chat_id, config().chatListShards))),
             ...(count && { ':one': 1 }),
           },
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
@@ -73,6 +76,8 @@ export async function countMessage(m: CountedMessage, sequence: string): Promise
     }
   }
 }
+
+const activityValues = ({ gsi2pk, gsi2sk }: { gsi2pk: string; gsi2sk: string }) => ({ ':list': gsi2pk, ':act': gsi2sk });
 
 /** Tries of a read before it is written without its guard (each one beaten by a message counted meanwhile). */
 const READ_TRIES = 5;

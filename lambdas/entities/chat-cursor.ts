@@ -1,44 +1,47 @@
-// The Bot API's chat list cursor: the gsi1 key of the last chat of a page, as base64url JSON; one given back is
-// accepted only if it is a chat key of the caller's bot exactly as keys.ts builds it.
+// The Bot API's chat list cursor: the bot and the page's boundary (the activity key of its last chat), as
+// base64url JSON; one given back is accepted only if it names the caller's bot and a boundary as keys.ts builds it.
 import { InvalidInputError } from '../shared/errors';
 import { isUuid } from '../shared/ids';
 import { keys } from './keys';
-import type { ChatPageKey } from './chats';
 
-const CURSOR_KEYS = ['gsi1pk', 'gsi1sk', 'pk', 'sk'] as const;
+interface CursorBody {
+  bot: string;
+  before: string;
+}
+
+const CURSOR_KEYS = ['before', 'bot'] as const;
 /** An activity time as every item stores it (Date#toISOString). */
 const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
-export function decodeCursor(cursor: string, botId: string): ChatPageKey {
-  let key: unknown;
+/** The boundary a cursor of this bot carries; anything else is a 400. */
+export function decodeCursor(cursor: string, botId: string): string {
+  let body: unknown;
   try {
-    key = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    body = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
   } catch {
-    key = undefined;
+    body = undefined;
   }
-  if (!isPageKey(key) || !isChatKeyOf(key, botId)) throw new InvalidInputError('Invalid cursor');
-  return key;
+  if (!isCursorBody(body) || body.bot !== botId || !isActivityKey(body.before)) throw new InvalidInputError('Invalid cursor');
+  return body.before;
 }
 
-/** A client's JSON has exactly the four key attributes, each a string. */
-const isPageKey = (key: unknown): key is ChatPageKey =>
-  typeof key === 'object' &&
-  key !== null &&
-  Object.keys(key).sort().join() === CURSOR_KEYS.join() &&
-  Object.values(key).every((v) => typeof v === 'string');
+/** A client's JSON has exactly the cursor's attributes, each a string. */
+const isCursorBody = (body: unknown): body is CursorBody =>
+  typeof body === 'object' &&
+  body !== null &&
+  Object.keys(body).sort().join() === CURSOR_KEYS.join() &&
+  Object.values(body).every((v) => typeof v === 'string');
 
 /**
- * A chat's gsi1 key of this bot as keys.ts builds it (a user and a chat id, an activity time): anything else,
- * e.g. an empty or over-long value DynamoDB itself would refuse as a start key, is not a cursor of ours.
+ * A chat's activity key as keys.ts builds it (an activity time, a chat id): anything else, e.g. an empty or
+ * over-long value DynamoDB itself would refuse in a key condition, is not a cursor of ours.
  */
-function isChatKeyOf(key: ChatPageKey, botId: string): boolean {
-  const [userId, chatId] = [key.pk.slice(keys.userPartition('').length), key.sk.slice(keys.chatPrefix.length)];
-  const at = key.gsi1sk.slice(0, -(chatId.length + 1));
-  if (!isUuid(userId) || !isUuid(chatId) || !ISO_UTC.test(at)) return false;
-  const made: Record<string, string> = { ...keys.chat(userId, chatId), ...keys.chatActivity(botId, at, chatId) };
-  return CURSOR_KEYS.every((k) => made[k] === key[k]);
+function isActivityKey(before: string): boolean {
+  const at = before.slice(0, before.indexOf('#'));
+  const chatId = before.slice(at.length + 1);
+  return ISO_UTC.test(at) && isUuid(chatId) && keys.activityAt(at, chatId) === before;
 }
 
-/** The cursor that continues after `last` (a page's LastEvaluatedKey); null at the end. */
-export const encodeCursor = (last: ChatPageKey | undefined): string | null =>
-  last ? Buffer.from(JSON.stringify(Object.fromEntries(CURSOR_KEYS.map((k) => [k, last[k]])))).toString('base64url') : null;
+/** The cursor of the page that follows the boundary `before`; null at the end. */
+export const encodeCursor = (botId: string, before: string | undefined): string | null =>
+  before === undefined ? null : Buffer.from(JSON.stringify({ bot: botId, before } satisfies CursorBody)).toString('base64url');

@@ -1,9 +1,10 @@
-// Chats: the owner's copy (list, counters) plus a pointer by chat id, and the Bot API's page of a bot's chats by activity.
-import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+// Chats: the owner's copy (list, counters) plus a pointer by chat id (a bot's chats by activity: chat-list.ts).
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, optional, queryAll, tableName, type RawItem, type Stored } from '../aws/dynamo';
 import type { TransactItem } from '../aws/transact';
 import { ForbiddenError, NotFoundError } from '../shared/errors';
 import { TtlCache } from '../shared/cache';
+import { config } from '../shared/config';
 import { keys } from './keys';
 
 export interface Chat {
@@ -97,7 +98,7 @@ export interface ChatOwner {
 }
 
 /**
- * A new chat's writes, each only if its key is free: the owner's copy (with its gsi1 activity key), the pointer
+ * A new chat's writes, each only if its key is free: the owner's copy (with its gsi2 activity key), the pointer
  * by chat id, and the markers around its messages (flows/chats.ts adds the guards to the same transaction).
  */
 export function newChatWrites({ userId, botId, externalId }: ChatOwner, chat: Chat): TransactItem[] {
@@ -117,7 +118,7 @@ export function newChatWrites({ userId, botId, externalId }: ChatOwner, chat: Ch
           external_id: externalId,
           unread_msg_by_operator: 0,
           last_read_at: null,
-          ...keys.chatActivity(botId, chat.created_at, chat.id),
+          ...keys.chatActivity(botId, chat.created_at, chat.id, config().chatListShards),
         },
         ConditionExpression: 'attribute_not_exists(pk)',
       },
@@ -224,50 +225,4 @@ export interface BotChat extends Chat {
 export interface BotChatPage {
   chats: BotChat[];
   next_cursor: string | null;
-}
-
-/** The gsi1 key of a chat of a page (where the next page starts). */
-export type ChatPageKey = Record<'pk' | 'sk' | 'gsi1pk' | 'gsi1sk', string>;
-
-const pageKeyOf = (raw: RawItem): ChatPageKey => {
-  const item = raw as Stored<ChatPageKey>;
-  return { pk: item.pk, sk: item.sk, gsi1pk: item.gsi1pk, gsi1sk: item.gsi1sk };
-};
-
-/** One page of the bot's chats from gsi1 (by last activity): the Bot API's list, a retention task's walk. */
-function queryBotChats(botId: string, page: { limit: number; newestFirst: boolean; start?: ChatPageKey; projection?: string }) {
-  return dynamo.send(
-    new QueryCommand({
-      TableName: tableName(),
-      IndexName: 'gsi1',
-      KeyConditionExpression: 'gsi1pk = :bot',
-      ExpressionAttributeValues: { ':bot': keys.botChats(botId) },
-      ScanIndexForward: !page.newestFirst,
-      Limit: page.limit,
-      ExclusiveStartKey: page.start,
-      ProjectionExpression: page.projection,
-    }),
-  );
-}
-
-/** A page of the bot's chats, newest activity first, and where the next starts (none: the last page). */
-export async function botChatsPage(botId: string, limit: number, start?: ChatPageKey): Promise<{ chats: ChatItem[]; last?: ChatPageKey }> {
-  const out = await queryBotChats(botId, { limit, newestFirst: true, start });
-  return { chats: (out.Items ?? []).map(chatFromItem), last: out.LastEvaluatedKey && pageKeyOf(out.LastEvaluatedKey) };
-}
-
-/** A chat as a walk over all of them sees it: whose, and where the walk stands once it is done. */
-export interface WalkedChat {
-  id: string;
-  user_id: string;
-  key: ChatPageKey;
-}
-
-/** A page of the bot's chats, oldest activity first (a chat only moves forward, so a walk skips none), their keys only. */
-export async function botChatsWalk(botId: string, limit: number, start?: ChatPageKey): Promise<{ chats: WalkedChat[]; last?: ChatPageKey }> {
-  const out = await queryBotChats(botId, { limit, newestFirst: false, start, projection: 'id, user_id, pk, sk, gsi1pk, gsi1sk' });
-  return {
-    chats: (out.Items ?? []).map((i) => ({ id: String(i.id), user_id: String(i.user_id), key: pageKeyOf(i) })),
-    last: out.LastEvaluatedKey && pageKeyOf(out.LastEvaluatedKey),
-  };
 }

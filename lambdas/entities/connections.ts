@@ -2,6 +2,7 @@
 // subscription to the user's channel; the codecs that read them and the queries that list a user's or a channel's.
 import { queryAll, type RawItem, type Stored } from '../aws/dynamo';
 import { keys } from './keys';
+import { isPublisherHold } from './stream-holds';
 
 /** A connection item (`entity: connection`): $connect writes it, the protocol's connect binds it. */
 export interface ConnectionItem {
@@ -62,15 +63,17 @@ export async function connectionRefs(userId: string, projection?: string): Promi
   );
 }
 
-/** Every subscription to a channel: one strongly consistent Query (pages only past 1 MB of subscribers). */
-export async function channelSubscriptions(channel: string): Promise<SocketItem[]> {
-  return socketsFromItems(
-    await queryAll({
-      KeyConditionExpression: 'pk = :pk',
-      ExpressionAttributeValues: { ':pk': keys.subscribers(channel) },
-      ProjectionExpression: 'connection_id, token_exp, #ttl',
-      ExpressionAttributeNames: { '#ttl': 'ttl' },
-      ConsistentRead: true,
-    }),
-  );
+/**
+ * Every subscription to a channel, and whether the publisher holds it (entities/stream-holds.ts, in the same
+ * partition): one strongly consistent Query (pages only past 1 MB of subscribers).
+ */
+export async function channelAudience(channel: string): Promise<{ sockets: SocketItem[]; held: boolean }> {
+  const items = await queryAll({
+    KeyConditionExpression: 'pk = :pk',
+    ExpressionAttributeValues: { ':pk': keys.subscribers(channel) },
+    ProjectionExpression: 'sk, connection_id, token_exp, #ttl',
+    ExpressionAttributeNames: { '#ttl': 'ttl' },
+    ConsistentRead: true,
+  });
+  return { sockets: socketsFromItems(items), held: items.some((i) => isPublisherHold(channel, i)) };
 }

@@ -12,8 +12,15 @@ export const RATE_KEY_PREFIX = 'RATE#';
 export const keys = {
   bot: (botId: string): Key => ({ pk: `BOT#${botId}`, sk: 'BOT' }),
   clientKey: (clientKey: string): Key => ({ pk: `KEY#${clientKey}`, sk: 'KEY' }),
-  /** The user record lives under its bot, keyed by external id: unique per bot, found in one read. */
-  user: (botId: string, externalId: string): Key => ({ pk: `BOT#${botId}`, sk: `EXT#${externalId}` }),
+  /**
+   * The user record, keyed by its bot and external id: unique per bot, found in one read, and a partition of its
+   * own, so a bot's sessions share no key (docs/scale.md "Hot keys").
+   */
+  user: (botId: string, externalId: string): Key => ({ pk: `BOT#${botId}#EXT#${externalId}`, sk: 'USER' }),
+  /** Where a user record lived before it had a partition of its own: read while the move runs (flows/migrate.ts). */
+  legacyUser: (botId: string, externalId: string): Key => ({ pk: `BOT#${botId}`, sk: keys.legacyUserPrefix + externalId }),
+  /** Every legacy user item's sort key starts so (the move finds them by it). */
+  legacyUserPrefix: 'EXT#',
   /** The partition of everything a user owns (chats, messages, counters): one Query reads a list. */
   userPartition: (userId: string): string => `USER#${userId}`,
   /** The user by id (Bot API look-ups, erasure): its bot and external id, and the erase task once one began. */
@@ -46,13 +53,21 @@ export const keys = {
   /** The owner's copy of a chat: the chat list is one strongly consistent Query of the owner's partition. */
   chat: (userId: string, chatId: string): Key => ({ pk: keys.userPartition(userId), sk: `CHAT#${chatId}` }),
   chatPrefix: 'CHAT#',
-  /** gsi1 of a chat: its bot's chats by last activity (the Bot API's list, newest first). */
-  chatActivity: (botId: string, at: string, chatId: string): { gsi1pk: string; gsi1sk: string } => ({
-    gsi1pk: keys.botChats(botId),
-    gsi1sk: `${at}#${chatId}`,
+  /**
+   * gsi2 of a chat: its bot's chats by last activity (the Bot API's list, newest first), spread over `shards`
+   * write shards by chat id, so no index key takes every message of a bot (docs/scale.md "Hot keys").
+   * A chat stays in its shard for life; the list reads every shard and merges.
+   */
+  chatActivity: (botId: string, at: string, chatId: string, shards: number): { gsi2pk: string; gsi2sk: string } => ({
+    gsi2pk: keys.botChats(botId, chatListShard(chatId, shards)),
+    gsi2sk: keys.activityAt(at, chatId),
   }),
-  /** gsi1 partition of a bot's chats. */
-  botChats: (botId: string): string => `BOT#${botId}`,
+  /** A chat's activity sort key: its last activity, then its id (unique, so the list's cursor is exact). */
+  activityAt: (at: string, chatId: string): string => `${at}#${chatId}`,
+  /** gsi2 partition of one shard of a bot's chats. */
+  botChats: (botId: string, shard: number): string => `BOT#${botId}#${shard}`,
+  /** gsi1 partition of a bot's chats before they were sharded: read while the move runs (flows/migrate.ts). */
+  legacyBotChats: (botId: string): string => `BOT#${botId}`,
   /** Who owns a chat: tells 403 from 404 on the error path, and serves the Bot API. */
   chatPointer: (chatId: string): Key => ({ pk: keys.chatPartition(chatId), sk: 'META' }),
   /** Messages sit in the owner's partition, so any item a history Query returns proves ownership. */
@@ -91,9 +106,30 @@ export const keys = {
   chatPartition: (chatId: string): string => `CHAT#${chatId}`,
   /** The partition of a chat's idempotency keys. */
   idempotencyPartition: (chatId: string): string => `IDEM#${chatId}`,
+  /**
+   * A bot marked slow: its webhook receiver timed out lately, so its deliveries go to the slow lane
+   * (flows/webhook-lanes.ts). Its own partition, apart from the bot's: only the webhook functions read it.
+   */
+  slowWebhooks: (botId: string): Key => ({ pk: `SLOWHOOK#${botId}`, sk: 'SLOW' }),
   /** gsi1 partition that lists every bot (CLI). */
   botsIndex: 'BOTS',
+  /** The layout marker: which key layout every item is at (entities/layout.ts, written by flows/migrate.ts). */
+  layout: (): Key => ({ pk: 'LAYOUT', sk: 'LAYOUT' }),
+  /**
+   * The publisher's hold on a user's channel: its records wait in the redo queue, so the channel's next records
+   * go after them (entities/stream-holds.ts). In the channel's subscriptions partition: the Query that finds the
+   * sockets to publish to finds it too. One key per channel: no two users share it.
+   */
+  publisherHold: (channel: string): Key => ({ pk: keys.subscribers(channel), sk: 'HOLD#publisher' }),
 };
+
+/** The key layout this code writes (the layout marker records it): 2 = users in their own partition, the chat list on sharded gsi2. */
+export const LAYOUT_VERSION = 2;
+
+/** The write shard of a chat in its bot's list: a hash of its id, so chats spread evenly whatever their ids look like. */
+export function chatListShard(chatId: string, shards: number): number {
+  return createHash('sha256').update(chatId).digest().readUInt32BE(0) % shards;
+}
 
 /** `entity` attribute on every item: stream filters and the publisher select items by it. */
 export type Entity =
@@ -117,4 +153,7 @@ export type Entity =
   | 'upload_ref'
   | 'connection_ref'
   | 'task'
-  | 'export';
+  | 'export'
+  | 'layout'
+  | 'stream_hold'
+  | 'slow_webhooks';

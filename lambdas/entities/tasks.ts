@@ -1,4 +1,4 @@
-// The Bot API's background tasks (erase a user, export one, apply a new retention): a record the bot polls, and a job on the task
+// The Bot API's background tasks (erase a user, export one, apply a new retention) and the data move (migrate): a record the bot polls, and a job on the task
 // queue that the task worker (lambdas/bot/task-worker.ts) runs, resumably, until the record says completed.
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { conditionFailedItem, conditionMet, dynamo, isConditionFailed, optional, tableName, type RawItem, type Stored } from '../aws/dynamo';
@@ -8,7 +8,7 @@ import { NotFoundError } from '../shared/errors';
 import { keys } from './keys';
 import { isPastTtl } from './expiry';
 
-export type TaskKind = 'erase' | 'export' | 'retention';
+export type TaskKind = 'erase' | 'export' | 'retention' | 'migrate';
 export type TaskStatus = 'pending' | 'running' | 'completed' | 'failed';
 
 export interface TaskRecord {

@@ -1,8 +1,12 @@
 // End users of a bot: found or created by external id in one conditional upsert (one round trip for a
 // returning user); a new user also gets its reference by id (the Bot API finds and erases users by id).
+// While the move of data runs (entities/layout.ts), a user may still be at its legacy key: a session moves it
+// first, and every look-up reads both keys (entities/legacy-users.ts).
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { batchGet, dynamo, isConditionFailed, optional, tableName, type RawItem, type Stored } from '../aws/dynamo';
-import { keys } from './keys';
+import { batchGet, conditionMet, dynamo, isConditionFailed, optional, tableName, type RawItem, type Stored } from '../aws/dynamo';
+import { keys, type Key } from './keys';
+import { layoutState } from './layout';
+import { moveLegacyUserOf, userAtEitherKey, usersAtEitherKey } from './legacy-users';
 import { newUuid } from '../shared/ids';
 import { ConflictError, NotFoundError } from '../shared/errors';
 
@@ -50,6 +54,8 @@ export interface UserNames {
  * erased gets no session (409) until the erasure is done; then the external id starts a new user.
  */
 export async function findOrCreateUser(botId: string, externalId: string, names: UserNames): Promise<User> {
+  // A returning user still at its legacy key is moved before the upsert, which then finds it (never a second user).
+  if ((await layoutState()).legacyUsers) await moveLegacyUserOf(botId, externalId);
   const now = new Date().toISOString();
   const nameExpr = (field: 'first_name' | 'last_name') =>
     names[field] !== undefined ? `${field} = :${field}` : `${field} = if_not_exists(${field}, :empty)`;
@@ -132,9 +138,11 @@ function toUser(item: UserItem): User {
 
 /** The bot's user with this external id (Bot API), strongly consistent; 404 when the bot has none. */
 export async function findUser(botId: string, externalId: string): Promise<User> {
-  const out = await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.user(botId, externalId), ConsistentRead: true }));
-  if (!out.Item) throw new NotFoundError('User not found');
-  return toUser(userFromItem(out.Item));
+  const item = (await layoutState()).legacyUsers
+    ? await userAtEitherKey(botId, externalId)
+    : (await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.user(botId, externalId), ConsistentRead: true }))).Item;
+  if (!item) throw new NotFoundError('User not found');
+  return toUser(userFromItem(item));
 }
 
 export interface UserRef {
@@ -173,7 +181,7 @@ export async function getUser(botId: string, userId: string): Promise<User> {
 
 /** The bot's users with these external ids, by external id (one BatchGet; eventually consistent, as a list is). */
 export async function usersByExternalId(botId: string, externalIds: string[]): Promise<Map<string, UserItem>> {
-  const items = await batchGet(externalIds.map((e) => keys.user(botId, e)));
+  const items = (await layoutState()).legacyUsers ? await usersAtEitherKey(botId, externalIds, true) : await batchGet(externalIds.map((e) => keys.user(botId, e)));
   return new Map(items.map(userFromItem).map((u) => [u.external_id, u]));
 }
 
@@ -192,35 +200,41 @@ export async function claimErase(userId: string, taskId: string): Promise<string
   return userRefFromItem(out.Attributes ?? {}).erase_task ?? taskId;
 }
 
+/**
+ * Where the user item may be: while the move runs, its legacy key first, then its new one. A move between the
+ * two writes carries what the first wrote (the move's condition sees the change and reads again), or finds the
+ * item gone; so the second write reaches it wherever it went.
+ */
+async function userKeys(botId: string, externalId: string): Promise<Key[]> {
+  const legacy = (await layoutState()).legacyUsers;
+  return [...(legacy ? [keys.legacyUser(botId, externalId)] : []), keys.user(botId, externalId)];
+}
+
 /** The user item (found by external id) refuses new sessions while the erasure runs, if it is still this user's. */
 export async function markUserErasing(botId: string, externalId: string, userId: string, taskId: string): Promise<void> {
-  await dynamo
-    .send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: keys.user(botId, externalId),
-        UpdateExpression: 'SET erase_task = :task',
-        ConditionExpression: 'id = :id',
-        ExpressionAttributeValues: { ':task': taskId, ':id': userId },
-      }),
-    )
-    .catch((err) => {
-      if (!isConditionFailed(err)) throw err; // already deleted by an earlier run
-    });
+  for (const Key of await userKeys(botId, externalId)) {
+    // Refused: already deleted by an earlier run, or not at this key.
+    await conditionMet(
+      dynamo.send(
+        new UpdateCommand({
+          TableName: tableName(),
+          Key,
+          UpdateExpression: 'SET erase_task = :task',
+          ConditionExpression: 'id = :id',
+          ExpressionAttributeValues: { ':task': taskId, ':id': userId },
+        }),
+      ),
+    );
+  }
 }
 
 /** Deletes the user item only if it is still this user's: once deleted, the external id may start a new user. */
 export async function deleteUserItem(botId: string, externalId: string, userId: string): Promise<void> {
-  await dynamo
-    .send(
-      new DeleteCommand({
-        TableName: tableName(),
-        Key: keys.user(botId, externalId),
-        ConditionExpression: 'attribute_not_exists(pk) OR id = :id',
-        ExpressionAttributeValues: { ':id': userId },
-      }),
-    )
-    .catch((err) => {
-      if (!isConditionFailed(err)) throw err;
-    });
+  for (const Key of await userKeys(botId, externalId)) {
+    await conditionMet(
+      dynamo.send(
+        new DeleteCommand({ TableName: tableName(), Key, ConditionExpression: 'attribute_not_exists(pk) OR id = :id', ExpressionAttributeValues: { ':id': userId } }),
+      ),
+    );
+  }
 }

@@ -4,9 +4,10 @@ import { ConflictError, NotFoundError } from '../shared/errors';
 import { config } from '../shared/config';
 import { transactWrite } from '../aws/transact';
 import { byCodeUnits, newUuid } from '../shared/ids';
-import { botChatsPage, chatCountedSeq, chatCountWrite, newChatWrites, rejectChatAccess, toChat, userChats, type BotChatPage, type Chat, type ChatItem, type ChatOwner, type NewChat } from '../entities/chats';
+import { chatCountedSeq, chatCountWrite, newChatWrites, rejectChatAccess, toChat, userChats, type BotChatPage, type Chat, type ChatItem, type ChatOwner, type NewChat } from '../entities/chats';
 import { usersByExternalId } from '../entities/users';
 import { decodeCursor, encodeCursor } from '../entities/chat-cursor';
+import { botChatsPage, listLayout } from '../entities/chat-list';
 import { resetUnread } from '../entities/chat-activity';
 import { rateLimited, rateUpdate, type RateLimit } from '../policies/rate';
 import { retainedUnread, retentionWindow, type RetentionWindow } from '../policies/retention';
@@ -63,11 +64,12 @@ export async function markChatReadByOperator(userId: string, chatId: string): Pr
 }
 
 /**
- * The bot's chats, newest activity first, one page; each with its user (one BatchGet for the page) and its
- * unread counters as the bot's retention leaves them.
+ * The bot's chats, newest activity first, one page (entities/chat-list.ts: every shard at once, then the page's
+ * chats); each with its user (one BatchGet for the page) and its unread counters as the bot's retention leaves them.
  */
 export async function listBotChats(botId: string, limit: number, cursor?: string, w: RetentionWindow = retentionWindow({})): Promise<BotChatPage> {
-  const { chats: items, last } = await botChatsPage(botId, limit, cursor ? decodeCursor(cursor, botId) : undefined);
+  const before = cursor ? decodeCursor(cursor, botId) : undefined;
+  const { chats: items, last } = await botChatsPage(botId, limit, before, await listLayout());
   const users = await usersByExternalId(botId, [...new Set(items.flatMap((i) => (i.external_id ? [i.external_id] : [])))]);
   const chats = await Promise.all(
     items.map(async (item) => {
@@ -81,5 +83,5 @@ export async function listBotChats(botId: string, limit: number, cursor?: string
       };
     }),
   );
-  return { chats, next_cursor: encodeCursor(last) };
+  return { chats, next_cursor: encodeCursor(botId, last) };
 }

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { listKeysPage } from '../aws/s3';
 import { config, TASK_TIME_MARGIN_MS } from '../shared/config';
 import { readBot } from '../entities/bots';
-import { botChatsWalk, type ChatPageKey } from '../entities/chats';
+import { botChatsWalk, listLayout, type WalkAt } from '../entities/chat-list';
 import { botKeyPrefix, readFiles } from '../entities/files';
 import { keys } from '../entities/keys';
 import { redate } from '../entities/expiry';
@@ -68,7 +68,8 @@ function needsTtl(bot: Retained, item: { created_at: string; ttl?: number }): bo
   return item.ttl !== datedTtl(bot, item.created_at);
 }
 
-type Cursor = { phase: 'chats'; key?: ChatPageKey } | { phase: 'files'; token?: string };
+/** `key`: a walk's place in the legacy gsi1 partition, as a cursor saved before the list had shards names it. */
+type Cursor = { phase: 'chats'; at?: WalkAt; key?: Record<string, string> } | { phase: 'files'; token?: string };
 
 /**
  * The worker's part: a page of chats, or of the bot's objects, at a time; the cursor saved after each, so a
@@ -83,7 +84,7 @@ export async function applyRetention(task: TaskRecord, timeLeft: () => number): 
     // Read for each page: another change of the retention meanwhile has its own task, which does it all again.
     const bot = await readBot(task.bot_id);
     if (!bot || (bot.retention_days ?? 0) !== task.retention_days) break;
-    cursor = cursor.phase === 'chats' ? await chatsPage(task.bot_id, bot, enough, cursor.key) : await filesPage(task.bot_id, bot, cursor.token);
+    cursor = cursor.phase === 'chats' ? await chatsPage(task.bot_id, bot, enough, cursor.at ?? (cursor.key && { part: 'legacy', key: cursor.key })) : await filesPage(task.bot_id, bot, cursor.token);
     // Another run of the same task (a duplicate job) finished it: this one stops.
     if (cursor && !(await saveTaskCursor(task.task_id, JSON.stringify(cursor)))) return true;
   }
@@ -91,14 +92,14 @@ export async function applyRetention(task: TaskRecord, timeLeft: () => number): 
   return true;
 }
 
-/** Up to CHATS_PER_PAGE chats; out of time within the page, the cursor is the last chat done. */
-async function chatsPage(botId: string, bot: Retained, enough: () => boolean, start?: ChatPageKey): Promise<Cursor> {
-  const page = await botChatsWalk(botId, CHATS_PER_PAGE, start);
+/** Up to CHATS_PER_PAGE chats (entities/chat-list.ts walks every shard); out of time within the page, the cursor is the last chat done. */
+async function chatsPage(botId: string, bot: Retained, enough: () => boolean, from?: WalkAt): Promise<Cursor> {
+  const page = await botChatsWalk(botId, CHATS_PER_PAGE, await listLayout(), from);
   for (const chat of page.chats) {
     await redateChat(bot, chat.user_id, chat.id);
-    if (!enough()) return { phase: 'chats', key: chat.key };
+    if (!enough()) return { phase: 'chats', at: chat.at };
   }
-  return page.last ? { phase: 'chats', key: page.last } : { phase: 'files' };
+  return page.next ? { phase: 'chats', at: page.next } : { phase: 'files' };
 }
 
 async function redateChat(bot: Retained, userId: string, chatId: string): Promise<void> {

@@ -8,6 +8,8 @@ import { UnauthenticatedError } from '../shared/errors';
 import { keys } from '../entities/keys';
 import { chatFromItem, rejectChatAccess, type ChatItem } from '../entities/chats';
 import { userFromItem, type UserItem } from '../entities/users';
+import { layoutState } from '../entities/layout';
+import { userAtEitherKey } from '../entities/legacy-users';
 
 /** How long after the last token could expire the revocation is kept (clock skew, a slow request). */
 const MARGIN_SECONDS = 3600;
@@ -56,6 +58,9 @@ export async function chatUserAndRevocation(
     [keys.chat(c.user_id, c.chat_id), keys.revokedUser(c.user_id), ...(c.external_id ? [keys.user(c.bot_id, c.external_id)] : [])],
     consistent,
   );
-  const [chat, user] = [items.find((i) => entityOf(i) === 'chat'), items.find((i) => entityOf(i) === 'user')];
+  const chat = items.find((i) => entityOf(i) === 'chat');
+  let user = items.find((i) => entityOf(i) === 'user');
+  // While the move runs the user may still be at its legacy key (or move between reads): read both, in that order.
+  if (!user && c.external_id && (await layoutState()).legacyUsers) user = await userAtEitherKey(c.bot_id, c.external_id);
   return { chat: chat && chatFromItem(chat), user: user && userFromItem(user), erased: items.some((i) => entityOf(i) === 'revoked_user') };
 }

@@ -1,21 +1,36 @@
 // DynamoDB stream → every new or edited message, every read action, every typing indicator and every settled
 // direct upload, published to the owner's channel; a new message first moves its chat's activity and unread
 // counter.
-// Records of one channel go out in order; a failure is reported per record so only the rest is retried
-// (Powertools' batch processor, lambdas/aws/stream-batch.ts).
-import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
+// A user's records go out in stream order, users side by side; a record that keeps failing is set aside with
+// the user's later ones (lambdas/aws/stream-batch.ts), so it holds back no one else.
+import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
 import { messageFromItem, toMessage } from '../entities/messages';
 import { fileFromItem, toUploadJson } from '../entities/files';
 import { chatFromItem } from '../entities/chats';
 import { typingFromItem } from '../entities/typing';
 import { countMessage, type CountedMessage } from '../entities/chat-activity';
-import { publish } from '../centrifuge/hub';
+import { channelAudienceOf, publish, type Audience } from '../centrifuge/hub';
 import { userChannel } from '../centrifuge/channels';
 import { clientInterfaceOpen } from '../policies/bot-access';
 import { log } from '../shared/log';
 import { config } from '../shared/config';
-import { processStreamBatch } from '../aws/stream-batch';
-import { entityOf, streamImage } from '../aws/dynamo';
+import { LaneHeld, processStreamBatch, type StreamPath } from '../aws/stream-batch';
+import { isRedoBatch, redoBatch, streamRedo, type LaneHold } from '../flows/stream-redo';
+import { holdChannel, releaseChannel } from '../entities/stream-holds';
+import { entityOf, streamImage, streamOwner } from '../aws/dynamo';
+
+/**
+ * One try of a record at its slowest: the Query of the channel's sockets (a lane's first), the chat's update (up to three writes),
+ * the bot's read and the posts, each AWS call bounded at 7 s (lib/function-def.ts AWS_CALL_SECONDS).
+ */
+const RECORD_BUDGET_MS = 6 * 7_000;
+/** Its lanes are channels: the channel of the record's user (every record it publishes has one), else whose it is. */
+function channelLane(record: DynamoDBRecord): string {
+  const user = record.dynamodb?.NewImage?.user_id?.S ?? record.dynamodb?.OldImage?.user_id?.S;
+  return user ? userChannel(user) : streamOwner(record);
+}
+/** The hold of a lane: on its channel, read by the Query of the channel's sockets. */
+const HOLD: LaneHold = { set: holdChannel, release: releaseChannel };
 
 interface Publication {
   channel: string;
@@ -63,32 +78,53 @@ export async function publicationOf(record: DynamoDBRecord): Promise<Publication
     }
     case 'chat': {
       const c = chatFromItem(item);
-      return modified && c.last_event === 'read' ? to(c, { type: 'action', data: { action: 'read', chat_id: c.id } }) : undefined;
+      // A read moved last_read_at; a change of the chat's list keys alone (the data move, flows/migrate.ts) is no read.
+      const read = modified && c.last_event === 'read' && c.last_read_at !== (old && chatFromItem(old).last_read_at);
+      return read ? to(c, { type: 'action', data: { action: 'read', chat_id: c.id } }) : undefined;
     }
     default:
       return undefined;
   }
 }
 
-export async function handler(event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> {
+/**
+ * A batch's channels as read, by channel: a lane reads its channel's audience once, at its first record that
+ * publishes. Every record of the batch was written before that read, so a socket that subscribes after it finds
+ * their items in the history it fetches once subscribed (the client's rule), and the hold can only be set by
+ * this lane, whose later records then go aside anyway.
+ */
+type Audiences = Map<string, Audience>;
+
+/**
+ * Everything one record does: the channel's sockets read (and with them its hold: a held channel's records go
+ * after the ones in the redo queue), the chat's counters, then the publication (each safe to run again).
+ */
+async function publishRecord(record: DynamoDBRecord, path: StreamPath, audiences: Audiences): Promise<void> {
+  const pub = await publicationOf(record);
+  if (!pub) return;
+  const audience = audiences.get(pub.channel) ?? (await channelAudienceOf(pub.channel));
+  audiences.set(pub.channel, audience);
+  if (audience.held && path === 'stream') throw new LaneHeld(pub.channel);
+  // The chat first: a client that refreshes on the publication sees the message's effect.
+  if (pub.counts) await countMessage(pub.counts, record.dynamodb?.SequenceNumber ?? '');
   // Realtime off (no @connections endpoint): the chats are moved, nothing is published (lib/consumers.ts publisherFor).
-  const realtime = config().wsManagementEndpoint !== undefined;
-  // Each record's publication in stream order, then each channel's in stream order; channels go out in parallel.
-  // A failure holds back the later records of its channel (a failure to read a record: every later one).
-  return processStreamBatch(event, {
-    prepare: publicationOf,
-    run: {
-      lane: (pub) => pub.channel,
-      step: async (pub, record) => {
-        // The chat first: a client that refreshes on the publication sees the message's effect.
-        if (pub.counts) await countMessage(pub.counts, record.dynamodb?.SequenceNumber ?? '');
-        // A bot turned off, or its client interface disabled, since a socket connected: the socket is the
-        // client interface too, so nothing more goes to it (its next connect is refused with 103).
-        if (realtime && (await clientInterfaceOpen(pub.botId))) await publish(pub.channel, pub.data);
-      },
-    },
-    logFailure,
-  });
+  // A bot turned off, or its client interface disabled, since a socket connected: the socket is the client
+  // interface too, so nothing more goes to it (its next connect is refused with 103).
+  if (config().wsManagementEndpoint !== undefined && (await clientInterfaceOpen(pub.botId))) {
+    // The sockets it removed or unsubscribed (gone, expired, over the cap) are not posted to again.
+    audiences.set(pub.channel, { ...audience, sockets: await publish(pub.channel, audience.sockets, pub.data) });
+  }
+}
+
+export async function handler(event: DynamoDBStreamEvent | SQSEvent, context?: Context): Promise<DynamoDBBatchResponse> {
+  const queueUrl = config().publisherRedoQueueUrl;
+  const audiences: Audiences = new Map();
+  const step = (record: DynamoDBRecord, path: StreamPath) => publishRecord(record, path, audiences);
+  const steps = { lane: channelLane, step, logFailure, recordBudgetMs: RECORD_BUDGET_MS, setAside: queueUrl ? streamRedo(queueUrl, HOLD) : undefined };
+  // Records set aside, from the redo queue: each user's in order, after the ones before them.
+  if (isRedoBatch(event)) return redoBatch(event, steps, HOLD);
+  // Each user's records in stream order (its channel, its chats' counters), users side by side.
+  return processStreamBatch(event, steps, context);
 }
 
 function logFailure(record: DynamoDBRecord, err: unknown): void {

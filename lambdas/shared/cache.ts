@@ -20,7 +20,9 @@ export class TtlCache<V> {
     return value;
   }
 
-  clear(): void {
-    this.entries.clear();
+  /** Forgets one key, or every key. */
+  clear(key?: string): void {
+    if (key === undefined) this.entries.clear();
+    else this.entries.delete(key);
   }
 }

@@ -20,6 +20,9 @@ function intEnv(name: string, fallback: number): number {
  */
 export const TASK_TIME_MARGIN_MS = 30_000;
 
+/** Write shards of a bot's chat list unless CHAT_LIST_SHARDS says otherwise (docs/scale.md "Hot keys"). */
+export const DEFAULT_CHAT_LIST_SHARDS = 32;
+
 /** The largest direct upload unless MAX_UPLOAD_BYTES says otherwise: 100 MB. */
 export const DEFAULT_MAX_UPLOAD_BYTES = 100 * 1024 * 1024;
 
@@ -94,8 +97,20 @@ export interface Config {
   wsManagementEndpoint?: string;
   /** SQS queue of webhook deliveries, and where deliveries that keep failing end up. */
   webhookQueueUrl?: string;
+  /** The slow lane's queue: deliveries of bots marked slow (flows/webhook-lanes.ts). */
+  webhookSlowQueueUrl?: string;
+  /** How long a webhook timeout keeps its bot in the slow lane, seconds (each timeout starts it again). */
+  webhookSlowSeconds: number;
+  /** A socket's keepalive goes unmetered at most once this often, ms (centrifuge/keepalive.ts). */
+  keepaliveFreeEveryMs: number;
   /** The Bot API's background tasks (erase, export). */
   taskQueueUrl?: string;
+  /**
+   * The stream consumers' FIFO redo queues, where a user's records go once one keeps failing (flows/stream-redo.ts);
+   * unset, such a record is left to the stream's own retry.
+   */
+  publisherRedoQueueUrl?: string;
+  dispatcherRedoQueueUrl?: string;
   /** How long an erase job waits for requests that passed their checks before the DELETE (flows/erase.ts). */
   eraseDelaySeconds: number;
   webhookDlqUrl?: string;
@@ -111,6 +126,12 @@ export interface Config {
   /** Delay before each retry of a failed webhook (seconds); its length bounds the retries. */
   webhookRetryDelays: number[];
   botCacheTtlMs: number;
+  /** Write shards of each bot's chat list (gsi2); a change moves chats between shards (flows/migrate.ts). */
+  chatListShards: number;
+  /** Items the data move (flows/migrate.ts) reads per step: one Scan page, its moves, then its cursor saved. */
+  migratePageItems: number;
+  /** Pages one run of the move does before it queues its rest (0: as many as its time allows): paces its load. */
+  migratePagesPerRun: number;
   /** Abuse limits (docs/api.md "Limits"); 0 turns one off. */
   limits: {
     messagesPerMinute: number;
@@ -161,7 +182,12 @@ export function config(): Config {
     realtimeUrl: process.env.REALTIME_URL || undefined,
     wsManagementEndpoint: process.env.WS_MANAGEMENT_ENDPOINT || undefined,
     webhookQueueUrl: process.env.WEBHOOK_QUEUE_URL || undefined,
+    webhookSlowQueueUrl: process.env.WEBHOOK_SLOW_QUEUE_URL || undefined,
+    webhookSlowSeconds: Math.max(intEnv('WEBHOOK_SLOW_SECONDS', 300), 1),
+    keepaliveFreeEveryMs: intEnv('SOCKET_KEEPALIVE_FREE_EVERY_MS', 60_000),
     taskQueueUrl: process.env.TASK_QUEUE_URL || undefined,
+    publisherRedoQueueUrl: process.env.PUBLISHER_REDO_QUEUE_URL || undefined,
+    dispatcherRedoQueueUrl: process.env.DISPATCHER_REDO_QUEUE_URL || undefined,
     eraseDelaySeconds: intEnv('ERASE_DELAY_SECONDS', 15),
     webhookDlqUrl: process.env.WEBHOOK_DLQ_URL || undefined,
     sqsEndpoint: process.env.SQS_ENDPOINT || undefined,
@@ -171,6 +197,9 @@ export function config(): Config {
     jwtSecretMaxAgeSeconds: intEnv('JWT_SECRET_MAX_AGE_SECONDS', 300),
     webhookRetryDelays: delaysEnv('WEBHOOK_RETRY_DELAYS', [10, 60, 300, 900, 900]),
     botCacheTtlMs: intEnv('BOT_CACHE_TTL_MS', 30_000),
+    chatListShards: Math.max(intEnv('CHAT_LIST_SHARDS', DEFAULT_CHAT_LIST_SHARDS), 1),
+    migratePageItems: Math.max(intEnv('MIGRATE_PAGE_ITEMS', 200), 1),
+    migratePagesPerRun: Math.max(intEnv('MIGRATE_PAGES_PER_RUN', 0), 0),
     limits: {
       messagesPerMinute: intEnv('RATE_MESSAGES_PER_MINUTE', 60),
       uploadsPerMinute: intEnv('RATE_UPLOADS_PER_MINUTE', 20),

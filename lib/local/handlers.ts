@@ -18,6 +18,8 @@ export interface Invocation {
    * includes whatever else the process did meanwhile (the local gateways, other invocations).
    */
   cpuMs?: number;
+  /** What the handler returned (a WebSocket route's reply is its `body`: none for the keepalive). */
+  result?: unknown;
 }
 
 export const invocations = new AsyncLocalStorage<Invocation>();
@@ -40,7 +42,8 @@ export function handlerLoader<H extends (event: never, context: never) => Promis
           const inv: Invocation = { entry, event, counters: {}, startedAt: performance.now() };
           const cpu = process.cpuUsage();
           try {
-            return await invocations.run(inv, () => handler(event, context));
+            inv.result = await invocations.run(inv, () => handler(event, context));
+            return inv.result;
           } finally {
             inv.endedAt = performance.now();
             const used = process.cpuUsage(cpu);

@@ -15,6 +15,16 @@ import { Journal } from './journal';
 export interface QueueConsumer {
   def: FunctionDef;
   queue: { batchSize: number; visibilityTimeoutSeconds: number; maxReceiveCount: number };
+  /**
+   * A FIFO queue (the stream consumers' redo queues): messages of one group are received in the order sent, none
+   * while an earlier one of its group is in flight or waiting to show again; a deduplication id seen in the last
+   * 5 minutes is accepted and dropped.
+   */
+  fifo?: boolean;
+  /** Invocations at once (the event source's maximum concurrency); DEFAULT_CONCURRENCY when not set. */
+  maxConcurrency?: number;
+  /** The queue its redrive policy names; `<name>_dlq` when not set. */
+  deadLetterQueue?: string;
 }
 
 interface Message {
@@ -23,13 +33,27 @@ interface Message {
   visibleAt: number;
   receiveCount: number;
   sentAt: number;
+  /** FIFO: its group and its place in the queue (send order). */
+  group?: string;
+  order: number;
 }
 
 /** What a queue's journal keeps of a message: enough to deliver it again after a restart. */
-type Sent = Pick<Message, 'body' | 'visibleAt' | 'sentAt'>;
+type Sent = Pick<Message, 'body' | 'visibleAt' | 'sentAt' | 'group'>;
 
-/** Batches of one queue running at once (Lambda scales an SQS event source out the same way, from 5 up). */
-const MAX_CONCURRENCY = 4;
+/** A message as sent (SendMessage, an entry of SendMessageBatch). */
+export interface Outgoing {
+  body: string;
+  delaySeconds: number;
+  groupId?: string;
+  deduplicationId?: string;
+}
+
+/** How long SQS remembers a FIFO message's deduplication id. */
+const DEDUPLICATION_MS = 5 * 60_000;
+
+/** Batches of one queue running at once when its event source names no maximum (Lambda scales out from 5 up). */
+const DEFAULT_CONCURRENCY = 4;
 
 export const md5 = (s: string) => createHash('md5').update(s).digest('hex');
 
@@ -38,11 +62,17 @@ export class LocalQueue {
   private readonly journal: Journal<Sent>;
   private readonly source: EventSource;
   private readonly visibilityMs: number;
+  private readonly maxConcurrency: number;
   private inFlight = 0;
   private stopped = false;
   private waker?: () => void;
   private loop?: Promise<void>;
   private readonly deadLetters: DeadLetters;
+  private sent = 0;
+  /** FIFO: deduplication id → the id of the message sent with it, and when. */
+  private readonly seen = new Map<string, { id: string; at: number }>();
+  /** FIFO: groups with a message in flight. */
+  private readonly busyGroups = new Set<string>();
 
   constructor(
     private readonly name: string,
@@ -52,10 +82,11 @@ export class LocalQueue {
     this.deadLetters = o.deadLetters;
     this.source = new EventSource(consumer.def, o.root, o.deadLetters, o.log);
     this.visibilityMs = o.visibilityTimeoutMs ?? consumer.queue.visibilityTimeoutSeconds * 1000;
+    this.maxConcurrency = consumer.maxConcurrency ?? DEFAULT_CONCURRENCY;
     this.journal = new Journal<Sent>(join(o.journalDir, `${name}.jsonl`));
     // Delayed messages keep their time; those received before the stop are visible again at once.
     const pending = this.journal.pending();
-    for (const [id, m] of pending) this.messages.push({ id, ...m, receiveCount: 0 });
+    for (const [id, m] of pending) this.messages.push({ id, ...m, receiveCount: 0, order: this.sent++ });
     if (pending.length) o.log(`${name}: ${pending.length} message(s) not yet handled before the last stop, delivered again`);
   }
 
@@ -65,13 +96,26 @@ export class LocalQueue {
   }
 
   /** Journals the messages (before the sender gets their ids), then queues them. */
-  send(entries: { body: string; delaySeconds: number }[]): string[] {
+  send(entries: Outgoing[]): string[] {
     const now = Date.now();
-    const sent = entries.map((e) => ({ id: randomUUID(), value: { body: e.body, visibleAt: now + e.delaySeconds * 1000, sentAt: now } }));
+    for (const [key, s] of this.seen) if (now - s.at > DEDUPLICATION_MS) this.seen.delete(key);
+    const ids: string[] = [];
+    const sent: { id: string; value: Sent }[] = [];
+    for (const e of entries) {
+      const dup = this.consumer.fifo && e.deduplicationId !== undefined ? this.seen.get(e.deduplicationId) : undefined;
+      if (dup) {
+        ids.push(dup.id);
+        continue;
+      }
+      const id = randomUUID();
+      if (this.consumer.fifo && e.deduplicationId !== undefined) this.seen.set(e.deduplicationId, { id, at: now });
+      ids.push(id);
+      sent.push({ id, value: { body: e.body, visibleAt: now + e.delaySeconds * 1000, sentAt: now, ...(this.consumer.fifo && { group: e.groupId ?? '' }) } });
+    }
     this.journal.add(sent);
-    for (const m of sent) this.messages.push({ id: m.id, ...m.value, receiveCount: 0 });
+    for (const m of sent) this.messages.push({ id: m.id, ...m.value, receiveCount: 0, order: this.sent++ });
     this.wake();
-    return sent.map((m) => m.id);
+    return ids;
   }
 
   async stop(): Promise<void> {
@@ -88,16 +132,22 @@ export class LocalQueue {
   private async poll(): Promise<void> {
     while (!this.stopped) {
       const now = Date.now();
-      const visible = this.messages.filter((m) => m.visibleAt <= now);
-      if (visible.length && this.inFlight < MAX_CONCURRENCY) {
+      const visible = this.receivable(now);
+      if (visible.length && this.inFlight < this.maxConcurrency) {
         const received = visible.slice(0, this.consumer.queue.batchSize);
         this.messages = this.messages.filter((m) => !received.includes(m));
         const batch = received.filter((m) => !this.redriven(m));
-        for (const m of batch) m.receiveCount++;
+        for (const m of batch) {
+          m.receiveCount++;
+          if (m.group !== undefined) this.busyGroups.add(m.group);
+        }
         if (batch.length) void this.run(batch);
         continue;
       }
-      const next = this.inFlight < MAX_CONCURRENCY && this.messages.length ? Math.min(...this.messages.map((m) => m.visibleAt)) - now : 60_000;
+      // The next message to show; one visible but held back (at most batches in flight, its FIFO group busy) waits
+      // for the batch in flight to end (run() wakes this loop).
+      const hidden = this.messages.filter((m) => m.visibleAt > now);
+      const next = this.inFlight < this.maxConcurrency && hidden.length ? Math.min(...hidden.map((m) => m.visibleAt)) - now : 60_000;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, Math.max(1, Math.min(next, 60_000)));
         this.waker = () => {
@@ -108,10 +158,26 @@ export class LocalQueue {
     }
   }
 
+  /**
+   * The messages a receive may take, in order. FIFO: a group's only while none of it is in flight, and only up to
+   * its first message still hidden (a failed one waiting out its visibility timeout keeps its place).
+   */
+  private receivable(now: number): Message[] {
+    if (!this.consumer.fifo) return this.messages.filter((m) => m.visibleAt <= now);
+    const blocked = new Set(this.busyGroups);
+    const out: Message[] = [];
+    for (const m of [...this.messages].sort((a, b) => a.order - b.order)) {
+      if (blocked.has(m.group as string)) continue;
+      if (m.visibleAt <= now) out.push(m);
+      else blocked.add(m.group as string);
+    }
+    return out;
+  }
+
   /** A message already received maxReceiveCount times goes to the dead-letter queue instead of the consumer. */
   private redriven(m: Message): boolean {
     if (m.receiveCount < this.consumer.queue.maxReceiveCount) return false;
-    this.deadLetters.write(`${this.name}_dlq`, {
+    this.deadLetters.write(this.consumer.deadLetterQueue ?? `${this.name}_dlq`, {
       source: 'aws:sqs',
       consumer: this.consumer.def.id,
       condition: 'MaxReceiveCountExceeded',
@@ -133,6 +199,7 @@ export class LocalQueue {
         SentTimestamp: String(m.sentAt),
         SenderId: 'local',
         ApproximateFirstReceiveTimestamp: String(Date.now()),
+        ...(m.group !== undefined && { MessageGroupId: m.group }),
       },
       messageAttributes: {},
       md5OfBody: md5(m.body),
@@ -145,6 +212,7 @@ export class LocalQueue {
     for (const m of batch) {
       if (!failed.includes(m.id)) this.journal.done(m.id);
       else this.messages.push({ ...m, visibleAt: Date.now() + this.visibilityMs });
+      if (m.group !== undefined) this.busyGroups.delete(m.group);
     }
     this.inFlight--;
     this.wake();

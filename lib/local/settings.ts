@@ -1,5 +1,6 @@
 // Settings of the local stack from the environment (shared by `npm start`, the bot CLI and the tests).
 import { resolve } from 'node:path';
+import { WEBHOOK_CONCURRENCY } from '../consumers';
 
 export interface LocalSettings {
   root: string;
@@ -29,6 +30,11 @@ export interface LocalSettings {
    * sockets the restart cut to reconnect (they then get the publications of the backlog).
    */
   streamResumeWaitMs: number;
+  /** The webhook deliverer's invocations at once on the webhook queue and on the slow lane's (lib/consumers.ts). */
+  webhookConcurrency: number;
+  webhookSlowConcurrency: number;
+  /** The WebSocket gateway closes a socket that sent nothing this long (API Gateway's idle timeout, 10 minutes). */
+  wsIdleMs: number;
 }
 
 function port(name: string, fallback: number): number {
@@ -61,6 +67,15 @@ function ms(name: string, fallback: number, min: number): number {
   return n;
 }
 
+/** An SQS event source's maximum concurrency, with AWS's bounds (the stage's setting, lib/stack-config.ts). */
+function concurrency(name: string, fallback: number): number {
+  const raw = process.env[name];
+  const n = raw ? Number(raw) : fallback;
+  const { min, max } = WEBHOOK_CONCURRENCY;
+  if (!Number.isInteger(n) || n < min || n > max) throw new Error(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
+  return n;
+}
+
 export function localSettings(): LocalSettings {
   const root = resolve(__dirname, '..', '..');
   return {
@@ -81,12 +96,18 @@ export function localSettings(): LocalSettings {
     webhookAllowLoopback: onOff('WEBHOOK_ALLOW_LOOPBACK'),
     ttlSweepMs: ms('LOCAL_TTL_SWEEP_MS', 60_000, 100),
     streamResumeWaitMs: ms('LOCAL_STREAM_RESUME_WAIT_MS', 10_000, 0),
+    webhookConcurrency: concurrency('WEBHOOK_CONCURRENCY', WEBHOOK_CONCURRENCY.fast),
+    webhookSlowConcurrency: concurrency('WEBHOOK_SLOW_CONCURRENCY', WEBHOOK_CONCURRENCY.slow),
+    wsIdleMs: ms('LOCAL_WS_IDLE_MS', 10 * 60_000, 100),
   };
 }
 
 export const dynamoEndpoint = (s: LocalSettings): string => `http://127.0.0.1:${s.dynamodbPort}`;
 export const jwtSecretFile = (s: LocalSettings): string => resolve(s.dataDir, 'jwt-secret');
 export const sqsEndpoint = (s: LocalSettings): string => `http://localhost:${s.sqsPort}`;
+/** The stream consumers' redo queues, by consumer id (FIFO on AWS and here, lib/local/local-queue.ts). */
+export const REDO_QUEUE_NAMES = { publisher: 'publisher_redo', webhook_dispatcher: 'webhook_dispatcher_redo' } as const;
+
 /** A local queue's URL, shaped as SQS's (the local SQS API reads the queue name off its end). */
 const queueUrl = (s: LocalSettings, name: string): string => `${sqsEndpoint(s)}/000000000000/${name}`;
 
@@ -100,8 +121,11 @@ export function applyLocalEnv(s: LocalSettings): void {
     JWT_SECRET_FILE: jwtSecretFile(s),
     SQS_ENDPOINT: sqsEndpoint(s),
     WEBHOOK_QUEUE_URL: queueUrl(s, 'webhooks'),
+    WEBHOOK_SLOW_QUEUE_URL: queueUrl(s, 'webhooks_slow'),
     WEBHOOK_DLQ_URL: queueUrl(s, 'webhooks_dlq'),
     TASK_QUEUE_URL: queueUrl(s, 'tasks'),
+    PUBLISHER_REDO_QUEUE_URL: queueUrl(s, REDO_QUEUE_NAMES.publisher),
+    DISPATCHER_REDO_QUEUE_URL: queueUrl(s, REDO_QUEUE_NAMES.webhook_dispatcher),
     // The echo bot and the tests' receivers listen on loopback; private ranges stay refused all the same.
     WEBHOOK_ALLOW_LOOPBACK: s.webhookAllowLoopback ? 'on' : 'off',
     AWS_REGION: process.env.AWS_REGION || 'us-east-1',

@@ -5,12 +5,14 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { DeadLetters, parsedBody } from './dead-letters';
-import { LocalQueue, md5, type QueueConsumer } from './local-queue';
+import { LocalQueue, md5, type Outgoing, type QueueConsumer } from './local-queue';
 
 export type { QueueConsumer } from './local-queue';
 
 /** A request's body, as the SDK sends SendMessage and SendMessageBatch. */
-type SqsInput = { QueueUrl?: string; MessageBody: string; DelaySeconds?: number; Entries: { Id: string; MessageBody: string; DelaySeconds?: number }[] };
+type SqsEntry = { MessageBody: string; DelaySeconds?: number; MessageGroupId?: string; MessageDeduplicationId?: string };
+type SqsInput = SqsEntry & { QueueUrl?: string; Entries: (SqsEntry & { Id: string })[] };
+const outgoing = (e: SqsEntry): Outgoing => ({ body: e.MessageBody, delaySeconds: e.DelaySeconds ?? 0, groupId: e.MessageGroupId, deduplicationId: e.MessageDeduplicationId });
 
 export interface LocalQueues {
   endpoint: string;
@@ -40,7 +42,7 @@ export async function startLocalQueues(o: LocalQueuesOptions): Promise<LocalQueu
   }
 
   /** Queues the messages (journaled before the sender gets their ids); a dead-letter queue's go to its file. */
-  const enqueue = (name: string, entries: { body: string; delaySeconds: number }[]): string[] => {
+  const enqueue = (name: string, entries: Outgoing[]): string[] => {
     const queue = queues.get(name);
     if (queue) return queue.send(entries);
     for (const e of entries) deadLetters.write(name, { source: 'aws:sqs', condition: 'Sent', body: parsedBody(e.body) });
@@ -62,12 +64,12 @@ export async function startLocalQueues(o: LocalQueuesOptions): Promise<LocalQueu
       const name = String(input.QueueUrl ?? '').split('/').pop() as string;
       if (!queues.has(name)) return reply(400, { __type: 'com.amazonaws.sqs#QueueDoesNotExist', message: 'The specified queue does not exist.' }, 'AWS.SimpleQueueService.NonExistentQueue');
       if (target === 'AmazonSQS.SendMessage') {
-        const [id] = enqueue(name, [{ body: input.MessageBody, delaySeconds: input.DelaySeconds ?? 0 }]);
+        const [id] = enqueue(name, [outgoing(input)]);
         return reply(200, { MessageId: id, MD5OfMessageBody: md5(input.MessageBody) });
       }
       if (target === 'AmazonSQS.SendMessageBatch') {
         const entries = input.Entries;
-        const ids = enqueue(name, entries.map((e) => ({ body: e.MessageBody, delaySeconds: e.DelaySeconds ?? 0 })));
+        const ids = enqueue(name, entries.map(outgoing));
         const Successful = entries.map((e, i) => ({ Id: e.Id, MessageId: ids[i], MD5OfMessageBody: md5(e.MessageBody) }));
         return reply(200, { Successful, Failed: [] });
       }

@@ -15,10 +15,10 @@ import { socketsBack } from './sockets-back';
 import { startStreamPoller } from './stream-poller';
 import { startLocalQueues } from './sqs';
 import { startTtlSweeper } from './ttl-sweeper';
-import { publisherFor, TASK_QUEUE, TASK_WORKER, UPLOAD_COMPLETER, WEBHOOK_DELIVERER, WEBHOOK_DISPATCHER, WEBHOOK_QUEUE } from '../consumers';
+import { publisherFor, REDO_QUEUE, TASK_QUEUE, TASK_WORKER, UPLOAD_COMPLETER, WEBHOOK_DELIVERER, WEBHOOK_DISPATCHER, WEBHOOK_QUEUE } from '../consumers';
 import { s3Notifications } from './s3-events';
 import { startEchoBot } from '../../examples/echo-bot';
-import { applyLocalEnv, jwtSecretFile, type LocalSettings } from './settings';
+import { applyLocalEnv, jwtSecretFile, REDO_QUEUE_NAMES, type LocalSettings } from './settings';
 
 export interface DemoBot {
   bot_id: string;
@@ -138,8 +138,11 @@ export async function startLocalStack(s: LocalSettings, log: (line: string) => v
     });
     log(`DynamoDB Local on ${dynamo.endpoint}`);
     const ddb = new DynamoDBClient({ endpoint: dynamo.endpoint, region: process.env.AWS_REGION });
-    log(`table ${s.tableName}: ${await ensureTable(ddb, s.tableName)}`);
+    const table = await ensureTable(ddb, s.tableName);
+    log(`table ${s.tableName}: ${table}`);
     ddb.destroy();
+    // A new table holds nothing to move: it is at the current layout from the start.
+    if (table === 'created') await (await import('../../lambdas/entities/layout')).writeLayout((await import('../../lambdas/shared/config')).config().chatListShards);
 
     const deadLetterDir = resolve(s.dataDir, 'dead-letter');
     // Pending work kept across a restart: queued messages, S3 events, the stream consumers' positions.
@@ -167,21 +170,28 @@ export async function startLocalStack(s: LocalSettings, log: (line: string) => v
       deadLetterDir,
       journalDir,
       consumers: {
-        webhooks: { def: WEBHOOK_DELIVERER, queue: WEBHOOK_QUEUE },
+        webhooks: { def: WEBHOOK_DELIVERER, queue: WEBHOOK_QUEUE, maxConcurrency: s.webhookConcurrency },
+        webhooks_slow: { def: WEBHOOK_DELIVERER, queue: WEBHOOK_QUEUE, maxConcurrency: s.webhookSlowConcurrency, deadLetterQueue: 'webhooks_dlq' },
         webhooks_dlq: undefined,
         tasks: { def: TASK_WORKER, queue: TASK_QUEUE },
         tasks_dlq: undefined,
+        // The stream consumers' FIFO redo queues, each consumed by its own consumer (dead letters: <name>_dlq).
+        [REDO_QUEUE_NAMES.publisher]: { def: publisherFor(s.realtime), queue: REDO_QUEUE, fifo: true },
+        [REDO_QUEUE_NAMES.webhook_dispatcher]: { def: WEBHOOK_DISPATCHER, queue: REDO_QUEUE, fifo: true },
       },
       log,
       visibilityTimeoutMs: process.env.LOCAL_SQS_VISIBILITY_MS ? Number(process.env.LOCAL_SQS_VISIBILITY_MS) : undefined,
     });
     stops.push(() => queues.stop());
-    log(`SQS API on ${queues.endpoint} (webhook and task queues; dead letters in ${deadLetterDir})`);
+    // Data of an older version (or another CHAT_LIST_SHARDS) moves in the background while the stack answers.
+    const migration = await (await import('../../lambdas/flows/migrate')).startMigration();
+    if (migration) log(`data move ${migration.task_id}: ${migration.status} (the stack answers meanwhile)`);
+    log(`SQS API on ${queues.endpoint} (webhook, task and redo queues; dead letters in ${deadLetterDir})`);
 
     let realtimeUrl: string | undefined;
     let ws: WsGateway | undefined;
     if (s.realtime) {
-      const gateway = await startWsGateway({ host: s.host, port: s.wsPort, root: s.root });
+      const gateway = await startWsGateway({ host: s.host, port: s.wsPort, root: s.root, idleMs: s.wsIdleMs });
       ws = gateway;
       stops.push(() => gateway.close());
       realtimeUrl = process.env.REALTIME_URL;

@@ -12,8 +12,11 @@ import type { CostFigures } from '../../bin/bench/cost';
 import type { UnitKey } from '../../bin/bench/cost-model';
 import type { RealtimeFigures } from '../../bin/bench/realtime';
 import type { RoundTripFigures } from '../../bin/bench/round-trips';
+import type { ScaleFigures } from '../../bin/bench/scale';
+import { TABLE_SCHEMA } from '../../lib/table-schema';
 import type { Target } from '../../bin/bench/targets';
 import type { ThroughputFigures } from '../../bin/bench/throughput';
+import { DEFAULT_CHAT_LIST_SHARDS } from '../../lambdas/shared/config';
 
 /** What `--json` prints (bin/bench/main.ts): every phase's figures, the machine's, and the targets judged. */
 type BenchResult = RoundTripFigures &
@@ -22,6 +25,7 @@ type BenchResult = RoundTripFigures &
     machine: { nproc: number; cpu: string; node: string; platform: string };
     quick: boolean;
     cost: CostFigures;
+    scale: ScaleFigures;
     realtime_ms: RealtimeFigures;
     cpu_steal_pct: number | undefined;
     targets: Record<string, Target>;
@@ -42,7 +46,7 @@ test('the quick benchmark prints one JSON object with every figure, and writes i
   // The results file (committed after a full run): the same figures, when and on what commit, no machine path.
   expect(JSON.parse(saved) as unknown).toEqual({ run: { date: expect.any(String), commit: expect.stringMatching(/^[0-9a-f]{7,}$/), uncommitted_changes: expect.any(Boolean) }, ...result });
   expect([ROOT, tmpdir(), dir].filter((path) => saved.includes(path))).toEqual([]);
-  for (const key of ['round_trips', 'capacity_units', 'realtime_ms', 'bundle_kb', 'cold_init_ms', 'cold_load_ms', 'cold_load_no_source_maps_ms', 'first_request_touches', 'rps', 'rss_mb', 'targets']) {
+  for (const key of ['round_trips', 'capacity_units', 'stream', 'realtime_ms', 'bundle_kb', 'cold_init_ms', 'cold_load_ms', 'cold_load_no_source_maps_ms', 'first_request_touches', 'rps', 'rss_mb', 'targets']) {
     expect(result).toHaveProperty(key);
   }
   expect(result).not.toHaveProperty('overhead_ratio');
@@ -65,24 +69,35 @@ test('the quick benchmark prints one JSON object with every figure, and writes i
   expect(rt.create_message).toBe(2);
   expect(rt.create_session_returning).toBeLessThanOrEqual(2);
   expect(rt.create_session_new).toBeLessThanOrEqual(3);
-  // The chat's counter and activity, then the Query of the channel's sockets.
+  // The Bot API's chat list: a Query of each shard, sent together, then the page's chats and their users (a
+  // BatchGetItem each); the legacy partition is not read once the table is at the current layout (its marker).
+  expect(rt.bot_list_chats).toBe(DEFAULT_CHAT_LIST_SHARDS + 2);
+  // The Query of the channel's sockets (which reads the publisher's hold with them), then the chat's counter and
+  // activity: a batch reads nothing for holds.
   expect(rt.publisher_per_message).toBe(2);
-  // Bot settings cached: the dispatcher makes no DynamoDB call for them.
+  // Bot settings cached, and no hold: the dispatcher makes no DynamoDB call for a message.
   expect(rt.webhook_dispatcher_per_message).toBe(0);
-  // An unread reminder: scheduled by the chat read, the reminder's put and a delayed job; fired by the claim,
-  // the chat and user read (one BatchGet), the Query of its replies and the record of those it carries (so
-  // each reply is in one reminder). A reply with reminders off costs nothing more.
+  // An unread reminder: scheduled by the chat read, the reminder's put and a delayed job on the bot's webhook lane
+  // (the bot's slow mark read once its 5 s cache is cold: the quick run's one burst is a new bot's first); fired
+  // by the claim, the chat and user read (one BatchGet), the Query of its replies and the record of those it
+  // carries (so each reply is in one reminder). A reply with reminders off costs nothing more.
+  const burst = result.reminder.dispatcher_per_burst;
+  expect([burst.round_trips, burst.read_units]).toEqual(burst.round_trips === 3 ? [3, 1.5] : [2, 1]);
   expect(result.reminder).toEqual({
-    dispatcher_per_burst: { round_trips: 2, read_units: 1, write_units: 1, sqs_requests: 1 },
+    dispatcher_per_burst: { round_trips: burst.round_trips, read_units: burst.read_units, write_units: 1, sqs_requests: 1 },
     deliverer_per_reminder: { round_trips: 4, read_units: expect.any(Number), write_units: 2, sqs_requests: 0 },
     dispatcher_invocations_per_reply_reminders_off: 0,
   });
   // The benchmark judges the same counts in its targets (and every timing there, which this test only lists).
   for (const [name, t] of Object.entries(result.targets)) {
-    expect({ [name]: t }).toEqual({ [name]: { value: expect.any(Number), target: expect.any(String), met: expect.any(Boolean) } });
+    // A scale figure is null when no key is shared by the bot's conversations (no per-bot limit to reach).
+    const value = name.startsWith('scale.') && t.value === null ? null : expect.any(Number);
+    expect({ [name]: t }).toEqual({ [name]: { value, target: expect.any(String), met: expect.any(Boolean) } });
     if (name.startsWith('round_trips.')) expect({ [name]: t.met }).toEqual({ [name]: true });
   }
   for (const key of ['realtime_ms.median', 'realtime_ms.p99', 'realtime_ms.fanout50_median']) expect(result.targets).toHaveProperty([key]);
+  // The stream consumers' modelled shard throughput (bin/bench/stream.ts), judged against 1,000 records/s.
+  for (const key of ['stream.publisher_records_per_s_per_shard', 'stream.dispatcher_records_per_s_per_shard']) expect(result.targets).toHaveProperty([key]);
   // Every function is bundled and cold-started (with the event it got from the stack).
   expect(Object.keys(result.bundle_kb).length).toBeGreaterThanOrEqual(19);
   const functions = Object.keys(result.bundle_kb).sort();
@@ -125,6 +140,35 @@ test('the quick benchmark prints one JSON object with every figure, and writes i
   expect(bound.gb_seconds_per_exchange).toBeGreaterThanOrEqual(((bound.cpu_ms_per_exchange / 1000) * (1769 - 512)) / 1024 - 1e-5);
   expect(bound.gb_seconds_per_exchange).toBeLessThanOrEqual(((bound.cpu_ms_per_exchange / 1000) * (1769 - 256)) / 1024 + 1e-5);
   expect(result.targets['cost.usd_per_1m_exchanges']).toMatchObject({ value: cost.usd_per_1m_exchanges, target: '<= 14' });
+  // An idle page's socket-hour: without the keepalive it reconnects at each 10-minute idle timeout (a $connect, the
+  // connect and subscribe frame, the page's catch-up read of its chat, a $disconnect, with their DynamoDB units);
+  // with it, 7 keepalives (every 9 minutes)
+  // of one invocation, one message and no DynamoDB call each.
+  const idle = cost.idle_socket_hour;
+  expect(idle).toMatchObject({ reconnects_per_hour: 6, keepalives_per_hour: 7, websocket_connection_minutes: 60 });
+  expect(idle.keepalive_units).toMatchObject({ lambda_invocations: 1, websocket_messages: 1, dynamodb_write_units: 0, dynamodb_read_units: 0, http_requests: 0 });
+  expect(idle.reconnect_units).toMatchObject({ lambda_invocations: 4, websocket_messages: 2, http_requests: 1 });
+  expect(idle.reconnect_units.dynamodb_write_units).toBeGreaterThan(0);
+  expect(idle.with_keepalive_usd).toBeLessThan(idle.without_keepalive_usd);
+  expect(result.targets['cost.idle_socket_hour.ratio']).toEqual({ value: idle.ratio, target: '<= 1/3', met: idle.ratio <= 0.333 });
+  // The scale block: for one bot's 64 conversations, the hottest key value they share on the table and on each
+  // index, per exchange and per session, and the rates that take it to DynamoDB's per-key limits.
+  const { scale } = result;
+  expect(scale.conversations).toBe(64);
+  const targets = ['table', ...TABLE_SCHEMA.globalSecondaryIndexes.map((i) => i.indexName)].sort();
+  for (const w of [scale.per_exchange, scale.per_session_new, scale.per_session_returning, scale.per_typing]) {
+    expect(Object.keys(w.keys).sort()).toEqual(targets);
+    for (const k of Object.values(w.keys).flatMap((x) => [x.write, x.read])) if (k) expect(k).toEqual({ key: expect.stringMatching(/^[A-Z]/), units: expect.any(Number), key_values: expect.any(Number), max_units: expect.any(Number) });
+  }
+  // Each exchange writes to some index (the chat list's entry moves), so a key limits it.
+  expect(scale.max_exchanges_per_s_per_bot).toEqual(expect.any(Number));
+  // A typing event writes its own conversation's keys only; a shared key it reads (the bot, when a function's
+  // cache is cold) leaves room for at least as many as exchanges.
+  expect(Object.values(scale.per_typing.keys).map((k) => k.write)).toEqual(Object.values(scale.per_typing.keys).map(() => null));
+  if (scale.max_typing_per_s_per_bot !== null) expect(scale.max_typing_per_s_per_bot).toBeGreaterThanOrEqual(5000);
+  // Units of the keys the code writes, not timings: the targets hold on any machine.
+  expect(result.targets['scale.max_exchanges_per_s_per_bot']).toMatchObject({ value: scale.max_exchanges_per_s_per_bot, target: '>= 5000', met: true });
+  expect(result.targets['scale.max_sessions_per_s_per_bot']).toMatchObject({ value: scale.max_sessions_per_s_per_bot, target: '>= 10000', met: true });
   expect(result.rss_mb.at_rest.total).toBeGreaterThan(0);
   expect(result.rss_mb.under_load.total).toBeGreaterThan(0);
 }, 420_000);

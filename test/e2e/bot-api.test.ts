@@ -41,7 +41,7 @@ test('list chats: newest activity first, with user and operator unread count, pa
   }
   // Activity: chat 0 gets two user messages last, so it comes first.
   for (const text of ['a', 'b']) await call('POST', `/api/client/chats/${made[0].chatId}/messages`, { token: made[0].token, json: { content: text } });
-  // gsi1 is eventually consistent, and the stream moves the activity a moment after the send.
+  // gsi2 is eventually consistent, and the stream moves the activity a moment after the send.
   let all!: Reply<BotChatPage>;
   await until(async () => {
     all = await bot('GET', '/chats', secretKey);
@@ -71,14 +71,16 @@ test('list chats: newest activity first, with user and operator unread count, pa
   // A cursor is only good for its own bot, and must be one we made.
   const other = await newBot();
   expect((await bot('GET', `/chats?cursor=${page1.body.next_cursor}`, other.secretKey)).status).toBe(400);
-  // Cursors of the right shape that are not ours: empty values, an over-long sort key (DynamoDB would refuse
-  // both as a start key), another user's chat key named as this bot's.
+  // Cursors of the right shape that are not ours: an empty or over-long boundary (DynamoDB would refuse both in
+  // a key condition), one that is not an activity key, another bot named.
   const cursorOf = (k: object) => `cursor=${Buffer.from(JSON.stringify(k)).toString('base64url')}`;
   const ours = JSON.parse(Buffer.from(present(page1.body.next_cursor, 'the first page’s next_cursor'), 'base64url').toString('utf8')) as Record<string, string>;
   const forged = [
-    cursorOf({ ...ours, gsi1sk: '', pk: '', sk: '' }),
-    cursorOf({ ...ours, gsi1sk: 'x'.repeat(1400) }),
-    cursorOf({ ...ours, sk: `${ours.sk}x` }),
+    cursorOf({ ...ours, before: '' }),
+    cursorOf({ ...ours, before: 'x'.repeat(1400) }),
+    cursorOf({ ...ours, before: `${ours.before}x` }),
+    cursorOf({ ...ours, bot: other.bot.id }),
+    cursorOf({ ...ours, extra: '' }),
   ];
   for (const q of ['limit=0', 'limit=201', 'limit=x', 'cursor=', 'cursor=bm9wZQ', `cursor=${Buffer.from('{"pk":1}').toString('base64url')}`, ...forged]) {
     const res = await bot('GET', `/chats?${q}`, secretKey);

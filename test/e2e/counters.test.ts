@@ -1,19 +1,20 @@
 // Unread counters and activity, moved by the stream after a send (no transaction): exact under concurrency, once
 // per stream record, right when a read races a reply, and already visible when the socket has the publication.
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { call, streamPassed, userWithChat } from '../support/api';
 import { liveClient, until } from '../support/realtime';
 import { countMessage, resetUnread, type CountedMessage } from '../../lambdas/entities/chat-activity';
 import { dynamo, tableName } from '../../lambdas/aws/dynamo';
 import { keys } from '../../lambdas/entities/keys';
 import { present, realtimeOf } from '../support/contract';
-import type { ChatItem, ChatPageKey } from '../../lambdas/entities/chats';
+import type { ChatItem } from '../../lambdas/entities/chats';
+import { config } from '../../lambdas/shared/config';
 
 const bot = <M extends string, U extends string>(method: M, path: U, secretKey: string, json?: unknown) =>
   call(method, `/api/bot${path}` as const, { headers: { authorization: `Bearer ${secretKey}` }, json });
 /** The chat's item as stored: its fields and its keys. */
 const chatItem = async (userId: string, chatId: string) =>
-  present((await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.chat(userId, chatId), ConsistentRead: true }))).Item, `chat ${chatId}'s item`) as ChatItem & ChatPageKey;
+  present((await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.chat(userId, chatId), ConsistentRead: true }))).Item, `chat ${chatId}'s item`) as ChatItem & Partial<Record<'gsi1pk' | 'gsi1sk' | 'gsi2pk' | 'gsi2sk', string>>;
 
 test('20 replies sent at once: once the socket has them all, unread_msg_by_user is 20 on both APIs; a read makes it 0', async () => {
   const { session, token, chatId, secretKey } = await userWithChat();
@@ -112,7 +113,7 @@ test('countMessage: two sends counted in the other order than their times: both 
   await countMessage(message(newer), '9'.repeat(30) + '1');
   await countMessage(message(older), '9'.repeat(30) + '2');
   const chat = await chatItem(userId, chatId);
-  expect([chat.unread_msg_by_user, chat.updated_at, chat.gsi1sk]).toEqual([2, newer, keys.chatActivity(b.id, newer, chatId).gsi1sk]);
+  expect([chat.unread_msg_by_user, chat.updated_at, chat.gsi2pk, chat.gsi2sk]).toEqual([2, newer, ...Object.values(keys.chatActivity(b.id, newer, chatId, config().chatListShards))]);
   expect((await call('GET', '/api/client/chats', { token })).body[0]).toMatchObject({ id: chatId, updated_at: newer, unread_msg_by_user: 2 });
   // Read between the two times, then an older record still to count: neither counted nor moving the activity.
   await resetUnread(userId, chatId, 'user', chat.counted_seq, Date.parse(older) + 500);
@@ -152,4 +153,22 @@ test('a read beaten by a message counted between its look at the chat and its wr
   expect([chat.unread_msg_by_operator, present(chat.operator_last_read_at, 'operator_last_read_at') > ask, chat.unread_msg_by_user]).toEqual([0, true, 1]);
   // A chat that is gone: false (the handlers answer 404 or 403).
   expect(await resetUnread(userId, '00000000-0000-4000-8000-000000000000', 'user', undefined)).toBe(false);
+});
+
+test('a message counted in a chat still in the legacy list (gsi1) moves it to its shard of the chat list (gsi2)', async () => {
+  const { chatId, userId, bot: b } = await userWithChat();
+  const created = (await chatItem(userId, chatId)).created_at;
+  // The chat as a chat made before the list was sharded is stored: listed in the bot's one gsi1 partition.
+  await dynamo.send(
+    new UpdateCommand({
+      TableName: tableName(),
+      Key: keys.chat(userId, chatId),
+      UpdateExpression: 'SET gsi1pk = :p, gsi1sk = :s REMOVE gsi2pk, gsi2sk',
+      ExpressionAttributeValues: { ':p': keys.legacyBotChats(b.id), ':s': keys.activityAt(created, chatId) },
+    }),
+  );
+  const at = new Date(Date.now() + 1000).toISOString();
+  await countMessage(messageOf(userId, b.id, chatId)(at), '9'.repeat(30) + '1');
+  const chat = await chatItem(userId, chatId);
+  expect([chat.gsi1pk, chat.gsi1sk, chat.gsi2pk, chat.gsi2sk]).toEqual([undefined, undefined, ...Object.values(keys.chatActivity(b.id, at, chatId, config().chatListShards))]);
 });

@@ -16,6 +16,7 @@ export interface Resource<P = Record<string, unknown>> {
   Properties: P;
   DeletionPolicy?: string;
   UpdateReplacePolicy?: string;
+  DependsOn?: string[];
 }
 export type Resources = Record<string, Resource>;
 

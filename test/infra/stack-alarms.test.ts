@@ -35,7 +35,8 @@ describe('alarms', () => {
     expect(fnRefs(byMetric('IteratorAge'))).toEqual([ids.functions.publisher, ids.functions.webhook_dispatcher].sort());
     for (const [, a] of byMetric('IteratorAge')) expect(a.Properties).toMatchObject({ Statistic: 'Maximum', Threshold: 60_000 });
     const dlqs = byMetric('ApproximateNumberOfMessagesVisible').map(([, a]) => ref(a.Properties.Dimensions[0].Value)['Fn::GetAtt']?.[0]).sort();
-    expect(dlqs).toEqual([ids.queues.webhooks_dlq, ids.queues.tasks_dlq, ids.webhookDispatcherDlq, ids.publisherDlq!, ids.uploadCompleterDlq].sort());
+    const redoDlqs = Object.values(ids.redoQueues).map((q) => q.dlq);
+    expect(dlqs).toEqual([ids.queues.webhooks_dlq, ids.queues.tasks_dlq, ids.webhookDispatcherDlq, ids.publisherDlq!, ids.uploadCompleterDlq, ...redoDlqs].sort());
     const rate = alarms.filter(([, a]) => a.Properties.Metrics?.some((m) => m.MetricStat?.Metric.Namespace === 'AWS/ApiGateway'));
     expect(rate).toHaveLength(1);
     expect(rate[0][1].Properties).toMatchObject({ Threshold: 5, ComparisonOperator: 'GreaterThanOrEqualToThreshold' });
@@ -86,7 +87,7 @@ describe('alarms', () => {
       expect([name, ops.sort()]).toEqual([name, ['BatchGetItem', 'BatchWriteItem', 'DeleteItem', 'GetItem', 'PutItem', 'Query', 'TransactWriteItems', 'UpdateItem']]);
       expect(a.Properties.Threshold).toBe(1);
     }
-    expect(alarms).toHaveLength(3 * ALL_DEFS.length + 2 * 2 + 1 + 5 + 1 + 1 + 2);
+    expect(alarms).toHaveLength(3 * ALL_DEFS.length + 2 * 2 + 1 + 7 + 1 + 1 + 2);
     for (const [, a] of alarms) {
       expect(a.Properties.TreatMissingData).toBe('notBreaching');
       expect(a.Properties.AlarmActions).toBeUndefined();
@@ -113,7 +114,7 @@ describe('alarms', () => {
     const alarms = alarmsOf(t);
     for (const [, a] of alarms) expect(a.Properties.AlarmActions).toEqual([arn]);
     expect(alarms.filter(([, a]) => a.Properties.MetricName === 'IteratorAge')).toHaveLength(2);
-    expect(alarms.filter(([, a]) => a.Properties.MetricName === 'ApproximateNumberOfMessagesVisible')).toHaveLength(5);
+    expect(alarms.filter(([, a]) => a.Properties.MetricName === 'ApproximateNumberOfMessagesVisible')).toHaveLength(7);
     expect(alarms.filter(([, a]) => a.Properties.MetricName === 'ExecutionError')).toHaveLength(0);
     expect(alarms.filter(([, a]) => a.Properties.MetricName === 'PublisherBatchItemFailures')).toHaveLength(1);
   });

@@ -16,7 +16,7 @@ const STREAM_READ_ACTIONS = ['dynamodb:DescribeStream', 'dynamodb:GetRecords', '
 const SQS_CONSUMER_ACTIONS = ['sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:ReceiveMessage'];
 const XRAY_ACTIONS = ['xray:PutTelemetryRecords', 'xray:PutTraceSegments'];
 
-/** A CloudFormation value as a readable string: <Table.Arn>/index/gsi1, <AWS::Region>, *. */
+/** A CloudFormation value as a readable string: <Table.Arn>/index/gsi2, <AWS::Region>, *. */
 const flat = (v: CfnValue): string =>
   typeof v === 'string'
     ? v
@@ -60,7 +60,7 @@ function expectedGrants({ res, ids }: Shape, def: FunctionDef, tracing: boolean)
   const streamDlq = def === PUBLISHER ? ids.publisherDlq! : ids.webhookDispatcherDlq;
   return sortedSet([
     ...pairs(LOG_ACTIONS, `<${ids.logGroups[def.id]}.Arn>`), // its own log group only
-    ...pairs(def.dynamodb.map((a) => `dynamodb:${a}`), table, ...(def.index ? [`${table}/index/gsi1`] : [])),
+    ...pairs(def.dynamodb.map((a) => `dynamodb:${a}`), table, ...(def.index ? [`${table}/index/gsi1`, `${table}/index/gsi2`] : [])),
     ...(def.rateCounters ? [`dynamodb:UpdateItem on ${table} if dynamodb:LeadingKeys RATE#*`] : []),
     ...pairs((def.s3 ?? []).filter((a) => a !== 's3:ListBucket'), `<${ids.bucket}.Arn>/bots/*`),
     ...(def.s3?.includes('s3:ListBucket') ? [`s3:ListBucket on <${ids.bucket}.Arn> if s3:prefix bots/*`] : []),
@@ -80,8 +80,10 @@ function expectedGrants({ res, ids }: Shape, def: FunctionDef, tracing: boolean)
     // S3 invokes the upload completer asynchronously; Lambda sends what failed every retry to its queue.
     ...(def === UPLOAD_COMPLETER ? pairs(DESTINATION_ACTIONS, `<${ids.uploadCompleterDlq}.Arn>`) : []),
     // ...or consume the queue, with the function's role.
-    ...(def === WEBHOOK_DELIVERER ? pairs(SQS_CONSUMER_ACTIONS, `<${ids.queues.webhooks}.Arn>`) : []),
+    ...(def === WEBHOOK_DELIVERER ? pairs(SQS_CONSUMER_ACTIONS, `<${ids.queues.webhooks}.Arn>`, `<${ids.queues.webhooks_slow}.Arn>`) : []),
     ...(def === TASK_WORKER ? pairs(SQS_CONSUMER_ACTIONS, `<${ids.queues.tasks}.Arn>`) : []),
+    // A stream consumer sends what it sets aside to its redo queue, and consumes it.
+    ...('filters' in def ? pairs([...SEND_ACTIONS, ...SQS_CONSUMER_ACTIONS], `<${ids.redoQueues[def.id as 'publisher'].queue}.Arn>`) : []),
     ...(tracing ? pairs(XRAY_ACTIONS, '*') : []), // X-Ray has no resource-level permissions
   ]);
 }

@@ -5,9 +5,11 @@ import { join } from 'node:path';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { loadShape } from '../support/cdk-template';
 import { template as shape, type StackIds } from '../support/shapes';
+import { DEFAULT_CONFIG } from '../../lib/stack-config';
 import { AWS_CALL_SECONDS, CORS, HANDLER_TIMEOUT_SECONDS, NOT_FOUND, ROUTES, WS_ROUTES } from '../../lib/routes';
 import { propsOf, resourcesOf, valuesOfType, type FunctionProps, type IntegrationProps, type PolicyProps, type Resources, type RouteProps } from './cfn';
-import { ASYNC_DELIVERY, PUBLISHER, STREAM_DELIVERY, UPLOAD_COMPLETER, WEBHOOK_DELIVERER, WEBHOOK_DISPATCHER, WEBHOOK_QUEUE, TASK_QUEUE, TASK_WORKER } from '../../lib/consumers';
+import { ASYNC_DELIVERY, PUBLISHER, REDO_QUEUE, STREAM_DELIVERY, UPLOAD_COMPLETER, WEBHOOK_DELIVERER, WEBHOOK_DISPATCHER, WEBHOOK_QUEUE, TASK_QUEUE, TASK_WORKER } from '../../lib/consumers';
+import { RECORD_TRIES } from '../../lambdas/aws/stream-batch';
 
 let template: Template;
 let resources: Resources;
@@ -18,7 +20,7 @@ beforeAll(async () => {
 });
 const sortedSet = (xs: string[]) => [...new Set(xs)].sort();
 
-test('the table: on-demand, PITR, stream with old and new images, TTL, gsi1, retained and protected from deletion', () => {
+test('the table: on-demand, PITR, stream with old and new images, TTL, gsi1 (whole items) and gsi2 (keys only), retained and protected from deletion', () => {
   template.hasResource('AWS::DynamoDB::Table', {
     DeletionPolicy: 'Retain',
     Properties: {
@@ -31,7 +33,17 @@ test('the table: on-demand, PITR, stream with old and new images, TTL, gsi1, ret
       PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
       StreamSpecification: { StreamViewType: 'NEW_AND_OLD_IMAGES' },
       TimeToLiveSpecification: { AttributeName: 'ttl', Enabled: true },
-      GlobalSecondaryIndexes: [Match.objectLike({ IndexName: 'gsi1', Projection: { ProjectionType: 'ALL' } })],
+      GlobalSecondaryIndexes: [
+        Match.objectLike({ IndexName: 'gsi1', Projection: { ProjectionType: 'ALL' } }),
+        Match.objectLike({
+          IndexName: 'gsi2',
+          KeySchema: [
+            { AttributeName: 'gsi2pk', KeyType: 'HASH' },
+            { AttributeName: 'gsi2sk', KeyType: 'RANGE' },
+          ],
+          Projection: { ProjectionType: 'KEYS_ONLY' },
+        }),
+      ],
     },
   });
 });
@@ -106,7 +118,7 @@ test('each route has its own function: Node 22 on arm64, with the table, bucket 
     const props = propsOf<FunctionProps>(resources, ids.functions[route.id]);
     expect(props.Runtime).toBe('nodejs22.x');
     expect(props.Architectures).toEqual(['arm64']);
-    const expected = ['BOT_CACHE_TTL_MS', 'BUCKET_NAME', 'NODE_OPTIONS', 'TABLE_NAME'];
+    const expected = ['BOT_CACHE_TTL_MS', 'BUCKET_NAME', 'CHAT_LIST_SHARDS', 'NODE_OPTIONS', 'TABLE_NAME'];
     if (route.jwt) expected.push('JWT_SECRET_ARN'); // the Bot API never sees the JWT key
     if (route.id === 'create_session') expected.push('REALTIME_URL'); // only session creation hands out the URL
     if (route.closeConnections) expected.push('WS_MANAGEMENT_ENDPOINT'); // an erasure closes the user's sockets
@@ -149,7 +161,7 @@ describe('realtime', () => {
       FunctionName: { Ref: ids.functions.publisher },
       // Chats' counters follow from its records, so it skips none; one batch per shard keeps order.
       StartingPosition: 'TRIM_HORIZON',
-      BatchSize: PUBLISHER.batchSize,
+      BatchSize: DEFAULT_CONFIG.streamBatchSize,
       ParallelizationFactor: 1,
       BisectBatchOnFunctionError: true,
       MaximumRetryAttempts: STREAM_DELIVERY.retryAttempts,
@@ -163,21 +175,45 @@ describe('realtime', () => {
     expect(env.JWT_SECRET_ARN).toBeUndefined();
   });
 
+  test('each stream consumer: a FIFO redo queue it sends to and consumes (per-message failures), dead-lettered to a FIFO queue', () => {
+    for (const def of [PUBLISHER, WEBHOOK_DISPATCHER]) {
+      const { queue, dlq } = ids.redoQueues[def.id as 'publisher'];
+      expect(resources[queue].Properties).toMatchObject({
+        FifoQueue: true,
+        VisibilityTimeout: REDO_QUEUE.visibilityTimeoutSeconds,
+        RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [dlq, 'Arn'] }, maxReceiveCount: REDO_QUEUE.maxReceiveCount },
+      });
+      expect(resources[dlq].Properties).toMatchObject({ FifoQueue: true });
+      // Lambda refuses an SQS mapping whose queue hides a message for less time than the function may run.
+      expect(REDO_QUEUE.visibilityTimeoutSeconds).toBeGreaterThanOrEqual(def.timeoutSeconds);
+      template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+        FunctionName: { Ref: ids.functions[def.id] },
+        EventSourceArn: { 'Fn::GetAtt': [queue, 'Arn'] },
+        BatchSize: REDO_QUEUE.batchSize,
+        FunctionResponseTypes: ['ReportBatchItemFailures'],
+      });
+      expect(propsOf<FunctionProps>(resources, ids.functions[def.id]).Environment!.Variables[def.redoQueueEnv]).toEqual({ Ref: queue });
+    }
+  });
+
   test('realtime off: no WebSocket API, no realtime URL; the publisher only moves chats; the HTTP API is whole', async () => {
     const off = Template.fromJSON(await shape('RealtimeOff'));
     off.resourceCountIs('AWS::ApiGatewayV2::Api', 1);
-    // The webhook pipeline (its stream dispatcher and SQS deliverer), the task worker and the publisher, on new messages only.
-    off.resourceCountIs('AWS::Lambda::EventSourceMapping', 4);
+    // The webhook pipeline (its stream dispatcher and SQS deliverer, on both lanes), the task worker and the publisher, on new
+    // messages only; and each stream consumer's redo queue.
+    off.resourceCountIs('AWS::Lambda::EventSourceMapping', 7);
     off.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
       FunctionName: { Ref: Match.stringLikeRegexp('^PublisherFn') },
       FilterCriteria: { Filters: [{ Pattern: JSON.stringify(PUBLISHER.filters[0]) }] },
     });
-    off.resourceCountIs('AWS::SQS::Queue', 7);
+    off.resourceCountIs('AWS::SQS::Queue', 12);
     // + publisher, webhook dispatcher, deliverer, upload completer, task worker, not-found, and S3's notification handler (CDK's own)
     off.resourceCountIs('AWS::Lambda::Function', ROUTES.length + 7);
     // It calls nothing but the chat update: no socket to post to, no file to sign for.
     const policies = valuesOfType<PolicyProps>(off, 'AWS::IAM::Policy').filter((p) => JSON.stringify(p.Properties.Roles).includes('PublisherRole'));
-    expect(JSON.stringify(policies)).not.toMatch(/execute-api|s3:|dynamodb:Query|dynamodb:DeleteItem/);
+    // Besides the chat update, only its redo path: the holds (read by a Query of the channel's partition) and a
+    // too large record read again; nothing of the sockets or files.
+    expect(JSON.stringify(policies)).not.toMatch(/execute-api|s3:|BatchGetItem|PutItem/);
     expect(JSON.stringify(policies)).toContain('dynamodb:UpdateItem');
     off.resourceCountIs('AWS::ApiGatewayV2::Route', ROUTES.length + 1); // + $default
     expect(JSON.stringify(off.toJSON())).not.toContain('REALTIME_URL');
@@ -192,7 +228,7 @@ describe('webhooks', () => {
       EventSourceArn: { 'Fn::GetAtt': [ids.table, 'StreamArn'] },
       // Nothing written while the mapping is created or replaced is skipped; a repeat is deduped by receivers.
       StartingPosition: 'TRIM_HORIZON',
-      BatchSize: WEBHOOK_DISPATCHER.batchSize,
+      BatchSize: DEFAULT_CONFIG.streamBatchSize,
       ParallelizationFactor: 1,
       BisectBatchOnFunctionError: true,
       MaximumRetryAttempts: STREAM_DELIVERY.retryAttempts,
@@ -202,34 +238,49 @@ describe('webhooks', () => {
     });
   });
 
-  test('deliverer: fed by the webhook queue with per-message failures; the queue dead-letters after 5 receives', () => {
-    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
-      FunctionName: { Ref: ids.functions.webhook_deliverer },
-      EventSourceArn: { 'Fn::GetAtt': [ids.queues.webhooks, 'Arn'] },
-      BatchSize: WEBHOOK_QUEUE.batchSize,
-      FunctionResponseTypes: ['ReportBatchItemFailures'],
-    });
-    template.hasResourceProperties('AWS::SQS::Queue', {
-      VisibilityTimeout: WEBHOOK_QUEUE.visibilityTimeoutSeconds,
-      RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [ids.queues.webhooks_dlq, 'Arn'] }, maxReceiveCount: WEBHOOK_QUEUE.maxReceiveCount },
-    });
-    const env = propsOf<FunctionProps>(resources, ids.functions.webhook_deliverer).Environment!.Variables;
-    expect(Object.keys(env)).toEqual(expect.arrayContaining(['WEBHOOK_QUEUE_URL', 'WEBHOOK_DLQ_URL']));
+  test('deliverer: fed by both lanes\' queues with per-message failures, each with its own maximum concurrency; both dead-letter after 5 receives to one queue', () => {
+    // However many jobs wait, the deliverer never takes more than these shares of the account's concurrency; a bot
+    // whose receiver times out has its jobs on the slow lane, whose few slots are all it can fill.
+    const lanes = [
+      [ids.queues.webhooks, DEFAULT_CONFIG.webhookConcurrency],
+      [ids.queues.webhooks_slow, DEFAULT_CONFIG.webhookSlowConcurrency],
+    ] as const;
+    for (const [queue, maxConcurrency] of lanes) {
+      template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+        FunctionName: { Ref: ids.functions.webhook_deliverer },
+        EventSourceArn: { 'Fn::GetAtt': [queue, 'Arn'] },
+        BatchSize: WEBHOOK_QUEUE.batchSize,
+        FunctionResponseTypes: ['ReportBatchItemFailures'],
+        ScalingConfig: { MaximumConcurrency: maxConcurrency },
+      });
+      expect(resources[queue].Properties).toMatchObject({
+        VisibilityTimeout: WEBHOOK_QUEUE.visibilityTimeoutSeconds,
+        RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [ids.queues.webhooks_dlq, 'Arn'] }, maxReceiveCount: WEBHOOK_QUEUE.maxReceiveCount },
+      });
+    }
+    expect(DEFAULT_CONFIG.webhookSlowConcurrency).toBeLessThan(DEFAULT_CONFIG.webhookConcurrency);
+    // Both the dispatcher and the deliverer queue on either lane.
+    for (const fn of [ids.functions.webhook_deliverer, ids.functions.webhook_dispatcher]) {
+      const env = propsOf<FunctionProps>(resources, fn).Environment!.Variables;
+      expect(Object.keys(env)).toEqual(expect.arrayContaining(['WEBHOOK_QUEUE_URL', 'WEBHOOK_SLOW_QUEUE_URL']));
+    }
+    expect(Object.keys(propsOf<FunctionProps>(resources, ids.functions.webhook_deliverer).Environment!.Variables)).toContain('WEBHOOK_DLQ_URL');
   });
 });
 
-test('timeouts: 10 s for request handlers; stream consumers sized to a whole batch at its slowest; the deliverer within its queue\'s visibility', () => {
+test('timeouts: 10 s for request handlers; stream consumers sized to one record at its slowest (a lane sets aside what would not fit); the deliverer within its queue\'s visibility', () => {
   const timeout = (id: string) => propsOf<FunctionProps>(resources, ids.functions[id]).Timeout;
   for (const def of [...ROUTES, ...WS_ROUTES, NOT_FOUND]) expect([def.id, timeout(def.id)]).toEqual([def.id, HANDLER_TIMEOUT_SECONDS]);
-  // AWS calls made one after another per batch, each bounded by AWS_CALL_SECONDS (lib/routes.ts says why):
-  // the publisher's records of one user go in turn, each the chat's update (up to three writes), the bot's
-  // read, a Query, then the posts in parallel; the dispatcher
-  // makes per record at worst a reminder's three calls (chat read, put, delayed job), then sends the jobs 10
-  // per SendMessageBatch.
-  const sequentialCalls = { publisher: (n: number) => 6 * n, webhook_dispatcher: (n: number) => 3 * n + Math.ceil(n / 10) };
+  // A lane starts no record once less than its tries at their slowest (and the set-aside after them) are left
+  // (lambdas/aws/stream-batch.ts): the timeout holds one whole record, however large the batch. A try makes, one
+  // after another, each call bounded by AWS_CALL_SECONDS: the publisher's chat update (up to three writes), the
+  // bot's read, a Query, then the posts in parallel; the dispatcher's reminder (chat read, put, delayed job).
+  const oneTry = { publisher: 6, webhook_dispatcher: 3 };
   for (const def of [PUBLISHER, WEBHOOK_DISPATCHER]) {
     expect([def.id, timeout(def.id)]).toEqual([def.id, def.timeoutSeconds]);
-    expect(def.timeoutSeconds).toBeGreaterThanOrEqual(sequentialCalls[def.id as keyof typeof sequentialCalls](def.batchSize) * AWS_CALL_SECONDS);
+    // Before the records: the held lanes' read; after them: the set-aside (a write and a send) and the jobs' send.
+    const calls = 1 + RECORD_TRIES * oneTry[def.id as keyof typeof oneTry] + 3;
+    expect(def.timeoutSeconds).toBeGreaterThanOrEqual(calls * AWS_CALL_SECONDS);
     expect(def.timeoutSeconds).toBeLessThanOrEqual(900); // Lambda's maximum
   }
   // Lambda refuses an SQS mapping whose queue hides a message for less time than the function may run.

@@ -29,9 +29,26 @@ describe('abuse limits in the stack', () => {
     // The every-setting shape (test/support/shapes.ts): throttle 10/20, three limits.
     const tuned = Template.fromJSON(await shape('EverySetting'));
     tuned.hasResourceProperties('AWS::ApiGatewayV2::Stage', { DefaultRouteSettings: { ThrottlingRateLimit: 10, ThrottlingBurstLimit: 20 } });
+    // Route throttles, each on the stage of its API, the stage made after its route; none by default.
+    const routeSettings = (t: Template) => Object.fromEntries(ofType<StageProps & { RouteSettings?: unknown }>(t, 'AWS::ApiGatewayV2::Stage').map(([, st]) => [st.Properties.StageName, st.Properties.RouteSettings]));
+    expect(routeSettings(template)).toEqual({ $default: undefined, live: undefined });
+    expect(routeSettings(tuned)).toEqual({
+      $default: { 'POST /api/client/session': { ThrottlingRateLimit: 5, ThrottlingBurstLimit: 8 } },
+      live: { $connect: { ThrottlingRateLimit: 3, ThrottlingBurstLimit: 6 } },
+    });
+    const stageDependsOn = (key: string) => {
+      const [[id]] = ofType(tuned, 'AWS::ApiGatewayV2::Route', { Properties: { RouteKey: key } });
+      return ofType<StageProps>(tuned, 'AWS::ApiGatewayV2::Stage').some(([, st]) => st.DependsOn?.includes(id));
+    };
+    expect([stageDependsOn('POST /api/client/session'), stageDependsOn('$connect')]).toEqual([true, true]);
+    // The table's warm throughput: given, or none (DynamoDB's own).
+    tuned.hasResourceProperties('AWS::DynamoDB::Table', { WarmThroughput: { ReadUnitsPerSecond: 15000, WriteUnitsPerSecond: 6000 } });
+    template.hasResourceProperties('AWS::DynamoDB::Table', { WarmThroughput: Match.absent() });
     tuned.hasResourceProperties('AWS::Lambda::Function', {
       Environment: { Variables: Match.objectLike({ RATE_MESSAGES_PER_MINUTE: '30', MAX_CHATS_PER_USER: '5', MAX_UPLOAD_BYTES: '1073741824' }) },
-    });
+    });    // The deliverer's maximum concurrency on each lane's queue.
+    tuned.hasResourceProperties('AWS::Lambda::EventSourceMapping', { ScalingConfig: { MaximumConcurrency: 20 } });
+    tuned.hasResourceProperties('AWS::Lambda::EventSourceMapping', { ScalingConfig: { MaximumConcurrency: 3 } });
   });
 });
 
@@ -97,8 +114,19 @@ describe('settings (lib/stack-config.ts)', () => {
       const props = propsOf<FunctionProps>(tuned.resources, tuned.ids.functions[def.id]);
       expect([def.id, props.MemorySize, props.Architectures]).toEqual([def.id, 1024, ['x86_64']]);
       expect(props.Environment?.Variables.BOT_CACHE_TTL_MS).toBe('0');
+      expect(props.Environment?.Variables.CHAT_LIST_SHARDS).toBe('64');
     }
     t.hasResourceProperties('AWS::S3::Bucket', { Tags: Match.arrayWith([{ Key: 'stage', Value: 'staging' }]) });
+    // Both stream consumers take the stage's batches: still one at a time per shard.
+    for (const fn of [s.functions.publisher, s.functions.webhook_dispatcher]) {
+      t.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+        FunctionName: { Ref: fn },
+        EventSourceArn: Match.objectLike({ 'Fn::GetAtt': Match.arrayWith(['StreamArn']) }),
+        BatchSize: 500,
+        MaximumBatchingWindowInSeconds: 2,
+        ParallelizationFactor: 1,
+      });
+    }
   });
 
   test('bad props fail with the same messages as bad context keys', async () => {

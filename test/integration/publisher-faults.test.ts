@@ -1,6 +1,7 @@
-// Publisher + local stream poller under faults, on a table of its own in DynamoDB Local: a failing post is
-// retried and delivered once it recovers, in order, nothing lost; a record that never succeeds goes to the
-// dead-letter file after the bounded retries and does not hold back the records after it.
+// Publisher + local stream poller + its local FIFO redo queue under faults, on a table of its own in DynamoDB
+// Local: a failing post is retried and delivered once it recovers, in order, nothing lost; a user whose records
+// keep failing goes to the redo queue while every other user's publications go out once each, in order; once the
+// fault clears its own arrive in order, counted once; a malformed record ends in the redo dead-letter file.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,7 +10,8 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { ensureTable } from '../../lib/local/resources';
 import { DescribeStreamCommand, DynamoDBStreamsClient, GetRecordsCommand } from '@aws-sdk/client-dynamodb-streams';
 import { refusalStatus, startStreamPoller, type StreamPoller } from '../../lib/local/stream-poller';
-import { PUBLISHER, STREAM_DELIVERY } from '../../lib/consumers';
+import { PUBLISHER, REDO_QUEUE } from '../../lib/consumers';
+import { startLocalQueues, type LocalQueues } from '../../lib/local/sqs';
 import { ROOT } from '../support/local-process';
 import { freePort } from '../support/ports';
 import { jsonLines } from '../support/jsonl';
@@ -23,6 +25,7 @@ process.env.TABLE_NAME = table;
 
 let server: Server;
 let poller: StreamPoller;
+let queues: LocalQueues;
 let deadLetterDir: string;
 /** Per connection id: how to answer, and what arrived. */
 const behaviour = new Map<string, { failFirst: number; status?: number }>();
@@ -59,6 +62,20 @@ beforeAll(async () => {
   await ensureTable(ddb, table);
   ddb.destroy();
   deadLetterDir = mkdtempSync(join(tmpdir(), 'dlq-'));
+  // The publisher's redo queue, as the local stack runs it; a failed message shows again after 0.5 s, not 300 s.
+  const sqsPort = await freePort();
+  process.env.SQS_ENDPOINT = `http://127.0.0.1:${sqsPort}`;
+  process.env.PUBLISHER_REDO_QUEUE_URL = `${process.env.SQS_ENDPOINT}/000000000000/publisher_redo`;
+  queues = await startLocalQueues({
+    host: '127.0.0.1',
+    port: sqsPort,
+    root: ROOT,
+    deadLetterDir,
+    journalDir: join(deadLetterDir, 'queues'),
+    consumers: { publisher_redo: { def: PUBLISHER, queue: REDO_QUEUE, fifo: true } },
+    log: (line) => void pollerLog.push(line),
+    visibilityTimeoutMs: 500,
+  });
   poller = await startStreamPoller({
     endpoint: process.env.DYNAMODB_ENDPOINT as string,
     region: process.env.AWS_REGION as string,
@@ -73,6 +90,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await poller?.stop();
+  await queues?.stop();
   await new Promise((r) => server?.close(r));
   rmSync(deadLetterDir, { recursive: true, force: true });
 });
@@ -99,11 +117,9 @@ async function setup(connectionId: string, failFirst: number, others: { id: stri
     (await createMessage(textMessage({ userId: user.id, botId: bot.id, chatId: chat.id }, content))).item;
   const { listChats } = await import('../../lambdas/flows/chats');
   const unread = async () => (await listChats(user.id))[0].unread_msg_by_user;
-  return { say, unread };
+  return { say, unread, user, chat };
 }
 
-/** A stream batch's dead-letter body, as far as the test reads it: the batch's range. */
-type StreamBatchBody = { DDBStreamBatchInfo: Record<string, unknown> };
 /** A post to a socket: the Centrifugo push of a publication, whose data is the message. */
 type PushFrame = { push: { pub: { data: { data: { content: string } } } } };
 const contents = (id: string) => (received.get(id) ?? []).map((f) => (JSON.parse(f) as PushFrame).push.pub.data.data.content);
@@ -139,23 +155,77 @@ test('a post throttled with 429 is retried at once; each subscriber of the chann
   expect(contents('steady=')).toEqual(['throttled once', 'the next one']);
 }, 45_000);
 
-test('a record that keeps failing goes to the dead-letter file after the bounded retries; later records flow', async () => {
-  const { say } = await setup('broken=', Number.MAX_SAFE_INTEGER);
-  const doomed = await say('doomed');
-  const file = join(deadLetterDir, 'publisher.jsonl');
-  await until(() => jsonLines(file).length > 0, 30_000, 'the dead-letter file');
-  const lines = jsonLines<DeadLetter>(file);
-  expect(lines).toHaveLength(1);
-  expect(lines[0].records?.[0].dynamodb?.NewImage?.id.S).toBe(doomed.id);
-  expect((lines[0].body as StreamBatchBody).DDBStreamBatchInfo).toMatchObject({ batchSize: 1, startSequenceNumber: lines[0].records?.[0].dynamodb?.SequenceNumber });
-  // One first delivery and the bounded retries, each trying the post (the SDK adds its own retries).
-  expect(attempts.get('broken=')).toBeGreaterThanOrEqual(STREAM_DELIVERY.retryAttempts + 1);
-  expect(contents('broken=')).toEqual([]);
-  // The endpoint recovers: the next record is delivered; the doomed one stays in the dead-letter file.
-  behaviour.set('broken=', { failFirst: 0 });
-  await say('after the outage');
-  await until(() => contents('broken=').includes('after the outage'), 15_000, 'the next record');
+test('one user\'s records keep failing: the others\' go out once each, in order; its own wait in the redo queue and arrive in order once the fault clears', async () => {
+  const healthy = ['ok1=', 'ok2=', 'ok3=', 'ok4='];
+  const users = await Promise.all([...healthy, 'down='].map((id) => setup(id, id === 'down=' ? Number.MAX_SAFE_INTEGER : 0)));
+  // Every user's messages written side by side, round after round: batches with many users' records.
+  const round = (n: number) => Promise.all(users.map((u, i) => u.say(`${[...healthy, 'down='][i]}${n}`)));
+  for (const n of [1, 2, 3]) await round(n);
+  const want = (id: string, n: number) => Array.from({ length: n }, (_, k) => `${id}${k + 1}`);
+  await until(() => healthy.every((id) => contents(id).length >= 3), 30_000, 'the healthy users\' three').catch((err: Error) => {
+    throw new Error(`${err.message}; got ${JSON.stringify(healthy.map(contents))}; poller: ${pollerLog.join(' | ')}`);
+  });
+  // While the broken user's posts fail, a later round: the shard is not held, the others' go out.
+  await round(4);
+  await until(() => healthy.every((id) => contents(id).length >= 4), 30_000, 'the healthy users\' fourth');
+  for (const id of healthy) expect(contents(id)).toEqual(want(id, 4)); // exactly once each, in order
+  expect(contents('down=')).toEqual([]);
+  // Its records are held (the fourth round's too, behind the first three): the fault clears, they arrive in order.
+  const { GetCommand } = await import('@aws-sdk/lib-dynamodb');
+  const { dynamo } = await import('../../lambdas/aws/dynamo');
+  const { keys } = await import('../../lambdas/entities/keys');
+  const { userChannel } = await import('../../lambdas/centrifuge/channels');
+  // The hold, in the channel's subscriptions partition (the publisher reads it with the sockets).
+  const held = async () => (await dynamo.send(new GetCommand({ TableName: table, Key: keys.publisherHold(userChannel(users[4].user.id)), ConsistentRead: true }))).Item;
+  expect(await held()).toMatchObject({ entity: 'stream_hold' });
+  behaviour.set('down=', { failFirst: 0 });
+  await until(() => contents('down=').length >= 4, 30_000, 'the broken user\'s four, redone').catch((err: Error) => {
+    throw new Error(`${err.message}; got ${JSON.stringify(contents('down='))}; poller: ${pollerLog.join(' | ')}`);
+  });
+  expect(contents('down=')).toEqual(want('down=', 4));
+  // Each counted once, though the count ran before every failed post; the hold is gone, the next goes straight.
+  expect(await users[4].unread()).toBe(4);
+  await until(async () => (await held()) === undefined, 10_000, 'the hold released');
+  await users[4].say('down=5');
+  await until(() => contents('down=').length >= 5, 15_000, 'the next one');
+  expect(contents('down=')).toEqual(want('down=', 5));
+  expect(jsonLines(join(deadLetterDir, 'publisher.jsonl'))).toEqual([]);
+}, 90_000);
+
+test('a malformed record ends in the redo dead-letter file with the record itself; its user\'s next records follow it', async () => {
+  const { say, user, chat } = await setup('malformed=', 0);
+  const { PutCommand } = await import('@aws-sdk/lib-dynamodb');
+  const { dynamo } = await import('../../lambdas/aws/dynamo');
+  // A message whose files are not a list: reading it for the publication throws, every time.
+  const bad = { pk: `CHAT#${chat.id}`, sk: 'MSG#malformed', entity: 'message', id: 'malformed', user_id: user.id, bot_id: user.bot_id, chat_id: chat.id, files: 'not a list' };
+  await dynamo.send(new PutCommand({ TableName: table, Item: bad }));
+  await say('after it');
+  const file = join(deadLetterDir, 'publisher_redo_dlq.jsonl');
+  await until(() => jsonLines(file).length > 0, 30_000, 'the redo dead-letter file').catch((err: Error) => {
+    throw new Error(`${err.message}; poller: ${pollerLog.join(' | ')}`);
+  });
+  const [letter, ...more] = jsonLines<DeadLetter>(file);
+  expect(more).toEqual([]);
+  expect(letter).toMatchObject({ condition: 'MaxReceiveCountExceeded', body: { lane: `nexus:user#${user.id}`, record: { dynamodb: { NewImage: { id: { S: 'malformed' } } } } } });
+  await until(() => contents('malformed=').includes('after it'), 15_000, 'the next record');
+  expect(contents('malformed=')).toEqual(['after it']);
 }, 60_000);
+
+test('an erased user\'s channel loses the publisher\'s hold with its sockets (the hold names the user)', async () => {
+  const { user } = await setup('erased=', 0);
+  const { GetCommand } = await import('@aws-sdk/lib-dynamodb');
+  const { dynamo } = await import('../../lambdas/aws/dynamo');
+  const { keys } = await import('../../lambdas/entities/keys');
+  const { userChannel } = await import('../../lambdas/centrifuge/channels');
+  const { holdChannel } = await import('../../lambdas/entities/stream-holds');
+  const { closeUserConnections } = await import('../../lambdas/centrifuge/hub');
+  const channel = userChannel(user.id);
+  const item = async (key: { pk: string; sk: string }) => (await dynamo.send(new GetCommand({ TableName: table, Key: key, ConsistentRead: true }))).Item;
+  await holdChannel(channel, '100');
+  expect(await item(keys.publisherHold(channel))).toMatchObject({ entity: 'stream_hold' });
+  await closeUserConnections(user.id);
+  expect([await item(keys.publisherHold(channel)), await item(keys.subscription(channel, 'erased='))]).toEqual([undefined, undefined]);
+});
 
 // The poller's own DynamoDB Streams calls: a refused one carries its status (a 4xx iterator is replaced, a
 // failure without a reply is retried as it was) and DynamoDB's reason.

@@ -1,12 +1,25 @@
 // The flows of the HTTP API's functions (client and Bot API routes, and the upload completer S3 invokes): each
 // makes every AWS call its function makes, with the statuses a working function answers.
 import { createHmac, randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { json } from './harness';
+import { layoutMarker } from './template';
 import { keys } from '../../lambdas/entities/keys';
 import type { FileRecord } from '../../lambdas/entities/files';
 import { FlowBase, type DirectUpload } from './flow-base';
 import { firstFileUrl, present, type BotChatPage, type Chat, type FileInfo, type Message } from '../support/contract';
+
+/** A user item as the layout before users had their own partition stored it: the first of test/fixtures/legacy-layout (the old code's write). */
+const LEGACY_USER = (() => {
+  const fixture = JSON.parse(readFileSync(join(__dirname, '..', 'fixtures', 'legacy-layout', 'table.json'), 'utf8')) as { items: Record<string, AttributeValue>[] };
+  const user = fixture.items.map((i) => unmarshall(i)).find((i) => i.entity === 'user' && String(i.sk).startsWith(keys.legacyUserPrefix));
+  if (!user) throw new Error('no legacy user item in test/fixtures/legacy-layout');
+  return user;
+})();
 
 export class ApiFlows extends FlowBase {
   /** Bots made as the bot CLI does (lambdas/flows/bot-admin.ts with admin credentials): A with a webhook and unread reminders, B verifying identities. */
@@ -32,6 +45,42 @@ export class ApiFlows extends FlowBase {
     this.expectStatus(await this.http('create_session', json({ client_key, external_id: ext, external_id_hash: hash })), 200, 'verified session');
     this.expectStatus(await this.http('create_session', json({ client_key, external_id: ext, external_id_hash: '0'.repeat(64) })), 403, 'wrong hash');
     this.ctx.user ??= first;
+    // While the data move runs, a returning user still at its legacy key: its session moves it (the new key put, the
+    // legacy one deleted, in one transaction) and it keeps its id.
+    await this.withoutLayoutMarker(async () => {
+      const legacy = await this.legacyUser();
+      const moved = await this.session(legacy.externalId);
+      if (moved.userId !== legacy.id) throw new Error('a user at its legacy key got another id');
+      await this.expectMoved(legacy, 'the session');
+    });
+  }
+
+  /** Runs `during` on a table that looks not yet moved (no layout marker); then the marker is as a moved table has it. */
+  protected async withoutLayoutMarker(during: () => Promise<void>): Promise<void> {
+    const TableName = this.hx.stack.tableName;
+    await this.admin.send(new DeleteCommand({ TableName, Key: keys.layout() }));
+    try {
+      await during();
+    } finally {
+      await this.admin.send(new PutCommand({ TableName, Item: layoutMarker() }));
+    }
+  }
+
+  /** A user of bot A stored as the old code stored it: at its legacy key, with its reference by id. */
+  protected async legacyUser(): Promise<{ id: string; externalId: string }> {
+    const [id, externalId, botId] = [randomUUID(), `moto-legacy-${randomUUID()}`, this.need('botA').id];
+    const TableName = this.hx.stack.tableName;
+    await this.admin.send(new PutCommand({ TableName, Item: { ...LEGACY_USER, ...keys.legacyUser(botId, externalId), id, external_id: externalId, bot_id: botId } }));
+    await this.admin.send(new PutCommand({ TableName, Item: { ...keys.userRef(id), entity: 'user_ref', user_id: id, bot_id: botId, external_id: externalId } }));
+    return { id, externalId };
+  }
+
+  /** The user is at its new key, and nothing is left at its legacy key. */
+  protected async expectMoved(user: { id: string; externalId: string }, by: string): Promise<void> {
+    const botId = this.need('botA').id;
+    const [legacy, moved] = [keys.legacyUser(botId, user.externalId), keys.user(botId, user.externalId)];
+    if (await this.item(legacy.pk, legacy.sk)) throw new Error(`${by} left the user at its legacy key`);
+    if ((await this.item(moved.pk, moved.sk))?.id !== user.id) throw new Error(`${by} did not put the user at its new key`);
   }
 
   async create_chat(): Promise<void> {

@@ -3,14 +3,16 @@
 // (a session, uploads, a socket, a table item, a queue's messages).
 import { randomUUID } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
-import { ReceiveMessageCommand, SQSClient, type Message as QueuedMessage } from '@aws-sdk/client-sqs';
+import { DeleteCommand, DynamoDBDocumentClient, GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteMessageBatchCommand, DeleteMessageCommand, ReceiveMessageCommand, SQSClient, type Message as QueuedMessage } from '@aws-sdk/client-sqs';
+import type { DynamoDBRecord } from 'aws-lambda';
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { NOT_FOUND, ROUTES, type RouteDef } from '../../lib/routes';
-import { bodyOf, httpEvent, json, multipart, wsEvent, type Handle, type Harness, type HttpRequestSpec, type HttpResult } from './harness';
+import { bodyOf, httpEvent, json, multipart, sqsEvent, wsEvent, type Handle, type Harness, type HttpRequestSpec, type HttpResult } from './harness';
 import { REGION } from './template';
 import { firstFileUrl, present, type Chat, type FileInfo, type Message, type Schemas } from '../support/contract';
 import type { Frame } from '../support/realtime';
+import { keys } from '../../lambdas/entities/keys';
 import type { Bot } from '../../lambdas/entities/bots';
 import type { WebhookJob } from '../../lambdas/flows/webhook-events';
 import type { ReminderJob } from '../../lambdas/flows/reminders';
@@ -38,7 +40,7 @@ export type Upload = FileInfo & { bytes: Buffer };
 /** A direct upload's ticket, with the bytes POSTed. */
 export type DirectUpload = Schemas['UploadTicket'] & { bytes: Buffer };
 /** A queued job's body: a webhook job, an unread reminder, or a task's job (each field where one of them has it). */
-export type Job = Partial<Omit<WebhookJob, 'kind'> & Omit<ReminderJob, 'kind'> & TaskJob> & { kind?: WebhookJob['kind'] | ReminderJob['kind'] };
+export type Job = Partial<Omit<WebhookJob, 'kind'> & Omit<ReminderJob, 'kind'> & TaskJob> & { kind?: WebhookJob['kind'] | ReminderJob['kind']; lane?: 'slow' };
 /** What a stream or queue consumer answers: the records it failed. */
 export interface BatchResult {
   batchItemFailures: { itemIdentifier: string }[];
@@ -231,13 +233,58 @@ export class FlowBase {
     return out.Item as T | undefined;
   }
 
-  protected async receive(queue: 'webhooks' | 'webhooks_dlq' | 'tasks'): Promise<QueuedMessage[]> {
-    const url = this.queueUrl({ webhooks: 'WebhookQueue', webhooks_dlq: 'WebhookDlq', tasks: 'TaskQueue' }[queue]);
+  protected async receive(queue: 'webhooks' | 'webhooks_slow' | 'webhooks_dlq' | 'tasks'): Promise<QueuedMessage[]> {
+    const url = this.queueUrl({ webhooks: 'WebhookQueue', webhooks_slow: 'WebhookSlowQueue', webhooks_dlq: 'WebhookDlq', tasks: 'TaskQueue' }[queue]);
     const got: QueuedMessage[] = [];
     for (;;) {
       const out = await this.sqs.send(new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 10, MessageSystemAttributeNames: ['All'] }));
       if (!out.Messages?.length) return got;
       got.push(...out.Messages);
+      // Taken off the queue, as a consumer does: one received in an earlier flow never comes back to a later one
+      // (a queue shows a received message again once its visibility timeout is over).
+      const entries = out.Messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle }));
+      await this.sqs.send(new DeleteMessageBatchCommand({ QueueUrl: url, Entries: entries }));
+    }
+  }
+
+  /**
+   * A stream consumer's redo path: `broken` fails every try, so it is set aside (the record on the consumer's redo
+   * queue; the publisher holds its channel) and the batch succeeds; then, the fault gone, the redo queue's message
+   * (carrying `fixed`) runs and releases the publisher's hold.
+   */
+  protected async redo(fn: string, queuePrefix: string, broken: DynamoDBRecord, fixed: DynamoDBRecord): Promise<void> {
+    const aside = await this.hx.invoke<BatchResult>(this.fn(fn), { Records: [broken] });
+    if (aside.batchItemFailures.length) throw new Error(`${fn}: a failing record was reported, not set aside`);
+    const url = this.queueUrl(queuePrefix);
+    const out = await this.sqs.send(new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 10, MessageSystemAttributeNames: ['All'] }));
+    const [message, ...more] = out.Messages ?? [];
+    if (!message || more.length) throw new Error(`${fn}: ${out.Messages?.length ?? 0} messages on the redo queue, not 1`);
+    const { lane } = JSON.parse(message.Body!) as { lane: string };
+    const event = sqsEvent(`arn:aws:sqs:${REGION}:000000000000:redo`, [{ ...message, Body: JSON.stringify({ lane, record: fixed }) }]);
+    event.Records[0].attributes.MessageGroupId = lane;
+    const redone = await this.hx.invoke<BatchResult>(this.fn(fn), event);
+    if (redone.batchItemFailures.length) throw new Error(`${fn}: the redo failed`);
+    await this.sqs.send(new DeleteMessageCommand({ QueueUrl: url, ReceiptHandle: message.ReceiptHandle }));
+    // The publisher holds a lane (a channel) while its records wait; the dispatcher keeps no hold.
+    const hold = fn === 'publisher' && (await this.admin.send(new GetCommand({ TableName: this.hx.stack.tableName, Key: keys.publisherHold(lane), ConsistentRead: true })));
+    if (hold && hold.Item) throw new Error(`${fn}: the redo left its user held`);
+  }
+
+  /**
+   * A fresh start for a stream consumer's flow: no channel held and no record waiting on a redo queue. A variant
+   * whose refusal set a user aside leaves both behind, and every later run of the publisher would then send that
+   * user's records straight to the redo queue, calling nothing more that could be refused.
+   */
+  async clearStreamHolds(): Promise<void> {
+    const held = await this.admin.send(new ScanCommand({ TableName: this.hx.stack.tableName, FilterExpression: 'sk = :hold', ExpressionAttributeValues: { ':hold': keys.publisherHold('').sk } }));
+    for (const item of held.Items ?? []) await this.admin.send(new DeleteCommand({ TableName: this.hx.stack.tableName, Key: { pk: String(item.pk), sk: String(item.sk) } }));
+    for (const prefix of ['PublisherRedoQueue', 'WebhookDispatcherRedoQueue']) {
+      const url = this.queueUrl(prefix);
+      for (;;) {
+        const out = await this.sqs.send(new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 10, VisibilityTimeout: 0 }));
+        if (!out.Messages?.length) break;
+        for (const m of out.Messages) await this.sqs.send(new DeleteMessageCommand({ QueueUrl: url, ReceiptHandle: m.ReceiptHandle }));
+      }
     }
   }
 

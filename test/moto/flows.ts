@@ -11,6 +11,7 @@ import { sqsEvent, wsEvent } from './harness';
 import { keys } from '../../lambdas/entities/keys';
 import { ApiFlows } from './api-flows';
 import { PNG, type BatchResult } from './flow-base';
+import type { DynamoDBRecord } from 'aws-lambda';
 import { firstFileUrl, present } from '../support/contract';
 import type { Frame } from '../support/realtime';
 
@@ -79,7 +80,7 @@ export class CoreFlows extends ApiFlows {
   private async publishTo(live: string): Promise<void> {
     const gone = await this.socket(true);
     this.hx.rec.gone.add(gone);
-    const event = this.hx.streamEvent(PUBLISHER, this.hx.records);
+    const event = this.hx.streamEvent(PUBLISHER);
     if (!event.Records.some((r) => r.eventName === 'MODIFY')) throw new Error('no read action in the stream');
     const out = await this.hx.invoke<BatchResult>(this.fn('publisher'), event);
     if (out.batchItemFailures.length) throw new Error(`publisher failed ${out.batchItemFailures.length} records`);
@@ -92,6 +93,8 @@ export class CoreFlows extends ApiFlows {
     // The gone socket: its connection and subscription removed.
     if (await this.item(`CONN#${gone}`, 'CONN')) throw new Error('a gone connection was kept');
     if (await this.item(`SUB#${this.realtime().channel}`, `CONN#${gone}`)) throw new Error('a gone subscription was kept');
+    // A record that keeps failing (its files unreadable) goes to the redo queue; redone, it publishes.
+    await this.redo('publisher', 'PublisherRedoQueue', ...brokenAndFixed(event.Records));
   }
 
   async webhook_dispatcher(): Promise<void> {
@@ -114,13 +117,24 @@ export class CoreFlows extends ApiFlows {
       }),
     );
     await this.hx.readStream();
-    const event = this.hx.streamEvent(WEBHOOK_DISPATCHER, this.hx.records);
+    const event = this.hx.streamEvent(WEBHOOK_DISPATCHER);
     const inserts = event.Records.filter((r) => r.eventName === 'INSERT');
     const messages = inserts.filter((r) => r.dynamodb?.NewImage?.sender_type?.S === 'incoming').length;
     if (!messages) throw new Error('no user message for the dispatcher');
     if (messages === inserts.length) throw new Error('no bot reply (with reminders on) for the dispatcher');
     if (!event.Records.some((r) => r.eventName === 'REMOVE')) throw new Error('no removed file for the dispatcher');
+    // Bot A marked slow (its receiver timed out lately): a user message's job goes to the slow lane's queue.
+    const plain = event.Records.filter((r) => r.eventName === 'INSERT' && r.dynamodb?.NewImage?.sender_type?.S === 'incoming' && r.dynamodb.NewImage.bot_id?.S === botA.id && !r.dynamodb.NewImage.attaches);
+    if (!plain.length) throw new Error("no user message of bot A without files for the slow lane");
+    await this.withSlowMark(botA.id, async () => {
+      const slow = await this.hx.invoke<BatchResult>(this.fn('webhook_dispatcher'), { Records: plain });
+      const moved = await this.receive('webhooks_slow');
+      if (slow.batchItemFailures.length) throw new Error('the dispatcher failed the slow lane\'s batch');
+      if (!moved.length || moved.some((j) => this.jobOf(j).lane !== 'slow')) throw new Error(`${moved.length} jobs on the slow lane`);
+    });
     const out = await this.hx.invoke<BatchResult>(this.fn('webhook_dispatcher'), event);
+    // A record that keeps failing (its files unreadable) goes to the redo queue; redone, it queues its job.
+    if (!out.batchItemFailures.length) await this.redo('webhook_dispatcher', 'WebhookDispatcherRedoQueue', ...brokenAndFixed(inserts));
     // Taken off the queue first, even from a failed batch: a job left there would reach the deliverer's flow.
     const jobs = await this.receive('webhooks');
     if (out.batchItemFailures.length) throw new Error('the dispatcher failed the batch');
@@ -133,8 +147,22 @@ export class CoreFlows extends ApiFlows {
     if (!tasks.some((t) => t?.kind === 'retention' && t.bot_id === botA.id && t.retention_days === days)) throw new Error('no retention task queued');
   }
 
+  /** Runs `during` with the bot marked slow (as a delivery's timeout leaves it), then removes the mark. */
+  private async withSlowMark(botId: string, during: () => Promise<void>): Promise<void> {
+    const until = Math.floor(Date.now() / 1000) + 600;
+    await this.admin.send(new PutCommand({ TableName: this.hx.stack.tableName, Item: { ...keys.slowWebhooks(botId), entity: 'slow_webhooks', bot_id: botId, until, ttl: until } }));
+    try {
+      await during();
+    } finally {
+      await this.admin.send(new DeleteCommand({ TableName: this.hx.stack.tableName, Key: keys.slowWebhooks(botId) }));
+    }
+  }
+
   async webhook_deliverer(): Promise<void> {
     const arn = this.queueArn('WebhookQueue');
+    // Jobs another flow left queued (a dispatcher refused halfway stops before it takes its jobs off) are taken off
+    // first: each count below is of what this run queued.
+    await Promise.all((['webhooks', 'webhooks_slow', 'webhooks_dlq'] as const).map((q) => this.receive(q)));
     // The photo message's job: its event carries presigned file URLs.
     const jobs = this.need('jobs');
     const sent = this.need('photo');
@@ -162,6 +190,24 @@ export class CoreFlows extends ApiFlows {
     if (out.batchItemFailures.length) throw new Error('the deliverer failed the reminder');
     const reminded = hooks.received.slice(sentBefore);
     if (reminded.length !== 1 || !String(reminded[0].headers['x-webhook-id']).startsWith('reminder:')) throw new Error(`the receiver got ${reminded.length} reminders`);
+    // The receiver hanging: the delivery times out, marks the bot slow and queues its retry on the slow lane; then
+    // a job of the bot still on the fast lane moves there without being posted.
+    const botId = present(this.jobOf(job).bot_id, "the job's bot");
+    hooks.status = 'hang';
+    try {
+      out = await this.hx.invoke<BatchResult>(this.fn('webhook_deliverer'), sqsEvent(arn, [job]));
+      if (out.batchItemFailures.length) throw new Error('the deliverer failed a job that timed out');
+      const [retry, ...more] = await this.receive('webhooks_slow');
+      if (!retry || more.length || this.jobOf(retry).attempt !== 1) throw new Error('no retry on the slow lane after a timeout');
+      if (!(await this.item(keys.slowWebhooks(botId).pk, keys.slowWebhooks(botId).sk))) throw new Error('the bot was not marked slow');
+      const posted = hooks.received.length;
+      out = await this.hx.invoke<BatchResult>(this.fn('webhook_deliverer'), sqsEvent(arn, [job]));
+      const moved = await this.receive('webhooks_slow');
+      if (out.batchItemFailures.length || moved.length !== 1 || hooks.received.length !== posted) throw new Error('the fast lane\'s job did not move to the slow lane');
+    } finally {
+      hooks.status = 200;
+      await this.admin.send(new DeleteCommand({ TableName: this.hx.stack.tableName, Key: keys.slowWebhooks(botId) }));
+    }
     // The receiver failing: queued again for the retry, then (the last retry failing) dead-lettered.
     hooks.status = 500;
     try {
@@ -207,3 +253,12 @@ export const CORE_FLOW_ORDER = [
   'webhook_dispatcher',
   'webhook_deliverer',
 ] as const;
+
+/** A user message's record made unreadable (its files not a list), with a new id, beside the record as it was. */
+function brokenAndFixed(records: DynamoDBRecord[]): [DynamoDBRecord, DynamoDBRecord] {
+  const fixed = records.find((r) => r.eventName === 'INSERT' && r.dynamodb?.NewImage?.sender_type?.S === 'incoming');
+  if (!fixed?.dynamodb?.NewImage) throw new Error('no user message to break');
+  const broken = { ...fixed, eventID: randomUUID(), dynamodb: { ...fixed.dynamodb, NewImage: { ...fixed.dynamodb.NewImage, files: { S: 'not a list' }, attaches: { BOOL: true } } } };
+  return [broken, fixed];
+}
+

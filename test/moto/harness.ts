@@ -45,8 +45,8 @@ export interface Handle {
 export interface Webhooks {
   url: string;
   received: { headers: Record<string, string | string[] | undefined>; body: string }[];
-  /** The status the receiver answers with. */
-  status: number;
+  /** The status the receiver answers with, or 'hang': it never answers (the deliverer times out). */
+  status: number | 'hang';
 }
 
 export class Harness {
@@ -61,6 +61,10 @@ export class Harness {
   private iterator?: string;
   /** Every stream record so far, as Lambda delivers them. */
   records: DynamoDBRecord[] = [];
+  /** Where the current run's records start in `records` (beginRun). */
+  private runFrom = 0;
+  /** Each stream consumer's first batch (its plain flow's): what every later run of it is given again. */
+  private firstBatch = new Map<string, DynamoDBRecord[]>();
 
   async start(): Promise<void> {
     // The SDK's notice about Node 22 (this machine may run 20) would crowd the output.
@@ -93,7 +97,8 @@ export class Harness {
       const chunks: Buffer[] = [];
       for await (const c of req) chunks.push(c as Buffer);
       received.push({ headers: req.headers, body: Buffer.concat(chunks).toString() });
-      res.writeHead(this.webhooks.status).end();
+      const { status } = this.webhooks;
+      if (status !== 'hang') res.writeHead(status).end();
     })());
     await new Promise<void>((r) => this.webhookServer.listen(port, '127.0.0.1', () => r()));
     this.streams = new DynamoDBStreamsClient({ endpoint: this.rec.endpoint, region: REGION, credentials: this.keys.admin });
@@ -134,7 +139,9 @@ export class Harness {
       // (on AWS it waits for the bot cache too).
       ERASE_DELAY_SECONDS: '0',
       BOT_CACHE_TTL_MS: '0',
-      WEBHOOK_TIMEOUT_MS: '3000',
+      // The deliverer's flow waits this out once per run (the receiver hanging); its receiver answers at once
+      // otherwise (in this process, on 127.0.0.1).
+      WEBHOOK_TIMEOUT_MS: '1000',
       // The test's webhook receiver listens on 127.0.0.1 (the stack never sets this: test/infra/stack-settings).
       WEBHOOK_ALLOW_LOOPBACK: 'on',
       // moto is slower than AWS: a TransactWriteItems copies the whole table first (seconds once the run has
@@ -157,8 +164,15 @@ export class Harness {
     return { id, env, handler: mod.handler };
   }
 
+  /**
+   * Set by a variant: once its function was refused the action taken away, the flow ends at that function's next
+   * invocation (what comes after could only be refused again, or pass; the other functions' calls, cleaning up, go on).
+   */
+  stopOnceRefused?: { id: string; refused: () => boolean };
+
   /** Runs a handler with its function's environment (credentials are read on its first call). */
   async invoke<T = unknown>(h: Handle, event: unknown, context?: unknown): Promise<T> {
+    if (this.stopOnceRefused?.id === h.id && this.stopOnceRefused.refused()) throw new Error(`${h.id} was refused the action taken away: the flow stops before its next invocation`);
     process.env = { ...h.env };
     return (await h.handler(event, context)) as T;
   }
@@ -213,8 +227,23 @@ export class Harness {
     return out;
   }
 
-  /** The records a stream consumer's event filters let through, as the event source mapping delivers them. */
-  streamEvent(def: StreamConsumerDef, records: DynamoDBRecord[]) {
+  /** A run of a flow begins (a variant): the records written before it are read, so later reads hold only its own. */
+  async beginRun(): Promise<void> {
+    await this.readStream();
+    this.runFrom = this.records.length;
+  }
+
+  /**
+   * A stream consumer's batch, the records its event filters let through (as the event source mapping delivers
+   * them): on its first run (the plain flow) every record so far; on each later run (a variant) those same
+   * records, where every call was accepted, and the ones written since the run began. Not the whole stream
+   * again: a variant would redo every record of the run so far (each a call or more), while what it must be
+   * refused is what the first batch called.
+   */
+  streamEvent(def: StreamConsumerDef) {
+    const first = this.firstBatch.get(def.id);
+    const records = first ? [...first, ...this.records.slice(Math.max(this.runFrom, first.length))] : this.records;
+    if (!first) this.firstBatch.set(def.id, [...this.records]);
     return { Records: records.filter((r) => def.filters.some((f) => matchesFilter(f, r))) };
   }
 

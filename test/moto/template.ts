@@ -1,19 +1,21 @@
 // The stack as synthesized (no bundling), and what it describes made in moto: the table, the files bucket,
 // the queues, the JWT secret; each function's environment and role policy with the template's references
 // resolved to what was made.
-import { CreateTableCommand, DynamoDBClient, UpdateTimeToLiveCommand, type CreateTableCommandInput, type StreamViewType, type TimeToLiveSpecification } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, DynamoDBClient, PutItemCommand, UpdateTimeToLiveCommand, type CreateTableCommandInput, type StreamViewType, type TimeToLiveSpecification } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { template } from '../support/shapes';
 import { type FunctionDef, type QueueName } from '../../lib/routes';
 import { ALL_FUNCTIONS } from '../../lib/consumers';
+import { keys, LAYOUT_VERSION } from '../../lambdas/entities/keys';
+import { DEFAULT_CHAT_LIST_SHARDS } from '../../lambdas/shared/config';
 
 export const REGION = 'us-east-1';
 export const ACCOUNT = '123456789012';
 export const ALL_DEFS: FunctionDef[] = ALL_FUNCTIONS;
 /** The logical id prefix of each queue routes.ts names. */
-const QUEUE_IDS: Record<QueueName, string> = { webhooks: 'WebhookQueue', webhooks_dlq: 'WebhookDlq', tasks: 'TaskQueue', tasks_dlq: 'TaskDlq' };
+const QUEUE_IDS: Record<QueueName, string> = { webhooks: 'WebhookQueue', webhooks_slow: 'WebhookSlowQueue', webhooks_dlq: 'WebhookDlq', tasks: 'TaskQueue', tasks_dlq: 'TaskDlq' };
 const pascal = (id: string) => id.replace(/(^|_)(\w)/g, (_m, _s, c: string) => c.toUpperCase());
 
 /** A policy statement with its references resolved to what moto made. */
@@ -94,6 +96,9 @@ export interface MotoStack {
   functions: Record<string, MotoFunction>;
 }
 
+/** A new stage's table once its data move ran (a few seconds after the first deploy; flows/migrate.ts) has this marker: at the current layout. */
+export const layoutMarker = () => ({ ...keys.layout(), entity: 'layout', version: LAYOUT_VERSION, chat_list_shards: DEFAULT_CHAT_LIST_SHARDS });
+
 /** The resources of one type, with their ids; `P` names the properties read of them. */
 const of = <P = Record<string, unknown>>(resources: StackTemplate['Resources'], type: string) =>
   Object.entries(resources).filter(([, r]) => r.Type === type) as [string, { Type: string; Properties: P }][];
@@ -119,6 +124,8 @@ export async function createStack(endpoint: string, template: StackTemplate, sec
   if (p.TimeToLiveSpecification) {
     await ddb.send(new UpdateTimeToLiveCommand({ TableName: tableId, TimeToLiveSpecification: p.TimeToLiveSpecification }));
   }
+  const marker = layoutMarker();
+  await ddb.send(new PutItemCommand({ TableName: tableId, Item: Object.fromEntries(Object.entries(marker).map(([k, v]) => [k, typeof v === 'number' ? { N: String(v) } : { S: v }])) }));
   ddb.destroy();
   const tableArn = created.TableDescription!.TableArn!;
   const streamArn = created.TableDescription!.LatestStreamArn!;
@@ -133,13 +140,15 @@ export async function createStack(endpoint: string, template: StackTemplate, sec
   s3.destroy();
 
   const sqs = new SQSClient(opts);
-  const queues = of<{ VisibilityTimeout?: number; MessageRetentionPeriod?: number; RedrivePolicy?: unknown }>(R, 'AWS::SQS::Queue').sort(([, a]) => (a.Properties.RedrivePolicy ? 1 : -1)); // dead-letter queues first
+  const queues = of<{ VisibilityTimeout?: number; MessageRetentionPeriod?: number; RedrivePolicy?: unknown; FifoQueue?: boolean }>(R, 'AWS::SQS::Queue').sort(([, a]) => (a.Properties.RedrivePolicy ? 1 : -1)); // dead-letter queues first
   for (const [id, q] of queues) {
     const attrs: Record<string, string> = {};
     if (q.Properties.VisibilityTimeout) attrs.VisibilityTimeout = String(q.Properties.VisibilityTimeout);
     if (q.Properties.MessageRetentionPeriod) attrs.MessageRetentionPeriod = String(q.Properties.MessageRetentionPeriod);
     if (q.Properties.RedrivePolicy) attrs.RedrivePolicy = JSON.stringify(resolve(q.Properties.RedrivePolicy, refs));
-    const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: id, Attributes: attrs }));
+    // A FIFO queue (the stream consumers' redo queues and theirs) is named so, as CloudFormation names it.
+    if (q.Properties.FifoQueue) attrs.FifoQueue = 'true';
+    const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: q.Properties.FifoQueue ? `${id}.fifo` : id, Attributes: attrs }));
     const { Attributes } = await sqs.send(new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['QueueArn'] }));
     refs[id] = { ref: QueueUrl!, attrs: { Arn: Attributes!.QueueArn!, QueueName: id } };
   }

@@ -1,5 +1,6 @@
-// The flows of the Bot API's users (find, erase, a task's state) and of the task worker that erases: each makes
-// its own user (a chat, a photo message, an open socket), so it runs again on its own with a changed policy.
+// The flows of the Bot API's users (find, erase, a task's state) and of the task worker (retention, export, erasure,
+// the data move): each makes its own user (a chat, a photo message, an open socket), so it runs again on its own
+// with a changed policy.
 import { randomUUID } from 'node:crypto';
 import { CoreFlows, CORE_FLOW_ORDER } from './flows';
 import { PNG, type BatchResult } from './flow-base';
@@ -7,7 +8,8 @@ import { present, type Chat, type FileInfo, type Schemas, type User } from '../s
 import type { Message as QueuedMessage } from '@aws-sdk/client-sqs';
 import { json, multipart, sqsEvent, wsEvent } from './harness';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { keys } from '../../lambdas/entities/keys';
+import { keys, LAYOUT_VERSION } from '../../lambdas/entities/keys';
+import type { TaskRecord } from '../../lambdas/entities/tasks';
 
 /** A line of an export's file, as far as the flow reads it (a file line carries the file). */
 interface ExportLine {
@@ -93,6 +95,29 @@ export class Flows extends CoreFlows {
     await this.exported();
   }
 
+  /** A task put as it is started, its job run by the worker (its full policy, unless changed) to the task's completion. */
+  private async runTask(fields: Pick<TaskRecord, 'kind' | 'bot_id' | 'created_at' | 'retention_days'>): Promise<void> {
+    const taskId = randomUUID();
+    await this.admin.send(new PutCommand({ TableName: this.hx.stack.tableName, Item: { ...keys.task(taskId), entity: 'task', task_id: taskId, status: 'pending', ...fields } }));
+    const job = { MessageId: randomUUID(), ReceiptHandle: randomUUID(), Body: JSON.stringify({ task_id: taskId }) };
+    const out = await this.hx.invoke<BatchResult>(this.fn('task_worker'), sqsEvent(this.queueArn('TaskQueue'), [job]), contextWith(200_000));
+    if (out.batchItemFailures.length) throw new Error(`the worker failed the ${fields.kind} task`);
+    const task = await this.item(keys.task(taskId).pk, 'TASK');
+    if (task?.status !== 'completed') throw new Error(`${fields.kind} task ${JSON.stringify(task)}`);
+  }
+
+  /** The data move (a `migrate` task) on a table not yet moved: the worker scans it, moves a user still at its
+   * legacy key, and writes the layout marker. */
+  private async migration(): Promise<void> {
+    await this.withoutLayoutMarker(async () => {
+      const legacy = await this.legacyUser();
+      await this.runTask({ kind: 'migrate', bot_id: '', created_at: new Date().toISOString() });
+      await this.expectMoved(legacy, 'the data move');
+      const marker = await this.item(keys.layout().pk, keys.layout().sk);
+      if (marker?.version !== LAYOUT_VERSION) throw new Error(`the data move left the layout marker ${JSON.stringify(marker)}`);
+    });
+  }
+
   /** A retention task for bot A's setting run by the worker: the flow's photo message and its file then expire. */
   private async retention(): Promise<void> {
     const table = this.hx.stack.tableName;
@@ -100,29 +125,18 @@ export class Flows extends CoreFlows {
     const bot = await this.admin.send(
       new UpdateCommand({ TableName: table, Key: keys.bot(botA.id), UpdateExpression: 'SET retention_days = :d', ExpressionAttributeValues: { ':d': 3650 }, ReturnValues: 'ALL_NEW' }),
     );
-    const taskId = randomUUID();
-    await this.admin.send(
-      new PutCommand({
-        TableName: table,
-        Item: { ...keys.task(taskId), entity: 'task', task_id: taskId, kind: 'retention', status: 'pending', bot_id: botA.id, retention_days: 3650, created_at: bot.Attributes?.updated_at as string | undefined },
-      }),
-    );
-    const job = { MessageId: randomUUID(), ReceiptHandle: randomUUID(), Body: JSON.stringify({ task_id: taskId }) };
-    const out = await this.hx.invoke<BatchResult>(this.fn('task_worker'), sqsEvent(this.queueArn('TaskQueue'), [job]), contextWith(200_000));
-    if (out.batchItemFailures.length) throw new Error('the worker failed the retention task');
-    const task = await this.item(keys.task(taskId).pk, 'TASK');
-    if (task?.status !== 'completed') throw new Error(`retention task ${JSON.stringify(task)}`);
+    await this.runTask({ kind: 'retention', bot_id: botA.id, retention_days: 3650, created_at: present(bot.Attributes?.updated_at as string | undefined, "bot A's updated_at") });
     const photo = this.need('photo').message;
     const message = await this.admin.send(new GetCommand({ TableName: table, Key: keys.message(this.need('user').userId, photo.chat_id, photo.id) }));
     const file = await this.item(keys.file(present(present(photo.files, "the photo message's files")[0]?.id, 'its file id')).pk, 'FILE');
     if (typeof message.Item?.ttl !== 'number' || typeof file?.ttl !== 'number') throw new Error('the retention task dated neither the message nor its file');
   }
 
-  /** The worker: bot A's retention applied to what it stored (its chats from gsi1, their messages, its files); an
-   * export (its files' URLs, signed by the worker, serving their bytes); then the same user's erasure, cut short
-   * after the files (it queues the rest), then run again to the end. */
+  /** The worker: an export (its files' URLs, signed by the worker, serving their bytes); then the same user's erasure,
+   * cut short after the files (it queues the rest), then run again to the end; the data move; last, bot A's retention
+   * applied to what it stored (its chats from gsi2 and gsi1, their messages, its files). The retention last: it walks
+   * every chat of bot A (the whole run's), and a variant refused before it stops there (Harness.stopOnceRefused). */
   async task_worker(): Promise<void> {
-    await this.retention();
     const u = await this.userToErase();
     const { lines } = await this.exported(u);
     const file = lines.find((l) => l.type === 'file')?.file;
@@ -146,6 +160,8 @@ export class Flows extends CoreFlows {
     }
     const task = await this.item(keys.task(erase.task_id).pk, 'TASK');
     if (task?.status !== 'completed' || task.user_id) throw new Error(`task ${JSON.stringify(task)}`);
+    await this.migration();
+    await this.retention();
   }
 }
 

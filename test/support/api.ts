@@ -46,7 +46,7 @@ export function clientEndpoints(chatId: string): [method: string, path: string, 
 }
 
 /** What the stream moves on a chat after a message is written (the publisher, a moment after the send). */
-const STREAM_OWNED = ['updated_at', 'gsi1sk', 'last_event', 'counted_seq', 'unread_msg_by_user', 'unread_msg_by_operator'];
+const STREAM_OWNED = ['updated_at', 'gsi1pk', 'gsi1sk', 'gsi2pk', 'gsi2sk', 'last_event', 'counted_seq', 'unread_msg_by_user', 'unread_msg_by_operator'];
 
 /**
  * Every item a bot's requests can have written, in a stable order (to prove a rejected request wrote nothing).

@@ -111,3 +111,15 @@ export async function processesOf(dataDir: string, waitMs = 0): Promise<string[]
     await new Promise((r) => setTimeout(r, 100));
   }
 }
+
+/**
+ * A file's own stack, and this process's lambdas/ modules (imported after this) pointed at its table, queues and
+ * settings instead of the run's shared stack.
+ */
+export async function startOwnStack(env: Record<string, string>): Promise<LocalProcess> {
+  const stack = await startLocalProcess(env);
+  Object.assign(process.env, env);
+  const { applyLocalEnv, localSettings } = await import('../../lib/local/settings');
+  applyLocalEnv(localSettings());
+  return stack;
+}

@@ -26,8 +26,15 @@ export const SHAPES: Record<string, ChatStackProps> = {
     architecture: 'x86_64',
     wsAccessLogs: true,
     botCacheTtlMs: 0,
+    chatListShards: 64,
     throttle: { rateLimit: 10, burstLimit: 20 },
+    routeThrottles: { 'POST /api/client/session': { rateLimit: 5, burstLimit: 8 }, $connect: { rateLimit: 3, burstLimit: 6 } },
+    warmThroughput: { readUnitsPerSecond: 15000, writeUnitsPerSecond: 6000 },
     limits: { RATE_MESSAGES_PER_MINUTE: 30, MAX_CHATS_PER_USER: 5, MAX_UPLOAD_BYTES: 1024 ** 3 },
+    streamBatchSize: 500,
+    streamBatchingWindowSeconds: 2,
+    webhookConcurrency: 20,
+    webhookSlowConcurrency: 3,
   },
   InfiniteLogs: { logRetentionDays: 9999 },
 };
@@ -101,6 +108,8 @@ export interface StackIds {
   queues: Record<QueueName, string>;
   webhookDispatcherDlq: string;
   publisherDlq?: string;
+  /** Per stream consumer: its FIFO redo queue and that queue's dead-letter queue. */
+  redoQueues: Record<'publisher' | 'webhook_dispatcher', { queue: string; dlq: string }>;
   uploadCompleterDlq: string;
   /** Only with alarmEmail (a topic of our own). */
   alarmTopic?: string;

@@ -65,9 +65,13 @@ function ids(s: ChatStack): StackIds {
     jwtSecret: id(s.jwtSecret),
     api: id(s.api),
     wsApi: s.wsApi && id(s.wsApi),
-    queues: { webhooks: id(s.queues.webhooks), webhooks_dlq: id(s.queues.webhooks_dlq), tasks: id(s.queues.tasks), tasks_dlq: id(s.queues.tasks_dlq) },
+    queues: { webhooks: id(s.queues.webhooks), webhooks_slow: id(s.queues.webhooks_slow), webhooks_dlq: id(s.queues.webhooks_dlq), tasks: id(s.queues.tasks), tasks_dlq: id(s.queues.tasks_dlq) },
     webhookDispatcherDlq: id(s.webhookDispatcherDlq),
     publisherDlq: s.publisherDlq && id(s.publisherDlq),
+    redoQueues: {
+      publisher: { queue: id(s.node.findChild('PublisherRedoQueue')), dlq: id(s.redoDlqs.publisher) },
+      webhook_dispatcher: { queue: id(s.node.findChild('WebhookDispatcherRedoQueue')), dlq: id(s.redoDlqs.webhook_dispatcher) },
+    },
     uploadCompleterDlq: id(s.uploadCompleterDlq),
     // Only a topic of our own has one (alarmTopicArn imports an existing topic).
     alarmTopic: s.alarmTopic?.node.defaultChild ? id(s.alarmTopic) : undefined,

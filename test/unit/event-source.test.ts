@@ -109,7 +109,7 @@ describe('DynamoDB stream batches', () => {
   });
 
   test("a consumer's batches: at most batchSize of its records, one shard at a time, the checkpoint after each", async () => {
-    const consumer: StreamConsumerDef = { ...def, filters: [{ eventName: ['INSERT'] }], batchSize: 2, timeoutSeconds: 5, startingPosition: 'TRIM_HORIZON', failureLog: '' };
+    const consumer: StreamConsumerDef = { ...def, filters: [{ eventName: ['INSERT'] }], batchSize: 2, timeoutSeconds: 5, startingPosition: 'TRIM_HORIZON', failureLog: '', redoQueueEnv: 'PUBLISHER_REDO_QUEUE_URL' };
     const checkpoints = new StreamCheckpoints(join(dir, 'checkpoints.json'), 'arn', [consumer.id]);
     const queue = new ConsumerQueue(consumer, ROOT, deadLetters, checkpoints, quiet, policy);
     const removed = { ...records('skipped')[0], eventName: 'REMOVE' as const }; // not the consumer's: its filter
@@ -131,6 +131,7 @@ describe('DynamoDB stream batches', () => {
       timeoutSeconds: 5,
       startingPosition: 'TRIM_HORIZON',
       failureLog: '',
+      redoQueueEnv: 'PUBLISHER_REDO_QUEUE_URL',
     };
     const checkpoints = new StreamCheckpoints(join(dir, 'checkpoints.json'), 'arn', [consumer.id]);
     const queue = new ConsumerQueue(consumer, ROOT, deadLetters, checkpoints, quiet, policy);

@@ -1,0 +1,200 @@
+// The stream consumers' throughput model: records/s per shard = batch size × parallelization ÷ batch time, for
+// the real handlers (publisher, webhook dispatcher) run in this process against the bench's stack on a batch of
+// many users' messages, each user with a live socket. The users' lanes run side by side (lambdas/aws/stream-batch.ts):
+// the batch waits on one lane (timed alone, plus the AWS latency allowances of its calls that the cost phase uses,
+// cost-model.ts ALLOWANCE_MS); the full batch's CPU time is shown beside it. The local emulators answer one call
+// at a time, so a full batch's wall time here would measure them, not the handler.
+import { randomUUID } from 'node:crypto';
+import WebSocket from 'ws';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
+import { PUBLISHER, STREAM_BATCH_SIZE, STREAM_DELIVERY, WEBHOOK_DISPATCHER, type StreamConsumerDef } from '../../lib/consumers';
+import { handlerLoader, type Invocation } from '../../lib/local/handlers';
+import { ALLOWANCE_MS } from './cost-model';
+import { installMeters } from './meters';
+import { request, type Api, type LiveSession } from './http';
+import { ROOT } from './options';
+import { out } from './report';
+import type { Target } from './targets';
+
+/** The issue's target for a shard. */
+export const STREAM_TARGET_RECORDS_PER_S = 1000;
+
+export interface ConsumerFigures {
+  /** One user's records run alone by the handler, here: what a lane waits. */
+  lane_ms: number;
+  /** The AWS latency allowances of that lane's calls and of the batch's sends. */
+  allowance_ms: number;
+  /**
+   * The process's CPU time while the full batch ran (its lanes share one function's CPU): an upper bound, with the
+   * local gateways' share (the @connections posts, the SQS API) in it. Shown beside the model, not in it.
+   */
+  batch_cpu_ms: number;
+  /** The lane's time with its allowances: what the batch waits. */
+  batch_ms: number;
+  records_per_s_per_shard: number;
+}
+
+export interface StreamFigures {
+  batch_size: number;
+  parallelization_factor: number;
+  users_per_batch: number;
+  records_per_user: number;
+  publisher: ConsumerFigures;
+  dispatcher: ConsumerFigures;
+  publisher_records_per_s_per_shard: number;
+  dispatcher_records_per_s_per_shard: number;
+}
+
+const SEQ_BASE = BigInt(Date.now()) * 1_000_000n;
+/** Conversations made at once while the batch's users are set up (their setup is not timed). */
+const AT_ONCE = 4;
+
+/** Until no invocation of the stack ended for 200 ms. */
+async function quiet(seen: Invocation[]): Promise<void> {
+  for (let n = -1; n !== seen.length; ) {
+    n = seen.length;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** A user with a chat, a live socket on its channel, one message and the bot's reply: its two message items. */
+async function conversation(apiUrl: string, bot: { client_key: string; secretKey: string }, n: number, sockets: WebSocket[]) {
+  const s = await request<LiveSession>(apiUrl, 'POST', '/api/client/session', { json: { client_key: bot.client_key, external_id: `bench-stream-${n}` } });
+  const ws = new WebSocket(s.realtime.url);
+  sockets.push(ws);
+  await new Promise((r) => ws.once('open', r));
+  const subscribed = new Promise((r) => ws.once('message', r));
+  ws.send(`${JSON.stringify({ id: 1, connect: { token: s.realtime.token } })}\n${JSON.stringify({ id: 2, subscribe: { channel: s.realtime.channel } })}`);
+  await subscribed;
+  const chat = await request<Api['Chat']>(apiUrl, 'POST', '/api/client/chats', { token: s.session_token, json: { name: 'Support' } });
+  await request(apiUrl, 'POST', `/api/client/chats/${chat.id}/messages`, { token: s.session_token, json: { content: `question ${n}` } });
+  await request(apiUrl, 'POST', `/api/bot/chats/${chat.id}/messages`, { token: bot.secretKey, json: { content: `answer ${n}` } });
+  const { queryAll } = await import('../../lambdas/aws/dynamo');
+  const { keys } = await import('../../lambdas/entities/keys');
+  const items = await queryAll({
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+    FilterExpression: 'entity = :message',
+    ExpressionAttributeValues: { ':pk': keys.userPartition(s.user.id), ':prefix': keys.messagePrefix(chat.id), ':message': 'message' },
+  });
+  return items.sort((a, b) => String(a.created_at).localeCompare(String(b.created_at)));
+}
+
+/** The items as a shard gives them: INSERTs, users interleaved, each user's in order; sequence numbers not yet counted. */
+function streamBatch(perUser: Record<string, unknown>[][]): DynamoDBStreamEvent {
+  const records: DynamoDBRecord[] = [];
+  for (let k = 0; perUser.some((items) => items[k]); k++) {
+    for (const items of perUser) {
+      const item = items[k];
+      if (!item) continue;
+      const image = marshall(item, { removeUndefinedValues: true });
+      records.push({
+        eventID: randomUUID(),
+        eventName: 'INSERT',
+        eventSource: 'aws:dynamodb',
+        dynamodb: {
+          Keys: { pk: image.pk, sk: image.sk },
+          NewImage: image as NonNullable<DynamoDBRecord['dynamodb']>['NewImage'],
+          SequenceNumber: String(SEQ_BASE + BigInt(records.length)).padStart(21, '0'),
+          StreamViewType: 'NEW_AND_OLD_IMAGES',
+        },
+      } as DynamoDBRecord);
+    }
+  }
+  return { Records: records };
+}
+
+/** Runs a batch through the consumer's real handler (warm), and returns its observed invocation. */
+async function invoke(def: StreamConsumerDef, event: DynamoDBStreamEvent, seen: Invocation[]): Promise<Invocation> {
+  const handler = await handlerLoader<(e: DynamoDBStreamEvent, c: unknown) => Promise<{ batchItemFailures: unknown[] }>>(ROOT)(def.entry);
+  const context = { getRemainingTimeInMillis: () => def.timeoutSeconds * 1000 };
+  // Warm: the module loaded and its clients connected (a cold start is the cold-init phase's).
+  await handler({ Records: [] }, context);
+  const mark = seen.length;
+  const out = await handler(event, context);
+  if (out.batchItemFailures.length) throw new Error(`${def.id}: the bench batch failed ${out.batchItemFailures.length} records`);
+  // This batch's own (the stack's poller runs the same handler on what the conversations wrote).
+  const inv = seen.slice(mark).find((i) => i.event === event);
+  if (!inv) throw new Error(`${def.id}: its invocation was not observed`);
+  return inv;
+}
+
+/** The AWS latency allowances of an invocation's calls, as the cost phase adds them (cost-model.ts). */
+const allowanceOf = (c: Record<string, number>) =>
+  (c.calls ?? 0) * ALLOWANCE_MS.dynamodb + (c.sqs ?? 0) * ALLOWANCE_MS.sqs + (c.connections ?? 0) * ALLOWANCE_MS.connections + (c.s3 ?? 0) * ALLOWANCE_MS.s3;
+
+/**
+ * A full batch's time on AWS. Its lanes wait on AWS side by side, so the wait is one lane's: a batch of one user's
+ * records, run and timed alone, plus its calls' allowances (any sends included), plus the
+ * full batch's job sends beyond the lane's. The full batch's CPU time is reported beside it.
+ */
+async function modelBatch(def: StreamConsumerDef, full: DynamoDBStreamEvent, lane: DynamoDBStreamEvent, seen: Invocation[]): Promise<ConsumerFigures> {
+  const one = await invoke(def, lane, seen);
+  const whole = await invoke(def, full, seen);
+  const laneMs = (one.endedAt ?? one.startedAt) - one.startedAt;
+  const allowance = allowanceOf(one.counters);
+  // The full batch's sends after the lanes (the dispatcher's jobs, 10 per call) beyond the lane's own.
+  const sends = Math.max(0, (whole.counters.sqs ?? 0) - (one.counters.sqs ?? 0)) * ALLOWANCE_MS.sqs;
+  const cpu = whole.cpuMs ?? 0;
+  const batchMs = laneMs + allowance + sends;
+  return {
+    lane_ms: Math.round(laneMs),
+    allowance_ms: Math.round(allowance + sends),
+    batch_cpu_ms: Math.round(cpu),
+    batch_ms: Math.round(batchMs),
+    records_per_s_per_shard: Math.round((full.Records.length * STREAM_DELIVERY.parallelizationFactor * 1000) / batchMs),
+  };
+}
+
+/** One full batch of each consumer: STREAM_BATCH_SIZE records of STREAM_BATCH_SIZE / 2 users, a message and a reply each. */
+export async function streamThroughput(apiUrl: string, webhookUrl: string): Promise<StreamFigures> {
+  const meters = await installMeters(new Map());
+  const sockets: WebSocket[] = [];
+  try {
+    const { createBot, updateBot } = await import('../../lambdas/flows/bot-admin');
+    const { bot, secretKey } = await createBot({ name: 'bench stream' });
+    // Its messages are the dispatcher's too (marked for the webhook at the send).
+    await updateBot(bot.id, { webhook_url: webhookUrl });
+    const users = STREAM_BATCH_SIZE / 2;
+    // One more user than the batch has: its lane is timed alone (the batch's records are then counted already).
+    // Made AT_ONCE at a time (each user's own requests in order), each user's items at its place.
+    const perUser: Record<string, unknown>[][] = [];
+    let next = 0;
+    const worker = async () => {
+      for (let n = next++; n <= users; n = next++) perUser[n] = await conversation(apiUrl, { client_key: bot.client_key, secretKey }, n, sockets);
+    };
+    await Promise.all(Array.from({ length: AT_ONCE }, worker));
+    // The stack's own consumers done with what the conversations wrote, so that they do not run beside the timed batches.
+    await quiet(meters.seen);
+    const full = streamBatch(perUser.slice(0, users));
+    const lane = streamBatch(perUser.slice(users));
+    const publisher = await modelBatch(PUBLISHER, full, lane, meters.seen);
+    const dispatcher = await modelBatch(WEBHOOK_DISPATCHER, full, lane, meters.seen);
+    return {
+      batch_size: full.Records.length,
+      parallelization_factor: STREAM_DELIVERY.parallelizationFactor,
+      users_per_batch: users,
+      records_per_user: full.Records.length / users,
+      publisher,
+      dispatcher,
+      publisher_records_per_s_per_shard: publisher.records_per_s_per_shard,
+      dispatcher_records_per_s_per_shard: dispatcher.records_per_s_per_shard,
+    };
+  } finally {
+    for (const ws of sockets) ws.close();
+    meters.uninstall();
+  }
+}
+
+/** Both consumers against the shard target. */
+export function streamTargets(s: StreamFigures): Record<string, Target> {
+  const at = (value: number): Target => ({ value, target: `>= ${STREAM_TARGET_RECORDS_PER_S}`, met: value >= STREAM_TARGET_RECORDS_PER_S });
+  return { 'stream.publisher_records_per_s_per_shard': at(s.publisher_records_per_s_per_shard), 'stream.dispatcher_records_per_s_per_shard': at(s.dispatcher_records_per_s_per_shard) };
+}
+
+export function reportStream(s: StreamFigures): void {
+  out(`\nStream consumers: one batch of ${s.batch_size} records (${s.users_per_batch} users × ${s.records_per_user}), parallelization ${s.parallelization_factor}`);
+  for (const [name, f] of [['publisher', s.publisher], ['dispatcher', s.dispatcher]] as const) {
+    out(`  ${name.padEnd(11)} lane ${f.lane_ms} ms + ${f.allowance_ms} ms allowances = ${f.batch_ms} ms a batch: ${f.records_per_s_per_shard} records/s per shard (batch CPU ${f.batch_cpu_ms} ms)`);
+  }
+}

@@ -1,0 +1,142 @@
+// What a stage needs for a peak, computed from the bench's committed results (benchmarks/results.json: units per
+// exchange and per conversation, the functions' billed time, the scale block) and AWS's quotas (lib/aws-quotas.ts).
+// docs/sizing.md explains each rule; bin/sizing.ts writes the table.
+import { AWS_QUOTAS } from '../../lib/aws-quotas';
+import { DEFAULT_THROTTLE } from '../../lib/stack-config';
+import { PUBLISHER, STREAM_DELIVERY, WEBHOOK_DISPATCHER } from '../../lib/consumers';
+
+/** The parts of benchmarks/results.json the sizing reads. */
+export interface BenchResults {
+  run: { date: string; commit: string };
+  cost: {
+    exchange_units: Record<string, number>;
+    overhead_units: Record<string, number>;
+    exchange_functions: Record<string, { invocations: number; billed_ms: number }>;
+    usd_per_1m_exchanges: number;
+    usd_per_1m_conversations_overhead: number;
+  };
+  /** Absent from results of a bench without the scale phase. */
+  scale?: { max_exchanges_per_s_per_bot: number | null; max_sessions_per_s_per_bot: number | null; exchanges_limited_by: string };
+}
+
+export interface Peak {
+  visitors: number;
+  messagesPerSecond: number;
+}
+
+/** The peaks of the table: concurrent visitors and messages a second (users' and bots' together). */
+export const PEAKS: Peak[] = [
+  { visitors: 1_000, messagesPerSecond: 100 },
+  { visitors: 10_000, messagesPerSecond: 2_000 },
+  { visitors: 50_000, messagesPerSecond: 10_000 },
+];
+
+/** Room above the peak in every setting: throttles, warm throughput and raised quotas are twice the need. */
+export const HEADROOM = 2;
+/**
+ * Every open page may reconnect at once (a deploy, a network blip): sessions and new sockets are sized for all
+ * visitors within this many seconds, not only for visits' steady arrival.
+ */
+export const RECONNECT_SECONDS = 60;
+/** Lambda's smallest memory among the functions (lib/routes.ts): the overhead's GB-seconds counted at it err high. */
+const SMALLEST_GB = 0.25;
+
+/** Rounded up to two significant digits (a setting, not a measurement). */
+export const roundUp = (n: number) => {
+  if (n <= 0) return 0;
+  const step = 10 ** Math.max(0, Math.floor(Math.log10(n)) - 1);
+  return Math.ceil(n / step) * step;
+};
+
+export interface Sizing {
+  peak: Peak;
+  exchangesPerSecond: number;
+  visitsPerSecond: number;
+  httpRequestsPerSecond: number;
+  wsRequestsPerSecond: number;
+  callbacksPerSecond: number;
+  stageThrottle: { rateLimit: number; burstLimit: number };
+  routeThrottles: Record<string, number>;
+  apiGatewayRequestsPerSecond: number;
+  lambdaConcurrency: number;
+  writeUnitsPerSecond: number;
+  readUnitsPerSecond: number;
+  warm: { read: number; write: number };
+  streamShards: number;
+  recordsPerShardPerSecond: number;
+  /** Quotas the peak needs raised: name → the value to ask for. */
+  raise: Partial<Record<keyof typeof AWS_QUOTAS, number>>;
+  /** undefined: the results have no scale block. */
+  oneBotFits: boolean | undefined;
+  usdPerHour: number;
+}
+
+export function size(r: BenchResults, peak: Peak): Sizing {
+  const ex = r.cost.exchange_units;
+  const ov = r.cost.overhead_units;
+  // An exchange is two messages (the user's and the bot's reply) and a read mark.
+  const E = peak.messagesPerSecond / 2;
+  // A visitor's conversation lasts the bench's visit (its socket's minutes), then another begins.
+  const N = peak.visitors / (ov.websocket_connection_minutes * 60);
+  const http = E * ex.http_requests + N * ov.http_requests;
+  // A visit's socket: $connect, and its frames (billed in and out: the overhead's messages ÷ 2).
+  const ws = N * (1 + ov.websocket_messages / 2);
+  // Each publication is a post to the @connections API (a callback request).
+  const callbacks = E * ex.websocket_messages;
+  const stageRate = Math.max(DEFAULT_THROTTLE.rateLimit, roundUp(Math.max(http, ws) * HEADROOM));
+  const exchangeSeconds = Object.values(r.cost.exchange_functions).reduce((s, f) => s + f.billed_ms / 1000, 0);
+  const concurrency = E * exchangeSeconds + (N * ov.lambda_gb_seconds) / SMALLEST_GB;
+  const wcu = E * ex.dynamodb_write_units + N * ov.dynamodb_write_units;
+  const rcu = E * ex.dynamodb_read_units + N * ov.dynamodb_read_units;
+  const warm = {
+    read: Math.max(AWS_QUOTAS.dynamoWarmReadUnitsPerSecond.value, roundUp(rcu * HEADROOM)),
+    write: Math.max(AWS_QUOTAS.dynamoWarmWriteUnitsPerSecond.value, roundUp(wcu * HEADROOM)),
+  };
+  // A stream shard follows a table partition; warm throughput makes at least this many partitions.
+  const shards = Math.ceil(Math.max(warm.write / AWS_QUOTAS.dynamoPartitionWriteUnitsPerSecond.value, warm.read / AWS_QUOTAS.dynamoPartitionReadUnitsPerSecond.value));
+  const apiGateway = http + ws + callbacks;
+  const raise: Sizing['raise'] = {};
+  const need = (name: keyof typeof AWS_QUOTAS, value: number) => {
+    if (value * HEADROOM > AWS_QUOTAS[name].value) raise[name] = roundUp(value * HEADROOM);
+  };
+  need('apiGatewayRequestsPerSecond', apiGateway);
+  const wave = peak.visitors / RECONNECT_SECONDS;
+  need('webSocketNewConnectionsPerSecond', wave);
+  need('lambdaConcurrentExecutions', concurrency);
+  need('dynamoTableReadUnitsPerSecond', rcu);
+  need('dynamoTableWriteUnitsPerSecond', wcu);
+  const maxE = r.scale?.max_exchanges_per_s_per_bot ?? null;
+  const maxS = r.scale?.max_sessions_per_s_per_bot ?? null;
+  return {
+    peak,
+    exchangesPerSecond: E,
+    visitsPerSecond: N,
+    httpRequestsPerSecond: http,
+    wsRequestsPerSecond: ws,
+    callbacksPerSecond: callbacks,
+    stageThrottle: { rateLimit: stageRate, burstLimit: 2 * stageRate },
+    routeThrottles: {
+      'POST /api/client/session': roundUp(Math.max(wave, N * HEADROOM)),
+      $connect: roundUp(Math.max(wave, N * HEADROOM)),
+      'POST /api/client/chats/{chat_id}/messages': roundUp(E * HEADROOM),
+    },
+    apiGatewayRequestsPerSecond: apiGateway,
+    lambdaConcurrency: concurrency,
+    writeUnitsPerSecond: wcu,
+    readUnitsPerSecond: rcu,
+    warm,
+    streamShards: shards,
+    // Stream records are item writes, each at least one write unit: at most the write units a second.
+    recordsPerShardPerSecond: wcu / shards,
+    raise,
+    oneBotFits: r.scale && (maxE === null || E <= maxE) && (maxS === null || N <= maxS),
+    usdPerHour: (3600 * (E * r.cost.usd_per_1m_exchanges + N * r.cost.usd_per_1m_conversations_overhead)) / 1e6,
+  };
+}
+
+/** The stream consumers' settings the table names (lib/consumers.ts). */
+export const CONSUMERS = {
+  publisherBatch: PUBLISHER.batchSize,
+  dispatcherBatch: WEBHOOK_DISPATCHER.batchSize,
+  parallelization: STREAM_DELIVERY.parallelizationFactor,
+};
