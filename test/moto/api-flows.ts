@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { json } from './harness';
+import { json } from './events';
 import { layoutMarker } from './template';
 import { keys } from '../../lambdas/entities/keys';
 import type { FileRecord } from '../../lambdas/entities/files';

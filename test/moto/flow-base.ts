@@ -8,7 +8,8 @@ import { DeleteMessageBatchCommand, DeleteMessageCommand, ReceiveMessageCommand,
 import type { DynamoDBRecord } from 'aws-lambda';
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { NOT_FOUND, ROUTES, type RouteDef } from '../../lib/routes';
-import { bodyOf, httpEvent, json, multipart, sqsEvent, wsEvent, type Handle, type Harness, type HttpRequestSpec, type HttpResult } from './harness';
+import { bodyOf, httpEvent, json, multipart, sqsEvent, wsEvent, type HttpRequestSpec, type HttpResult } from './events';
+import type { Handle, Harness } from './harness';
 import { REGION } from './template';
 import { firstFileUrl, present, type Chat, type FileInfo, type Message, type Schemas } from '../support/contract';
 import type { Frame } from '../support/realtime';

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { PUBLISHER, WEBHOOK_DISPATCHER } from '../../lib/consumers';
-import { sqsEvent, wsEvent } from './harness';
+import { sqsEvent, wsEvent } from './events';
 import { keys } from '../../lambdas/entities/keys';
 import { ApiFlows } from './api-flows';
 import { PNG, type BatchResult } from './flow-base';

@@ -6,7 +6,7 @@ import { CoreFlows, CORE_FLOW_ORDER } from './flows';
 import { PNG, type BatchResult } from './flow-base';
 import { present, type Chat, type FileInfo, type Schemas, type User } from '../support/contract';
 import type { Message as QueuedMessage } from '@aws-sdk/client-sqs';
-import { json, multipart, sqsEvent, wsEvent } from './harness';
+import { json, multipart, sqsEvent, wsEvent } from './events';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { keys, LAYOUT_VERSION } from '../../lambdas/entities/keys';
 import type { TaskRecord } from '../../lambdas/entities/tasks';
