@@ -3,7 +3,8 @@
 import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { ChatStack } from '../lib/stack';
-import { configsFromContext, stackName, type StackConfig } from '../lib/stack-config';
+import { stackName, type StackConfig } from '../lib/stack-config';
+import { configsFromContext } from '../lib/stack-context';
 
 const app = new App();
 

@@ -5,7 +5,8 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BOOLEAN_KEYS, CONTEXT_KEYS, configsFromContext, stackName, type ContextKey, type StackConfig } from '../lib/stack-config';
+import { BOOLEAN_KEYS, CONTEXT_KEYS, stackName, type ContextKey, type StackConfig } from '../lib/stack-config';
+import { configsFromContext } from '../lib/stack-context';
 
 const kebab = (key: string) => key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 const camel = (option: string) => option.replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase());

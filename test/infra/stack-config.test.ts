@@ -1,5 +1,6 @@
 // The stack's settings from CDK context keys: defaults, every key parsed, every bad value refused by name.
-import { CONTEXT_KEYS, DEFAULT_CONFIG, configsFromContext } from '../../lib/stack-config';
+import { CONTEXT_KEYS, DEFAULT_CONFIG } from '../../lib/stack-config';
+import { configsFromContext } from '../../lib/stack-context';
 
 // What `cdk synth` hands the app besides our keys (feature flags, CDK's own): never mistaken for a typo.
 const CDK_CONTEXT = { '@aws-cdk/core:enablePartitionLiterals': true, 'aws:cdk:enable-path-metadata': true };

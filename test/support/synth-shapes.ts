@@ -10,7 +10,8 @@ import { SynthesisMessageLevel } from 'aws-cdk-lib/cx-api';
 import type { IConstruct } from 'constructs';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { ChatStack } from '../../lib/stack';
-import { configsFromContext, stackName } from '../../lib/stack-config';
+import { stackName } from '../../lib/stack-config';
+import { configsFromContext } from '../../lib/stack-context';
 import { REFUSED_PROPS, SHAPES, STAGE_CONTEXT, type Ack, type NagReport, type StackIds, type Violation } from './shapes';
 
 const NO_BUNDLING = { 'aws:cdk:bundling-stacks': [] };
