@@ -7,7 +7,7 @@ import tseslint from 'typescript-eslint';
 export default defineConfig(
   {
     ignores: [
-      // The chat page is rebuilt by its own issue (the client package); web/api-types.ts is generated.
+      // The chat page is rebuilt by its own issue (the client package); packages/client/src/api-types.ts is generated.
       'web/**',
       // Build output and local data, never hand-written.
       'cdk.out/**',

@@ -1,6 +1,6 @@
 // The chat page's side of the Client API: where it is (config), one request with the session's token (renewed
 // once on a 401), and errors a person can read. Types come from docs/openapi.yaml (api-types.ts).
-import type { components } from './api-types';
+import type { components } from '../packages/client/src/api-types';
 
 // The API's types, generated into api-types.ts (`npm run openapi`): nothing hand-written.
 export type Schemas = components['schemas'];

@@ -1,7 +1,7 @@
 // Sending a file from the chat page: a small one in one multipart request (POST /api/client/files); a larger
 // one (a phone's photo or video) straight to S3 with a presigned POST (POST /api/client/files/uploads), a
 // progress bar while it goes, then sent once its checks settle it (a `file` publication, or polling).
-import type { components } from './api-types';
+import type { components } from '../packages/client/src/api-types';
 
 type Schemas = components['schemas'];
 export type UploadedFile = Schemas['UploadedFile'];

@@ -1,6 +1,6 @@
 // HTTP for the phases: sequential requests on one keep-alive socket (as a browser tab), a webhook receiver.
 import { Agent, createServer, request as httpRequest } from 'node:http';
-import type { components } from '../../web/api-types';
+import type { components } from '../../packages/client/src/api-types';
 
 /** The API's bodies as docs/openapi.yaml describes them (the types `npm run openapi` generates). */
 export type Api = components['schemas'];

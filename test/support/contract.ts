@@ -1,6 +1,6 @@
-// The contract's types for tests, generated from docs/openapi.yaml (`npm run openapi` writes web/api-types.ts):
+// The contract's types for tests, generated from docs/openapi.yaml (`npm run openapi` writes packages/client/src/api-types.ts):
 // a test that reads a field the document does not have fails tsc, as the page's code does.
-import type { components } from '../../web/api-types';
+import type { components } from '../../packages/client/src/api-types';
 
 export type Schemas = components['schemas'];
 export type Session = Schemas['Session'];

@@ -1,6 +1,6 @@
 // A reply's body typed by its request: the method and the concrete path (`/api/client/chats/${id}/messages?limit=5`)
-// pick the documented operation of docs/openapi.yaml (web/api-types.ts), and its success body is the reply's type.
-import type { components, paths } from '../../web/api-types';
+// pick the documented operation of docs/openapi.yaml (packages/client/src/api-types.ts), and its success body is the reply's type.
+import type { components, paths } from '../../packages/client/src/api-types';
 
 type Documented = Extract<keyof paths, string>;
 type ErrorBody = components['schemas']['Error'];

@@ -16,7 +16,7 @@ test('every hand-written part in bin/openapi/ is merged (none left out of PARTS)
   expect(long).toEqual([]);
 });
 
-test('web/api-types.ts is what openapi-typescript generates from it (the command of `npm run openapi`, with --check)', () => {
+test('packages/client/src/api-types.ts is what openapi-typescript generates from it (the command of `npm run openapi`, with --check)', () => {
   const root = join(__dirname, '..', '..');
   const script = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts.openapi;
   const args = /openapi-typescript (.+)$/.exec(script)![1].split(' ');

@@ -1,6 +1,6 @@
 // The static checks of `npm test`, run as tests so that they share the two cores with the suites instead of
 // running before them: TypeScript over the service, its tests and tools (tsconfig.json) and over the page
-// (web/tsconfig.json), ESLint with type-checked rules (eslint.config.mjs), and redocly's lint of docs/openapi.yaml (that the document and web/api-types.ts are
+// (web/tsconfig.json), ESLint with type-checked rules (eslint.config.mjs), and redocly's lint of docs/openapi.yaml (that the document and packages/client/src/api-types.ts are
 // generated, never stale: test/unit/openapi.test.ts).
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
