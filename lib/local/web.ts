@@ -29,6 +29,20 @@ export async function buildWeb(root: string, outdir?: string): Promise<string> {
   return outdir ? '' : out.outputFiles![0].text;
 }
 
+/** Bundles the embeddable widget (web/widget/widget.ts, the client package inside) in memory, or into outdir. */
+export async function buildWidget(root: string, outdir?: string): Promise<string> {
+  const out = await build({
+    ...WEB_BUILD,
+    entryPoints: ['widget/widget.ts'],
+    sourcemap: false,
+    absWorkingDir: join(root, 'web'),
+    write: Boolean(outdir),
+    ...(outdir ? { outfile: join(outdir, 'widget.js') } : { outfile: 'widget.js' }),
+    logLevel: 'silent',
+  });
+  return outdir ? '' : out.outputFiles![0].text;
+}
+
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
   '.css': 'text/css; charset=utf-8',
@@ -63,7 +77,7 @@ const DOCS_HTML = `<!doctype html>
 const DOCS_CSP = "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; font-src 'self' data:; worker-src 'self' blob:";
 
 /**
- * A fallback for the HTTP gateway: GET / (index.html), /style.css, /app.js, /config.json, and the API
+ * A fallback for the HTTP gateway: GET / (index.html), /style.css, /app.js, /config.json, /widget.js, and the API
  * reference: /api/openapi.json (docs/openapi.yaml as JSON), /docs (Redoc) and its bundled script.
  */
 export async function webFallback(root: string, config: { api_url: string; client_key: string }) {
@@ -71,6 +85,7 @@ export async function webFallback(root: string, config: { api_url: string; clien
     '/index.html': await readFile(join(root, 'web', 'index.html'), 'utf8'),
     '/style.css': await readFile(join(root, 'web', 'style.css'), 'utf8'),
     '/app.js': await buildWeb(root),
+    '/widget.js': await buildWidget(root),
     '/config.json': JSON.stringify(config),
     [OPENAPI_JSON_PATH]: JSON.stringify(parse(await readFile(join(root, 'docs', 'openapi.yaml'), 'utf8'))),
     [DOCS_PATH]: DOCS_HTML,
