@@ -126,3 +126,30 @@ test('identify() from the host page: the visitor who logged in gets their own se
   await p.getByRole('textbox', { name: 'Message' }).waitFor({ state: 'hidden' });
   expect((p as Page & { errors: string[] }).errors).toEqual([]);
 });
+
+test('a bot with multiple_chats: a conversation picker and a new conversation, each with its own messages', async () => {
+  const { bot, secretKey } = await newBot({ widget: { primary_color: '#0ea5e9', multiple_chats: true, attachments: true } });
+  clientKey = bot.client_key;
+  csp = await documentedCsp(bot.client_key);
+  const p = await hostPage();
+  await p.getByRole('button', { name: /open chat/i }).click();
+  const box = p.getByRole('textbox', { name: 'Message' });
+  await box.fill('in the first');
+  await box.press('Enter');
+  const log = p.getByRole('log', { name: 'Messages' });
+  await log.getByText('in the first').waitFor();
+  await p.getByRole('button', { name: 'New conversation' }).click();
+  const picker = p.getByRole('combobox', { name: 'Conversation' });
+  await until(async () => (await picker.locator('option').count()) === 2, 10_000, 'two conversations');
+  await log.getByText('in the first').waitFor({ state: 'detached' });
+  await box.fill('in the second');
+  await box.press('Enter');
+  await log.getByText('in the second').waitFor();
+  const chats = (await call('GET', '/api/bot/chats', { headers: { authorization: `Bearer ${secretKey}` } })).body.chats as { id: string }[];
+  expect(chats).toHaveLength(2);
+  // Back to the first: its own message only.
+  await picker.selectOption({ index: 1 });
+  await log.getByText('in the first').waitFor();
+  expect(await log.getByText('in the second').count()).toBe(0);
+  expect((p as Page & { errors: string[] }).errors).toEqual([]);
+});
