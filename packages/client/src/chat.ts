@@ -166,6 +166,12 @@ export class Chat extends Emitter<ChatEvents> {
     if (active || was) this.emit('typing', { chat_id: this.id, sender, active });
   }
 
+  /** @internal The client closed: no timer outlives it. */
+  dispose(): void {
+    clearTimeout(this.typingTimer);
+    this.typingTimer = undefined;
+  }
+
   /** @internal Read elsewhere (another tab), or the list's count. */
   setUnread(n: number, read = false): void {
     if (read) this.emit('read', { chat_id: this.id });
