@@ -1,6 +1,7 @@
 // @nexus-chat/client (packages/client) against the run's stack, in Node with `ws` and an in-memory storage: the
 // visitor kept, sessions renewed, sends retried exactly once, the store's order and versions, files both ways,
-// unread counts, catch-up after a dropped socket, and polling when the session has no realtime block.
+// unread counts, catch-up after a dropped socket, an expired realtime token, and polling when the session has no
+// realtime block.
 import { readFileSync } from 'node:fs';
 import { SignJWT } from 'jose';
 import WebSocket from 'ws';
@@ -38,6 +39,12 @@ function next<T>(on: (fn: (v: T) => void) => () => void, check: (v: T) => boolea
   });
 }
 
+/** A token signed as the server signs them (the run's JWT secret), already expired. */
+function sign(t: { typ: string; aud: string; sub: string; exp: number }): Promise<string> {
+  const secret = new TextEncoder().encode(readFileSync(process.env.JWT_SECRET_FILE as string, 'utf8').trim());
+  return new SignJWT({ bot: bot.bot.id }).setProtectedHeader({ alg: 'HS256', typ: t.typ }).setIssuer('nexus').setAudience(t.aud).setSubject(t.sub).setIssuedAt(t.exp - 60).setExpirationTime(t.exp).sign(secret);
+}
+
 const ids = (chat: Chat) => chat.messages.map((m) => m.id);
 
 test('the visitor is kept per API and client key and comes back with its chat; a 401 renews the session', async () => {
@@ -57,16 +64,7 @@ test('the visitor is kept per API and client key and comes back with its chat; a
   expect(stranger.session!.user.id).not.toBe(first.session!.user.id);
 
   // An expired token, refused by the server: one new session for the same visitor, and the request goes through.
-  const secret = new TextEncoder().encode(readFileSync(process.env.JWT_SECRET_FILE as string, 'utf8').trim());
-  const now = Math.floor(Date.now() / 1000);
-  const expired = await new SignJWT({ bot: bot.bot.id })
-    .setProtectedHeader({ alg: 'HS256', typ: 'nexus-session+jwt' })
-    .setIssuer('nexus')
-    .setAudience('nexus:client')
-    .setSubject(again.session!.user.id)
-    .setIssuedAt(now - 60)
-    .setExpirationTime(now - 5)
-    .sign(secret);
+  const expired = await sign({ typ: 'nexus-session+jwt', aud: 'nexus:client', sub: again.session!.user.id, exp: Math.floor(Date.now() / 1000) - 5 });
   proxy.inject('GET', /\/chats$/, { kind: 'authorization', value: `Bearer ${expired}` });
   const sessionsBefore = proxy.seen.filter((s) => s.path === '/api/client/session').length;
   const oldToken = again.session!.session_token;
@@ -189,6 +187,33 @@ test('a dropped socket: a reply and an edit of an old message sent meanwhile arr
   await until(() => chat.messages.length === 2 && chat.messages[0].content === 'old, edited', 20_000, 'the catch-up');
   expect(ids(chat)).toEqual([old.id, missed.id]);
 }, 30_000);
+
+test('a realtime token that has expired: the handshake is refused, the client renews it and the next socket carries the fresh one', async () => {
+  proxy.rewriteSession = async (s) => {
+    const rt = s.realtime!;
+    const expired = await sign({ typ: 'nexus-realtime+jwt', aud: 'nexus:realtime', sub: s.user.id, exp: Math.floor(Date.now() / 1000) - 5 });
+    return { ...s, realtime: { ...rt, token: expired, url: rt.url.replace(/token=[^&]+/, `token=${expired}`) } };
+  };
+  const urls: string[] = [];
+  class Recorded extends WebSocket {
+    constructor(url: string, protocols?: string | string[]) {
+      super(url, protocols);
+      urls.push(url);
+    }
+  }
+  const c = client({ WebSocket: Recorded });
+  await c.connect();
+  await until(() => c.status === 'online', 15_000, 'the client to be online');
+  const tokens = urls.map((u) => new URL(u).searchParams.get('token'));
+  expect(tokens.length).toBeGreaterThanOrEqual(2);
+  expect(tokens[tokens.length - 1]).toBe(c.session!.realtime!.token);
+  expect(new Set(tokens).size).toBeGreaterThanOrEqual(2);
+  // And it works: a reply arrives live.
+  const chat = await c.chat();
+  const got = next<Message>((fn) => chat.on('message', fn));
+  const reply = (await asBot('POST', `/chats/${chat.id}/messages`, { content: 'fresh token' })).body;
+  expect((await got).id).toBe(reply.id);
+});
 
 test('without a realtime block the client polls with after= and still gets replies', async () => {
   proxy.stripRealtime = true;

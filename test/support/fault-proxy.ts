@@ -1,8 +1,9 @@
 // A proxy in front of the stack's HTTP API that a test steers: the network faults a client must survive (a reply
 // lost after the server acted, a 429 or 503 with Retry-After, an expired token) and a session without its
-// realtime block, all on real requests to the real stack. It records each request it saw.
+// realtime block or with another token, all on real requests to the real stack. It records each request it saw.
 import { createServer, type IncomingMessage } from 'node:http';
 import { freePort } from './ports';
+import type { Session } from './contract';
 
 /** What to do with the next request a rule matches (each rule is used once). */
 export type Fault =
@@ -29,6 +30,8 @@ export interface FaultProxy {
   inject(method: string, path: RegExp, fault: Fault): void;
   /** Sessions lose their realtime block (an environment with realtime off, as the client sees it). */
   stripRealtime: boolean;
+  /** Changes the next session response (used once), e.g. to hand out an expired realtime token. */
+  rewriteSession?: (session: Session) => Promise<Session>;
   close(): void;
 }
 
@@ -57,9 +60,13 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
         .then(async (r) => {
           let text = Buffer.from(await r.arrayBuffer());
           if (fault?.kind === 'lose-reply') return void req.socket.destroy();
-          if (proxy.stripRealtime && path === '/api/client/session' && r.ok) {
-            const { realtime: _r, ...rest } = JSON.parse(text.toString()) as Record<string, unknown>;
-            text = Buffer.from(JSON.stringify(rest));
+          if (path === '/api/client/session' && r.ok && (proxy.stripRealtime || proxy.rewriteSession)) {
+            let session = JSON.parse(text.toString()) as Session;
+            if (proxy.stripRealtime) delete session.realtime;
+            const rewrite = proxy.rewriteSession;
+            proxy.rewriteSession = undefined;
+            if (rewrite) session = await rewrite(session);
+            text = Buffer.from(JSON.stringify(session));
           }
           const out: Record<string, string> = {};
           r.headers.forEach((v, k) => k !== 'content-length' && k !== 'content-encoding' && k !== 'transfer-encoding' && (out[k] = v));
