@@ -1,5 +1,6 @@
 // ESLint (`npm run lint`, and a test of `npm test`: test/unit/static-checks.test.ts): ESLint's recommended rules
-// and typescript-eslint's type-checked ones over the service, its tools, examples and tests (tsconfig.json).
+// and typescript-eslint's type-checked ones over the service, its tools, examples and tests (tsconfig.json), the client
+// package (packages/client/tsconfig.json) and the chat page (web/tsconfig.json).
 import js from '@eslint/js';
 import { defineConfig } from 'eslint/config';
 import tseslint from 'typescript-eslint';
@@ -7,8 +8,10 @@ import tseslint from 'typescript-eslint';
 export default defineConfig(
   {
     ignores: [
-      // The chat page is rebuilt by its own issue (the client package); packages/client/src/api-types.ts is generated.
-      'web/**',
+      // Generated from docs/openapi.yaml (`npm run openapi`), and build output of the client package and the page.
+      'packages/client/src/api-types.ts',
+      'packages/*/dist/**',
+      'web/dist/**',
       // Build output and local data, never hand-written.
       'cdk.out/**',
       '.data/**',
@@ -42,5 +45,10 @@ export default defineConfig(
   {
     files: ['**/*.mjs'],
     languageOptions: { sourceType: 'module' },
+  },
+  {
+    // The client package's build script runs under Node.
+    files: ['packages/client/build.mjs'],
+    languageOptions: { globals: { process: 'readonly', console: 'readonly' } },
   },
 );

@@ -1,6 +1,6 @@
 // One message as the chat page shows it: its text, its files (a photo inline, anything else a link that opens
 // in a new tab), its time and whether it was edited.
-import type { Message } from './api';
+import type { Message } from '../packages/client/src';
 
 /** The list item of one message (text set as text, never as HTML). */
 export function renderMessage(m: Message): HTMLLIElement {

@@ -9,6 +9,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { build, type Loader, type Metafile } from 'esbuild';
 import type { BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { BUNDLING } from '../../lib/bundling';
+import { ownCodeGzipBytes } from '../../packages/client/build.mjs';
 import { options, ROOT, FUNCTIONS } from './options';
 import { median, round } from './stats';
 
@@ -186,6 +187,8 @@ export interface ColdInitFigures {
   cold_load_no_source_maps_ms: Record<string, number>;
   first_request_touches: Record<string, string[]>;
   bundle_parts_kb: Record<string, Record<string, number>>;
+  /** The client package's own code (packages/client, centrifuge excluded), minified and gzipped, as its build makes it. */
+  client_package_gzip_kb: number;
   before?: { ref: string; commit: string };
   bundle_kb_before?: Record<string, number>;
   cold_init_ms_before?: Record<string, number>;
@@ -251,6 +254,7 @@ export async function bundlesAndColdInit(
     cold_load_no_source_maps_ms: loadNoMaps,
     first_request_touches: touches,
     bundle_parts_kb: Object.fromEntries(FUNCTIONS.map((d) => [d.id, now[d.id].parts])),
+    client_package_gzip_kb: round((await ownCodeGzipBytes()) / 1024),
     ...(before && {
       before: { ref: before.ref, commit: before.commit },
       bundle_kb_before: Object.fromEntries(Object.entries(old).map(([id, b]) => [id, b.kb])),

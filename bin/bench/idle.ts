@@ -1,10 +1,10 @@
-// The cost of an idle socket-hour, with and without the page's keepalive (web/keepalive.ts): one reconnect and one
+// The cost of an idle socket-hour, with and without the page's keepalive (packages/client/src/keepalive.ts): one reconnect and one
 // keepalive measured unit by unit in the cost phase's windows (cost.ts), priced at the same list prices.
 import WebSocket from 'ws';
 import type { Invocation } from '../../lib/local/handlers';
 import { WS_LIMITS } from '../../lib/local/ws-gateway';
 import { WS_ROUTES } from '../../lib/routes';
-import { KEEPALIVE_MS } from '../../web/keepalive';
+import { KEEPALIVE_MS } from '../../packages/client/src/keepalive';
 import { request, pollUntil, type Api, type LiveSession } from './http';
 import { usdOf, type Units } from './cost-model';
 import { round } from './stats';

@@ -1,7 +1,7 @@
 // The benchmark's tables on stdout, one per phase as it ends (none with --json: main prints the JSON object).
 // Each is drawn from the figures its phase returned.
 import { options } from './options';
-import { BUNDLE_TARGET_KB, coldTarget, type Target } from './targets';
+import { BUNDLE_TARGET_KB, CLIENT_PACKAGE_TARGET_KB, coldTarget, type Target } from './targets';
 import type { RoundTripFigures } from './round-trips';
 import type { RealtimeFigures } from './realtime';
 import type { ThroughputFigures } from './throughput';
@@ -95,6 +95,7 @@ export function reportColdInit(r: ColdInitFigures, runs: number): void {
         `${String(r.cold_load_ms[id]).padStart(10)}${String(r.cold_load_no_source_maps_ms[id]).padStart(10)}${String(coldTarget(touches[id])).padStart(8)}`,
     );
   }
+  out(`\nThe client package (packages/client) without centrifuge, minified and gzipped: ${r.client_package_gzip_kb} KB (target ≤ ${CLIENT_PACKAGE_TARGET_KB} KB)`);
   const heavy = Object.keys(kb).filter((id) => kb[id] > BUNDLE_TARGET_KB || cold[id] > coldTarget(touches[id]));
   if (heavy.length) {
     out(`\nOver target: the largest parts of their bundles (KB in the minified output)`);

@@ -2,6 +2,8 @@
 import { round } from './stats';
 
 export const BUNDLE_TARGET_KB = 512;
+/** The client package's own code, gzipped (its script-tag build without centrifuge). */
+export const CLIENT_PACKAGE_TARGET_KB = 15;
 /** Cold init: 200 ms for a function whose first request calls Secrets Manager or S3 (or presigns), else 150. */
 export const coldTarget = (touches: string[]) => (touches.length ? 200 : 150);
 
@@ -17,6 +19,7 @@ export function checkTargets(r: {
   reminder: { dispatcher_invocations_per_reply_reminders_off: number };
   realtime_ms: { median: number; p99: number; fanout50_median: number };
   bundle_kb: Record<string, number>;
+  client_package_gzip_kb: number;
   cold_init_ms: Record<string, number>;
   first_request_touches: Record<string, string[]>;
   cost: { usd_per_1m_exchanges: number; idle_socket_hour: { ratio: number } };
@@ -56,6 +59,7 @@ export function checkTargets(r: {
   // One bot's busiest day: no key its conversations share reaches DynamoDB's per-key limits first (scale.ts).
   atLeast('scale.max_exchanges_per_s_per_bot', r.scale.max_exchanges_per_s_per_bot, 5000);
   atLeast('scale.max_sessions_per_s_per_bot', r.scale.max_sessions_per_s_per_bot, 10000);
+  check('client_package_gzip_kb', r.client_package_gzip_kb, '<=', CLIENT_PACKAGE_TARGET_KB);
   for (const [id, kb] of Object.entries(r.bundle_kb)) check(`bundle_kb.${id}`, kb, '<=', BUNDLE_TARGET_KB);
   for (const [id, ms] of Object.entries(r.cold_init_ms)) check(`cold_init_ms.${id}`, ms, '<=', coldTarget(r.first_request_touches[id]));
   return t;

@@ -46,7 +46,7 @@ test('the quick benchmark prints one JSON object with every figure, and writes i
   // The results file (committed after a full run): the same figures, when and on what commit, no machine path.
   expect(JSON.parse(saved) as unknown).toEqual({ run: { date: expect.any(String), commit: expect.stringMatching(/^[0-9a-f]{7,}$/), uncommitted_changes: expect.any(Boolean) }, ...result });
   expect([ROOT, tmpdir(), dir].filter((path) => saved.includes(path))).toEqual([]);
-  for (const key of ['round_trips', 'capacity_units', 'stream', 'realtime_ms', 'bundle_kb', 'cold_init_ms', 'cold_load_ms', 'cold_load_no_source_maps_ms', 'first_request_touches', 'rps', 'rss_mb', 'targets']) {
+  for (const key of ['round_trips', 'capacity_units', 'stream', 'realtime_ms', 'bundle_kb', 'client_package_gzip_kb', 'cold_init_ms', 'cold_load_ms', 'cold_load_no_source_maps_ms', 'first_request_touches', 'rps', 'rss_mb', 'targets']) {
     expect(result).toHaveProperty(key);
   }
   expect(result).not.toHaveProperty('overhead_ratio');

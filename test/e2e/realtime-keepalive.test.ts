@@ -1,4 +1,4 @@
-// The page's keepalive (web/keepalive.ts) with the real centrifuge client: on a gateway that closes sockets idle
+// The page's keepalive (packages/client/src/keepalive.ts) with the real centrifuge client: on a gateway that closes sockets idle
 // for 1.5 s (API Gateway: 10 minutes), a client sending it stays open past several idle timeouts without
 // reconnecting, and its keepalives write nothing (its socket's rate window counts only its connect and subscribe);
 // a client without it is closed. Its own stack, for the short idle timeout.
@@ -10,7 +10,7 @@ import { Centrifuge } from 'centrifuge';
 import { stackEnv, startOwnStack, type LocalProcess } from '../support/local-process';
 import { call } from '../support/http';
 import { until } from '../support/wait';
-import { keepAlive } from '../../web/keepalive';
+import { keepAlive } from '../../packages/client/src/keepalive';
 import type { RealtimeBlock, Session } from '../support/contract';
 import type { DemoBot } from '../../lib/local/stack';
 

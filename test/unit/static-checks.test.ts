@@ -1,6 +1,6 @@
 // The static checks of `npm test`, run as tests so that they share the two cores with the suites instead of
 // running before them: TypeScript over the service, its tests and tools (tsconfig.json) and over the page
-// (web/tsconfig.json), ESLint with type-checked rules (eslint.config.mjs), and redocly's lint of docs/openapi.yaml (that the document and packages/client/src/api-types.ts are
+// (web/tsconfig.json) and the client package (packages/client/tsconfig.json), ESLint with type-checked rules (eslint.config.mjs), and redocly's lint of docs/openapi.yaml (that the document and packages/client/src/api-types.ts are
 // generated, never stale: test/unit/openapi.test.ts).
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
@@ -24,6 +24,10 @@ test('tsc --noEmit: the service, its tests and tools type-check', () => {
 
 test('tsc --noEmit -p web: the chat page type-checks against the generated API types', () => {
   expect(run('typescript/bin/tsc', ['--noEmit', '-p', 'web'])).toEqual({ status: 0, output: [] });
+}, 120_000);
+
+test('tsc --noEmit -p packages/client: the client package type-checks with the DOM library and no Node types', () => {
+  expect(run('typescript/bin/tsc', ['--noEmit', '-p', 'packages/client'])).toEqual({ status: 0, output: [] });
 }, 120_000);
 
 test('eslint: no finding of the recommended and type-checked rules (eslint.config.mjs; `npm run lint`)', () => {

@@ -8,6 +8,8 @@ import type { ChatInfo, Message, MessageRequest } from './types';
 
 /** How many messages a history page holds (the API's largest page). */
 const PAGE = 500;
+/** How many of the newest messages held a poll reads again, for their edits. */
+const REREAD = 20;
 
 export interface Typing {
   chat_id: string;
@@ -85,7 +87,7 @@ export class Chat extends Emitter<ChatEvents> {
 
   /**
    * Re-reads everything from the oldest message held, page after page: new messages and the latest copy of every
-   * edited one, whatever its age (after a reconnect the server could not recover, or on each poll).
+   * edited one, whatever its age (after a reconnect the server could not recover).
    */
   async catchUp(from = this.store.firstId()): Promise<void> {
     if (!this.loaded) return;
@@ -99,16 +101,13 @@ export class Chat extends Emitter<ChatEvents> {
     }
   }
 
-  /** Only what is newer than the last message held (polling without realtime). */
-  async fetchNew(): Promise<void> {
-    const last = this.store.lastId();
-    if (!this.loaded || !last) return this.catchUp();
-    for (let after = last; ; ) {
-      const page = await this.get(`?limit=${PAGE}&after=${after}`);
-      this.add(page, true);
-      if (page.length < PAGE) return;
-      after = page[page.length - 1].id;
-    }
+  /**
+   * A poll without realtime: what is newer than the messages held, and the latest copy of the newest
+   * REREAD of them (a streamed reply is edited for a while after it is first read).
+   */
+  fetchNew(): Promise<void> {
+    const held = this.store.list();
+    return this.catchUp(held.length > REREAD ? held[held.length - REREAD].id : held[0]?.id);
   }
 
   /** Sends a text; retried on network errors, 429 and 503 under one Idempotency-Key, so it is sent once. */
@@ -164,6 +163,12 @@ export class Chat extends Emitter<ChatEvents> {
     clearTimeout(this.typingTimer);
     this.typingTimer = active ? setTimeout(() => this.typing(sender, false), TYPING_MS) : undefined;
     if (active || was) this.emit('typing', { chat_id: this.id, sender, active });
+  }
+
+  /** @internal The client closed: no timer outlives it. */
+  dispose(): void {
+    clearTimeout(this.typingTimer);
+    this.typingTimer = undefined;
   }
 
   /** @internal Read elsewhere (another tab), or the list's count. */

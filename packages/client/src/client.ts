@@ -130,6 +130,7 @@ export class ChatClient extends Emitter<ClientEvents> {
   /** Closes the socket, stops polling and listening; the chats keep what they hold. */
   close(): void {
     this.stop();
+    this.known.forEach((c) => c.dispose());
     page()?.removeEventListener('visibilitychange', this.onVisibility);
   }
 
@@ -175,7 +176,7 @@ export class ChatClient extends Emitter<ClientEvents> {
             clearTimeout(timer);
             resolve();
             // What the server could not give back, the chats read again (the first time, none is loaded yet).
-            if (!recovered) this.known.forEach((c) => c.catchUp().catch((err: Error) => this.emit('error', err)));
+            if (!recovered) this.known.forEach((c) => void c.catchUp().catch((err: Error) => this.emit('error', err)));
           },
           status: (s) => this.setStatus(s),
         },

@@ -8,12 +8,12 @@ export class Emitter<Events extends object> {
   on<K extends keyof Events>(event: K, fn: Listener<Events[K]>): () => void {
     const set = this.listeners.get(event) ?? new Set();
     this.listeners.set(event, set);
-    set.add(fn as Listener<never>);
+    set.add(fn);
     return () => this.off(event, fn);
   }
 
   off<K extends keyof Events>(event: K, fn: Listener<Events[K]>): void {
-    this.listeners.get(event)?.delete(fn as Listener<never>);
+    this.listeners.get(event)?.delete(fn);
   }
 
   protected emit<K extends keyof Events>(event: K, value: Events[K]): void {

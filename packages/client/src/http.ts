@@ -34,7 +34,7 @@ export interface RequestOptions {
 /** How many times a safe request is tried, and the longest Retry-After worth waiting for. */
 const ATTEMPTS = 5;
 const MAX_WAIT_S = 60;
-/** A session this close to its expiry is renewed before the next request. */
+/** A session this close to its expiry (or to the last tenth of a short one) is renewed before the next request. */
 const RENEW_BEFORE_MS = 60_000;
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -51,6 +51,8 @@ export class Transport {
   /** Called with each new session (the realtime token in it is the one the next reconnect uses). */
   onSession?: (session: Session) => void;
   private opening?: Promise<Session>;
+  /** When the session was opened, for how close to its expiry it is renewed. */
+  private openedAt = 0;
   private readonly storageKey: string;
 
   constructor(
@@ -90,6 +92,7 @@ export class Transport {
     const session = await this.send<Session>('POST', '/api/client/session', { json, retry: true }, false);
     if (!externalId) this.storage.setItem(this.storageKey, session.user.external_id);
     this.session = session;
+    this.openedAt = Date.now();
     this.onSession?.(session);
     return session;
   }
@@ -97,7 +100,8 @@ export class Transport {
   /** A request with the session's token; a 401 renews the session once and tries again. */
   async request<T>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
     const s = this.session;
-    if (!s || Date.parse(s.expires_at) - Date.now() < RENEW_BEFORE_MS) await this.openSession();
+    const expires = s ? Date.parse(s.expires_at) : 0;
+    if (!s || expires - Date.now() < Math.min(RENEW_BEFORE_MS, (expires - this.openedAt) / 10)) await this.openSession();
     try {
       return await this.send<T>(method, path, opts, true);
     } catch (err) {

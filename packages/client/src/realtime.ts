@@ -64,9 +64,10 @@ export function connectRealtime(rt: RealtimeBlock, transport: Transport, on: Rea
   return {
     close: () => {
       transport.onSession = undefined;
+      // Disconnect first: the keepalive stops on the 'disconnected' event.
+      client.disconnect();
       sub.removeAllListeners();
       client.removeAllListeners();
-      client.disconnect();
     },
   };
 }
