@@ -60,7 +60,7 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
         .then(async (r) => {
           let text = Buffer.from(await r.arrayBuffer());
           if (fault?.kind === 'lose-reply') return void req.socket.destroy();
-          if (path === '/api/client/session' && r.ok && (proxy.stripRealtime || proxy.rewriteSession)) {
+          if (req.method === 'POST' && path === '/api/client/session' && r.ok && (proxy.stripRealtime || proxy.rewriteSession)) {
             let session = JSON.parse(text.toString()) as Session;
             if (proxy.stripRealtime) delete session.realtime;
             const rewrite = proxy.rewriteSession;
