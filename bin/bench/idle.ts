@@ -59,8 +59,8 @@ export async function idleSocketHour(
     ws.close();
     await until(() => seen().slice(mark).some((i) => i.entry.includes('disconnect')), '$disconnect');
   };
-  // The page fetches what it missed each time its subscription takes hold (web/app.ts catchUp: the chat's
-  // latest messages; its CORS preflight is kept 2 hours, so not one per reconnect).
+  // The page reads what it missed each time its subscription takes hold without recovery (the client package's
+  // Chat.catchUp: one page of the chat; its CORS preflight is kept 2 hours, so not one per reconnect).
   const reconnect = await window(async () => {
     const ws = await open();
     await request(apiUrl, 'GET', `/api/client/chats/${chatId}/messages`, { token: s.session_token });

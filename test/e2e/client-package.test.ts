@@ -2,6 +2,7 @@
 // visitor kept, sessions renewed, sends retried exactly once, the store's order and versions, files both ways,
 // unread counts, catch-up after a dropped socket, an expired realtime token, and polling when the session has no
 // realtime block.
+import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { SignJWT } from 'jose';
 import WebSocket from 'ws';
@@ -72,6 +73,22 @@ test('the visitor is kept per API and client key and comes back with its chat; a
   expect(proxy.seen.filter((s) => s.path === '/api/client/session').length).toBe(sessionsBefore + 1);
   expect(again.session!.session_token).not.toBe(oldToken);
   expect(again.session!.user.id).toBe(first.session!.user.id);
+});
+
+test("identity verification: a site's user with the right hash gets a session as that user; identify() switches to one; nothing is stored", async () => {
+  const { bot: verified } = await newBot({ identity_verification: true });
+  const hash = (id: string) => createHmac('sha256', verified.identity_secret as string).update(id).digest('hex');
+  const storage = memoryStorage();
+  const c = client({ storage, clientKey: verified.client_key, externalId: 'crm-7', externalIdHash: hash('crm-7'), firstName: 'Ada' });
+  expect((await c.connect()).user).toMatchObject({ external_id: 'crm-7', first_name: 'Ada' });
+  const wrong = client({ clientKey: verified.client_key, externalId: 'crm-7', externalIdHash: hash('crm-8') });
+  await expect(wrong.connect()).rejects.toMatchObject({ status: 403 });
+  // An anonymous visitor who logs in: the stored visitor first, then the site's user.
+  const visitor = client({ storage, clientKey: verified.client_key });
+  const anonymous = (await visitor.connect()).user.external_id;
+  expect(anonymous).toMatch(/^visitor_/);
+  expect((await visitor.identify({ externalId: 'crm-9', externalIdHash: hash('crm-9') })).user.external_id).toBe('crm-9');
+  expect(storage.getItem(`chat.external_id:${proxy.url}:${verified.client_key}`)).toBe(anonymous);
 });
 
 test('sendText: a lost reply, a 503 and a 429 are retried under one Idempotency-Key (after Retry-After), and one message is written', async () => {
@@ -225,7 +242,8 @@ test('without a realtime block the client polls with after= and still gets repli
     const reply = (await asBot('POST', `/chats/${chat.id}/messages`, { content: 'polled' })).body;
     const got = await next<Message>((fn) => chat.on('message', fn));
     expect(got.id).toBe(reply.id);
-    expect(proxy.seen.some((s) => s.path.startsWith(`/api/client/chats/${chat.id}/messages?`) && s.path.includes('after='))).toBe(true);
+    // The polls that follow ask from the messages held (the first may have left before the send).
+    await until(() => proxy.seen.some((s) => s.path.startsWith(`/api/client/chats/${chat.id}/messages?`) && s.path.includes('after=')), 5_000, 'a poll with after=');
   } finally {
     proxy.stripRealtime = false;
   }
