@@ -52,6 +52,14 @@ async function documentedCsp(key: string): Promise<string> {
   return [`default-src 'self'`, `script-src 'self' ${apiUrl()}`, `connect-src ${apiUrl()} ${ws} ${files}`, `img-src ${apiUrl()} ${files} data: blob:`, `style-src 'self'`].join('; ');
 }
 
+/** A bot with these widget settings (and allowed_origins), and the host page naming it, under the documented CSP. */
+async function widgetOn(settings: Parameters<typeof newBot>[0]): Promise<{ p: Page; secretKey: string }> {
+  const { bot, secretKey } = await newBot(settings);
+  clientKey = bot.client_key;
+  csp = await documentedCsp(bot.client_key);
+  return { p: await hostPage(), secretKey };
+}
+
 async function hostPage(): Promise<Page> {
   const ctx = await browser.newContext();
   contexts.push(ctx);
@@ -67,10 +75,7 @@ const botReply = async (secretKey: string, chatId: string, content: string) =>
   (await call('POST', `/api/bot/chats/${chatId}/messages`, { headers: { authorization: `Bearer ${secretKey}` }, json: { content } })).body;
 
 test('one script tag on another origin, under a hostile stylesheet and the documented CSP: a working panel in the bot\'s colour, unread counted for the host page', async () => {
-  const { bot, secretKey } = await newBot({ allowed_origins: [], widget: { primary_color: '#c026d3', multiple_chats: false, attachments: true } });
-  clientKey = bot.client_key;
-  csp = await documentedCsp(bot.client_key);
-  const p = await hostPage();
+  const { p, secretKey } = await widgetOn({ allowed_origins: [], widget: { primary_color: '#c026d3', multiple_chats: false, attachments: true } });
   const launcher = p.getByRole('button', { name: /open chat/i });
   await launcher.waitFor({ timeout: 15_000 });
   // The host's CSS reaches neither the launcher nor the panel: their own size, colour and font size (the
@@ -108,10 +113,7 @@ test('one script tag on another origin, under a hostile stylesheet and the docum
 });
 
 test('identify() from the host page: the visitor who logged in gets their own session and chat; open() and close() drive the panel', async () => {
-  const { bot, secretKey } = await newBot({ widget: { primary_color: '#16a34a', multiple_chats: false, attachments: false } });
-  clientKey = bot.client_key;
-  csp = await documentedCsp(bot.client_key);
-  const p = await hostPage();
+  const { p, secretKey } = await widgetOn({ widget: { primary_color: '#16a34a', multiple_chats: false, attachments: false } });
   await p.getByRole('button', { name: /open chat/i }).waitFor({ timeout: 15_000 });
   // No attachments for this bot: no file input.
   expect(await p.evaluate(`document.querySelector('nexus-chat-widget').shadowRoot.querySelectorAll('input[type=file]').length`)).toBe(0);
@@ -128,10 +130,7 @@ test('identify() from the host page: the visitor who logged in gets their own se
 });
 
 test('a bot with multiple_chats: a conversation picker and a new conversation, each with its own messages', async () => {
-  const { bot, secretKey } = await newBot({ widget: { primary_color: '#0ea5e9', multiple_chats: true, attachments: true } });
-  clientKey = bot.client_key;
-  csp = await documentedCsp(bot.client_key);
-  const p = await hostPage();
+  const { p, secretKey } = await widgetOn({ widget: { primary_color: '#0ea5e9', multiple_chats: true, attachments: true } });
   await p.getByRole('button', { name: /open chat/i }).click();
   const box = p.getByRole('textbox', { name: 'Message' });
   await box.fill('in the first');
