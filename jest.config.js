@@ -11,6 +11,8 @@ const project = ({ maxWorkers, verbose, testTimeout, ...config }) => ({ ...confi
 /** @type {import('jest').Config} */
 module.exports = {
   maxWorkers: 2,
+  // Longest files first, also on a fresh clone with no cached durations (test/support/sequencer.js).
+  testSequencer: '<rootDir>/test/support/sequencer.js',
   // The longest a test of the three may take unless it says otherwise (the IAM tier's, jest.moto.config.js).
   testTimeout: 120000,
   projects: [
