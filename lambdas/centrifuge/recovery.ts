@@ -4,7 +4,7 @@
 import { activateSubscriber, historyBetween, registerSubscriber, type ChannelStream } from '../entities/channel-stream';
 import { InvalidInputError } from '../shared/errors';
 import { postToConnection } from '../aws/connections';
-import { publicationFrame } from './hub';
+import { publicationFrame } from './fanout';
 import { DISCONNECTS, DisconnectError } from './errors';
 
 /** What a subscribe command asks for, beyond its channel. */

@@ -209,7 +209,7 @@ export async function historyBetween(channel: string, epoch: string, after: numb
     ExpressionAttributeNames: { '#data': 'data' },
     ConsistentRead: true,
   });
-  return items.map((i) => ({ offset: Number(String(i.sk).slice(epoch.length + 1)), data: i.data }));
+  return items.map((i): HistoryItem => ({ offset: Number(String(i.sk).slice(epoch.length + 1)), data: i.data as unknown }));
 }
 
 /** Every history item's key of a channel (erasure deletes them). */

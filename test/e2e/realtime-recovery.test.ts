@@ -7,7 +7,7 @@ import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { userWithChat } from '../support/api';
 import { textMessage } from '../support/fixtures';
-import { liveClientsClosedAfterEach, rawSocket, until, type Frame } from '../support/realtime';
+import { framesOf, liveClientsClosedAfterEach, rawSocket, until, type Frame } from '../support/realtime';
 import { realtimeOf } from '../support/contract';
 import { createMessage } from '../../lambdas/flows/send';
 import { editMessage } from '../../lambdas/flows/edit';
@@ -29,7 +29,10 @@ async function chatOfUser() {
 async function recoverableClient(rt: ReturnType<typeof realtimeOf>) {
   const c = await live(rt, { subscription: { recoverable: true } });
   const got: { offset?: number; id: string; content: string }[] = [];
-  c.sub.on('publication', (ctx: PublicationContext) => got.push({ offset: ctx.offset, id: ctx.data.data.id, content: ctx.data.data.content }));
+  c.sub.on('publication', (ctx: PublicationContext) => {
+    const { data } = ctx.data as { data: { id: string; content: string } };
+    got.push({ offset: ctx.offset, id: data.id, content: data.content });
+  });
   const resubscribed: SubscribedContext[] = [];
   c.sub.on('subscribed', (ctx) => resubscribed.push(ctx));
   return { c, got, resubscribed };
@@ -98,7 +101,7 @@ test('recovery from a position the history does not cover: recovered false, the 
   expect(first).toEqual({ id: 2, subscribe: { recoverable: true, positioned: true, epoch: expect.any(String), offset: 0 } });
   const epoch = (first.subscribe as unknown as { epoch: string }).epoch;
   const frames: Frame[] = [];
-  r.ws.on('message', (d) => frames.push(...d.toString().split('\n').map((l) => JSON.parse(l) as Frame)));
+  r.ws.on('message', (d) => frames.push(...framesOf(d)));
   const sent = [await reply('one'), await reply('two')];
   await until(() => frames.filter((f) => f.push?.pub).length === 2, 15_000, 'both publications');
   const current = { recoverable: true, positioned: true, epoch, offset: 2, recovered: false, was_recovering: true };
