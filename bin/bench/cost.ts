@@ -197,8 +197,11 @@ export async function cost(apiUrl: string, receiver: WebhookReceiver): Promise<C
               if (pub?.type === 'action' && pub.data.action === 'read') reads++;
             }
           });
+          const sentAt = meters.seen.length;
           ws.send(`${JSON.stringify({ id: 1, connect: { token: s.realtime.token } })}\n${JSON.stringify({ id: 2, subscribe: { channel: s.realtime.channel } })}`);
           await subscribed;
+          // The reply comes before the frame's invocation ends (the subscribe hands over to live publications after it).
+          await until(() => meters.seen.slice(sentAt).some((i) => i.entry === WS_DEFAULT), 'the subscribe to end');
         });
         for (let e = 0; e < perConversation; e++) {
           await window(exchange, async () => {

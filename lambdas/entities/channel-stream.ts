@@ -85,8 +85,9 @@ export async function positionPublication(channel: string, seq: string, data: un
         new PutCommand({
           TableName: tableName(),
           Item: { ...keys.channelHistory(channel, epoch, offset), entity: 'channel_history', data, ...(at && { seq: at }), ttl: ttl() },
-          // Free, or this record's own (a redelivery after the history was written and before the position moved).
-          ConditionExpression: at ? 'attribute_not_exists(pk) OR seq = :seq' : 'attribute_not_exists(pk)',
+          // Free, or this record's own (a redelivery after the history was written and before the position moved),
+          // or an earlier record's that never moved the position (given up: its lane has moved on to this one).
+          ConditionExpression: at ? 'attribute_not_exists(pk) OR seq <= :seq' : 'attribute_not_exists(pk)',
           ...(at && { ExpressionAttributeValues: { ':seq': at } }),
         }),
       ),

@@ -12,7 +12,8 @@ import { realtimeOf } from '../support/contract';
 import { createMessage } from '../../lambdas/flows/send';
 import { editMessage } from '../../lambdas/flows/edit';
 import { handler as publisher } from '../../lambdas/realtime/publish';
-import { queryAll } from '../../lambdas/aws/dynamo';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo, queryAll, tableName } from '../../lambdas/aws/dynamo';
 import { keys } from '../../lambdas/entities/keys';
 
 const live = liveClientsClosedAfterEach();
@@ -128,7 +129,7 @@ test('bad recover input is a protocol error (107), never a crash; the connection
   r.ws.close();
 });
 
-test('a redelivered stream record keeps its one offset and history entry; one before the last positioned is not posted again', async () => {
+test('a redelivered stream record keeps its one offset and history entry; one before the last positioned is not posted again; a given-up record blocks no offset', async () => {
   const { rt, reply } = await chatOfUser();
   const { got } = await recoverableClient(rt);
   const item = await reply('positioned by the stream');
@@ -146,7 +147,11 @@ test('a redelivered stream record keeps its one offset and history entry; one be
   const ids = [1, 2, 3].map((n) => String(BigInt(item.id) + BigInt(n)));
   const history = await queryAll({ KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': keys.channelHistoryPartition(rt.channel) }, ConsistentRead: true });
   expect(history.map((h) => (h.data as { data: { id: string } }).data.id)).toEqual([item.id, ...ids.slice(0, 2)]);
-  // The next record marks the end (the stream's own would now count as before these).
+  // A history item an earlier record wrote at the next offset before it was given up (its position never moved):
+  // the next record takes the offset over. That record marks the end (the stream's own would now count as before these).
+  const stream = (await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.channelStream(rt.channel), ConsistentRead: true }))).Item as { epoch: string; offset: number };
+  const abandoned = { ...keys.channelHistory(rt.channel, stream.epoch, stream.offset + 1), data: { type: 'message', data: { id: 'abandoned' } }, seq: record(1).dynamodb.SequenceNumber.padStart(40, '0') };
+  await dynamo.send(new PutCommand({ TableName: tableName(), Item: abandoned }));
   expect(await publisher({ Records: [record(3)] } as unknown as DynamoDBStreamEvent)).toEqual({ batchItemFailures: [] });
   await until(() => got.some((p) => p.id === ids[2]), 15_000, 'the last record');
   // The first record is posted once; the last positioned one may be posted again (its posts may not all have
