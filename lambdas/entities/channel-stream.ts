@@ -9,7 +9,7 @@ import { keys } from './keys';
 
 /** How long a publication stays recoverable (and a channel's position outlives its last publication or subscribe). */
 export const HISTORY_TTL_SECONDS = 24 * 3600;
-/** A subscribe that registered a socket and never activated it (its function died) within this: the socket is told to reconnect. */
+/** A subscribe that registered a socket and never activated it within this (its function died: its timeout is 10 s, lib/function-def.ts): the socket is told to reconnect. */
 export const PENDING_STALE_SECONDS = 60;
 
 /** A socket's entry in the stream item: an attribute of its own, so no map must exist before it is set. */
