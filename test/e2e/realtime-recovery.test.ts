@@ -15,6 +15,8 @@ import { handler as publisher } from '../../lambdas/realtime/publish';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, queryAll, tableName } from '../../lambdas/aws/dynamo';
 import { keys } from '../../lambdas/entities/keys';
+import { subscribe } from '../../lambdas/centrifuge/hub';
+import { handOver, streamReply } from '../../lambdas/centrifuge/recovery';
 
 const live = liveClientsClosedAfterEach();
 
@@ -126,6 +128,35 @@ test('bad recover input is a protocol error (107), never a crash; the connection
   // A decimal string is an offset too (a uint64 as protobuf's JSON writes it).
   const [ok] = await r.request(JSON.stringify({ id: 30, subscribe: { channel: rt.channel, recoverable: true, recover: true, offset: '0' } }));
   expect(ok).toMatchObject({ id: 30, subscribe: { recovered: true, offset: 0 } });
+  r.ws.close();
+});
+
+test('a publication positioned while a subscribe is sending its reply reaches the socket once, after the reply, before the next live one', async () => {
+  const { rt, reply } = await chatOfUser();
+  const item = await reply('a message to copy');
+  const r = await rawSocket(rt.url);
+  const frames: Frame[] = [];
+  r.ws.on('message', (d) => frames.push(...framesOf(d)));
+  const [connected] = await r.request(connect(rt.token));
+  const connectionId = connected.connect!.client;
+  // The subscribe's steps, with a publication positioned between its reply and its hand-over.
+  await subscribe(connectionId, rt.channel);
+  const { stream } = await streamReply(connectionId, rt.channel, { positions: true });
+  const record = (n: number) => ({
+    eventName: 'INSERT',
+    dynamodb: { SequenceNumber: `9${String(n).padStart(30, '0')}`, NewImage: marshall({ entity: 'message', ...item, id: String(BigInt(item.id) + BigInt(n)), count_in_chat: false }, { removeUndefinedValues: true }) },
+  });
+  expect(await publisher({ Records: [record(1)] } as unknown as DynamoDBStreamEvent)).toEqual({ batchItemFailures: [] });
+  await handOver(connectionId, rt.channel, stream);
+  expect(await publisher({ Records: [record(2)] } as unknown as DynamoDBStreamEvent)).toEqual({ batchItemFailures: [] });
+  const ids = [1, 2].map((n) => String(BigInt(item.id) + BigInt(n)));
+  await until(() => frames.some((f) => f.push?.pub?.data?.data?.id === ids[1]), 15_000, 'the live publication');
+  // Each post to the socket is done before the call that made it returns: a live post of the first would come before the hand-over's.
+  const pubs = frames.flatMap((f) => (f.push?.pub && ids.includes(String(f.push.pub.data?.data?.id)) ? [{ id: f.push.pub.data?.data?.id, offset: (f.push.pub as { offset?: number }).offset }] : []));
+  expect(pubs).toEqual([
+    { id: ids[0], offset: stream.offset + 1 },
+    { id: ids[1], offset: stream.offset + 2 },
+  ]);
   r.ws.close();
 });
 
