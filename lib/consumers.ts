@@ -69,9 +69,11 @@ const HOLD_CALLS = ['Query', 'GetItem', 'UpdateItem', 'DeleteItem'] as const;
 export const PUBLISHER: StreamConsumerDef = {
   id: 'publisher',
   entry: 'lambdas/realtime/publish.ts',
-  // GetItem: the bot (cached), whose client interface must still be open for a publication to go out; DeleteItem:
-  // a gone socket's records; UpdateItem: the chat's counters; and HOLD_CALLS.
-  dynamodb: ['Query', 'GetItem', 'DeleteItem', 'UpdateItem'],
+  // GetItem: the bot (cached), whose client interface must still be open for a publication to go out, and the
+  // channel's stream read again when its position moved; DeleteItem: a gone socket's records; UpdateItem: the
+  // chat's counters, the channel's position and a gone socket's entry; PutItem: a publication's history item; and
+  // HOLD_CALLS.
+  dynamodb: ['Query', 'GetItem', 'DeleteItem', 'UpdateItem', 'PutItem'],
   redoQueueEnv: 'PUBLISHER_REDO_QUEUE_URL',
   s3: ['s3:GetObject'],
   manageConnections: true,

@@ -15,8 +15,9 @@ export const WS_ROUTES: WsRouteDef[] = [
     routeKey: '$connect',
     entry: 'lambdas/realtime/connect.ts',
     // GetItem: the user not erased; BatchWriteItem: the connection and the user's reference to it; Query: the
-    // user's sockets (MAX_SOCKETS_PER_USER); DeleteItem: the reference of a socket it closes.
-    dynamodb: ['GetItem', 'BatchWriteItem', 'Query', 'DeleteItem'],
+    // user's sockets (MAX_SOCKETS_PER_USER); DeleteItem: the records of a socket it closes; UpdateItem: that
+    // socket's entry in its channel's stream.
+    dynamodb: ['GetItem', 'BatchWriteItem', 'Query', 'DeleteItem', 'UpdateItem'],
     jwt: true,
     // The Disconnect push and DeleteConnection: the user's oldest sockets past the cap.
     closeConnections: true,
@@ -26,9 +27,10 @@ export const WS_ROUTES: WsRouteDef[] = [
     scope: 'realtime',
     routeKey: '$default',
     entry: 'lambdas/realtime/default.ts',
-    // UpdateItem: the bind, a refresh and the socket's command counter; DeleteItem: an unsubscribe, and the
-    // records of a socket it closes.
-    dynamodb: ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'ConditionCheckItem'],
+    // UpdateItem: the bind, a refresh, the socket's command counter and its entry in the channel's stream;
+    // DeleteItem: an unsubscribe, and the records of a socket it closes; Query: the publications a subscribe
+    // recovers (the replies of a frame with a subscribe go through the @connections API: closeConnections' POST).
+    dynamodb: ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'ConditionCheckItem', 'Query'],
     jwt: true,
     returnResponse: true,
     // The Disconnect push and DeleteConnection: a socket past its command budget.
@@ -39,7 +41,8 @@ export const WS_ROUTES: WsRouteDef[] = [
     scope: 'connection',
     routeKey: '$disconnect',
     entry: 'lambdas/realtime/disconnect.ts',
-    // The connection, its subscription and the user's reference to it.
-    dynamodb: ['DeleteItem'],
+    // The connection, its subscription and the user's reference to it (DeleteItem), and its entry in the
+    // channel's stream (UpdateItem).
+    dynamodb: ['DeleteItem', 'UpdateItem'],
   },
 ];

@@ -1,7 +1,7 @@
 // Phase 2: what a conversation costs on AWS, counted unit by unit where it happens (meters.ts), priced at
 // prices.ts. The exchange: a user's 100-character message, its webhook to the bot (answered 200 at once), the
 // bot's 400-character reply, the three publications on the user's one socket (the message, the reply, the
-// read action), and the user's read. A conversation adds its overhead: a session, the chat list, a new chat,
+// read action: each positioned for recovery), and the user's read. A conversation adds its overhead: a session, the chat list, a new chat,
 // the history, a socket's connect and subscribe, its close, and the browser's CORS preflights.
 import WebSocket from 'ws';
 import type { Invocation } from '../../lib/local/handlers';
@@ -30,6 +30,19 @@ export interface FunctionCost {
   cpu_share_gb_seconds: number;
 }
 
+/**
+ * What a stream position costs (lambdas/entities/channel-stream.ts): the units the exchanges' commands spent on
+ * channels' positions and histories, per publication positioned, and their share of an exchange's bill. Already
+ * in the exchange's units; a history item is deleted by TTL (no unit) after history_ttl_hours.
+ */
+export interface PositionCost {
+  publications_per_exchange: number;
+  write_units_per_publication: number;
+  read_units_per_publication: number;
+  history_ttl_hours: number;
+  usd_per_1m_exchanges: number;
+}
+
 /** What the bill leaves out: the exchange's CPU time on its functions' share of a vCPU (cost-model.ts cpuShareGbSeconds). */
 export interface CpuShareBound {
   cpu_ms_per_exchange: number;
@@ -49,6 +62,7 @@ export interface CostFigures {
   usd_per_1m_exchanges_by_unit: Record<UnitKey, number>;
   usd_per_1m_conversations_overhead: number;
   cpu_share_bound: CpuShareBound;
+  position: PositionCost;
   /** An idle page's socket for an hour, reconnecting at each idle timeout or kept open by the keepalive (idle.ts). */
   idle_socket_hour: IdleSocketHour;
 }
@@ -130,6 +144,7 @@ export async function cost(apiUrl: string, receiver: WebhookReceiver): Promise<C
       const exchange = zeroUnits();
       const overhead = zeroUnits();
       const functions: Record<string, FunctionCost> = {};
+      const positions = { publications: 0, write_units: 0, read_units: 0 };
       let preflights = 0;
       /** Runs `act`, waits until the stack is quiet, and adds what happened meanwhile to `into`. */
       const window = async (into: Units, act: () => Promise<void>, perFunction?: Record<string, FunctionCost>) => {
@@ -141,7 +156,15 @@ export async function cost(apiUrl: string, receiver: WebhookReceiver): Promise<C
           n = meters.seen.length;
           await new Promise((r) => setTimeout(r, 100));
         }
-        addUnits(into, tally(meters.seen.slice(mark), functionLogs.bytes - logs.bytes, functionLogs.lines - logs.lines, perFunction));
+        const invs = meters.seen.slice(mark);
+        addUnits(into, tally(invs, functionLogs.bytes - logs.bytes, functionLogs.lines - logs.lines, perFunction));
+        if (into === exchange) {
+          for (const { counters: c } of invs) {
+            positions.publications += c.positions ?? 0;
+            positions.write_units += c.position_write_units ?? 0;
+            positions.read_units += c.position_read_units ?? 0;
+          }
+        }
       };
       for (let c = 0; c < conversations; c++) {
         const http = <T = unknown,>(method: string, path: string, token: string, json?: unknown) => request<T>(apiUrl, method, path, { token, json });
@@ -174,8 +197,11 @@ export async function cost(apiUrl: string, receiver: WebhookReceiver): Promise<C
               if (pub?.type === 'action' && pub.data.action === 'read') reads++;
             }
           });
+          const sentAt = meters.seen.length;
           ws.send(`${JSON.stringify({ id: 1, connect: { token: s.realtime.token } })}\n${JSON.stringify({ id: 2, subscribe: { channel: s.realtime.channel } })}`);
           await subscribed;
+          // The reply comes before the frame's invocation ends (the subscribe hands over to live publications after it).
+          await until(() => meters.seen.slice(sentAt).some((i) => i.entry === WS_DEFAULT), 'the subscribe to end');
         });
         for (let e = 0; e < perConversation; e++) {
           await window(exchange, async () => {
@@ -211,6 +237,15 @@ export async function cost(apiUrl: string, receiver: WebhookReceiver): Promise<C
       overhead.log_bytes += preflights * accessLogBytes('-');
       const exchangeUnits = perEach(exchange, n, 6);
       const overheadUnits = { ...perEach(overhead, conversations, 6), websocket_connection_minutes: VISIT_MINUTES, cors_preflights: round(preflights / conversations, 2) };
+      const { HISTORY_TTL_SECONDS } = await import('../../lambdas/entities/channel-stream');
+      const perPublication = (units: number) => (positions.publications ? round(units / positions.publications, 4) : 0);
+      const position: PositionCost = {
+        publications_per_exchange: round(positions.publications / n, 4),
+        write_units_per_publication: perPublication(positions.write_units),
+        read_units_per_publication: perPublication(positions.read_units),
+        history_ttl_hours: HISTORY_TTL_SECONDS / 3600,
+        usd_per_1m_exchanges: round(((positions.write_units * prices.dynamodb_write_units + positions.read_units * prices.dynamodb_read_units) / n) * 1e6, 4),
+      };
       const byUnit = Object.fromEntries(UNIT_KEYS.map((k) => [k, round(exchangeUnits[k] * prices[k] * 1e6, 4)])) as Record<UnitKey, number>;
       return {
         exchanges: n,
@@ -227,6 +262,7 @@ export async function cost(apiUrl: string, receiver: WebhookReceiver): Promise<C
           gb_seconds_per_exchange: round(sumOf(functions, 'cpu_share_gb_seconds') / n, 6),
           usd_per_1m_exchanges: round((sumOf(functions, 'cpu_share_gb_seconds') / n) * prices.lambda_gb_seconds * 1e6, 2),
         },
+        position,
         idle_socket_hour: idle,
       };
     } finally {

@@ -50,8 +50,11 @@ export async function idleSocketHour(
     const ws = new WebSocket(s.realtime.url);
     await new Promise((r) => ws.once('open', r));
     const replied = new Promise((r) => ws.once('message', r));
+    const mark = seen().length;
     ws.send(`${JSON.stringify({ id: 1, connect: { token: s.realtime.token } })}\n${JSON.stringify({ id: 2, subscribe: { channel: s.realtime.channel } })}`);
     await replied;
+    // The reply comes before the frame's invocation ends (the subscribe hands over to live publications after it).
+    await until(() => seen().slice(mark).some((i) => i.entry === WS_DEFAULT), 'the subscribe to end');
     return ws;
   };
   const close = async (ws: WebSocket) => {

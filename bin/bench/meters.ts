@@ -12,6 +12,7 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { FinalizeRequestMiddleware, InitializeMiddleware } from '@smithy/types';
 import { invocationObservers, invocations, type Invocation } from '../../lib/local/handlers';
 import { itemBytes, type KeyLoadRecorder } from './key-loads';
+import { keys } from '../../lambdas/entities/keys';
 
 /** Counter names of an invocation (`Invocation.counters`). */
 export type Counter =
@@ -26,7 +27,10 @@ export type Counter =
   | 'websocket_messages' // those posts in 32 KB metering units
   | 's3'
   | 'secrets'
-  | 'outbound'; // anything else: the webhook POSTs to the bot's server
+  | 'outbound' // anything else: the webhook POSTs to the bot's server
+  | 'positions' // publications positioned: history items put (a channel's stream, lambdas/entities/channel-stream.ts)
+  | 'position_write_units' // the write units of a channel's stream (its position item, its history), also in write_units
+  | 'position_read_units'; // and its read units (a recovery's Query of the history, a position read again)
 
 /** API Gateway meters WebSocket messages in 32 KB units. */
 export const WS_METERING_BYTES = 32 * 1024;
@@ -83,9 +87,12 @@ export async function installMeters(firstEvents: Map<string, unknown>): Promise<
       if ((err as Error).name === 'ConditionalCheckFailedException') {
         add(inv, 'refused_writes', 1);
         add(inv, 'write_units', 1);
+        if (onChannelStream(args.input)) add(inv, 'position_write_units', 1);
       }
       throw err;
     }
+    const stream = onChannelStream(args.input);
+    if (stream && /^Put/.test(command)) add(inv, 'positions', 1);
     const consumed = (result.output as { ConsumedCapacity?: Capacity | Capacity[] }).ConsumedCapacity;
     for (const c of ([] as Capacity[]).concat(consumed ?? [])) {
       const units = c.CapacityUnits ?? 0;
@@ -99,6 +106,7 @@ export async function installMeters(firstEvents: Map<string, unknown>): Promise<
         add(inv, 'tx_index_units', index / 2);
       } else {
         add(inv, reads ? 'read_units' : 'write_units', units);
+        if (stream) add(inv, reads ? 'position_read_units' : 'position_write_units', units);
       }
     }
     if (/^BatchGet/.test(command)) add(inv, 'read_units', missingKeyUnits(args.input, result.output));
@@ -145,6 +153,18 @@ export async function installMeters(firstEvents: Map<string, unknown>): Promise<
       invocations.disable();
     },
   });
+}
+
+const HISTORY_PK = keys.channelHistoryPartition('');
+const STREAM_SK = keys.channelStream('').sk;
+const text = (v: unknown): string | undefined => (typeof v === 'string' ? v : typeof (v as AttributeValue | undefined)?.S === 'string' ? (v as { S: string }).S : undefined);
+
+/** Whether a command (as sent: attribute values marshalled) acts on a channel's stream: its position item or its history. */
+function onChannelStream(input: unknown): boolean {
+  const i = input as { Key?: Record<string, unknown>; Item?: Record<string, unknown>; ExpressionAttributeValues?: Record<string, unknown> };
+  const key = i.Key ?? i.Item;
+  const pk = text(key?.pk ?? i.ExpressionAttributeValues?.[':pk']);
+  return pk !== undefined && (pk.startsWith(HISTORY_PK) || text(key?.sk) === STREAM_SK);
 }
 
 type BatchGetInput = { RequestItems?: Record<string, { Keys?: unknown[]; ConsistentRead?: boolean }> };

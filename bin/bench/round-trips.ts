@@ -133,6 +133,8 @@ export async function roundTrips(
     const reply = new Promise((r) => ws.once('message', r));
     ws.send(`${JSON.stringify({ id: 1, connect: { token: rt.token } })}\n${JSON.stringify({ id: 2, subscribe: { channel: rt.channel } })}`);
     await reply;
+    // The reply comes before the frame's invocation ends (the subscribe hands over to live publications after it).
+    await pollUntil(() => seen.some((x) => x.entry === entry('ws_default')));
   }));
   /** Waits until `e` has been invoked since `seen` was last cleared. */
   const waitFor = (e: string, tries?: number) => pollUntil(() => seen.some((x) => x.entry === e), tries);

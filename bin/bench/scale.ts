@@ -8,7 +8,7 @@ import { KeyLoadRecorder, type KeyLoad } from './key-loads';
 import { windowLoad, type WindowLoad } from './scale-model';
 import { withDefaultLimits } from './cost';
 import { pollUntil, request, tabAgent, type Api, type LiveSession, type WebhookReceiver } from './http';
-import { WEBHOOK_DELIVERER } from '../../lib/consumers';
+import { PUBLISHER, WEBHOOK_DELIVERER } from '../../lib/consumers';
 import { options } from './options';
 
 /**
@@ -85,7 +85,7 @@ async function run(apiUrl: string, receiver: WebhookReceiver): Promise<ScaleFigu
       await request(apiUrl, 'POST', `/api/client/chats/${c.chatId}/read`, { agent, token: c.token });
     };
     /** Runs `act` over the conversations, AT_ONCE at a time, then waits until the stack is quiet. */
-    const each = async (act: (c: Conversation, agent: Agent) => Promise<void>, expect: { disconnects?: number; webhooks?: number }, some = conversations) => {
+    const each = async (act: (c: Conversation, agent: Agent) => Promise<void>, expect: { disconnects?: number; webhooks?: number; published?: number }, some = conversations) => {
       const mark = meters.seen.length;
       const hooks = receiver.received.count;
       const queue = [...some];
@@ -99,10 +99,13 @@ async function run(apiUrl: string, receiver: WebhookReceiver): Promise<ScaleFigu
       };
       await Promise.all(Array.from({ length: AT_ONCE }, worker));
       const disconnects = () => meters.seen.slice(mark).filter((i) => i.entry.includes('disconnect')).length;
-      await until(() => disconnects() >= (expect.disconnects ?? 0) && receiver.received.count >= hooks + (expect.webhooks ?? 0), 'the stack to finish the window');
+      // The publisher's records of the window (it may pause longer than quiet() waits between its batches).
+      const published = () => meters.seen.slice(mark).filter((i) => i.entry === PUBLISHER.entry).reduce((n, i) => n + ((i.event as { Records?: unknown[] }).Records?.length ?? 0), 0);
+      const done = () => disconnects() >= (expect.disconnects ?? 0) && receiver.received.count >= hooks + (expect.webhooks ?? 0) && published() >= (expect.published ?? 0);
+      await until(done, 'the stack to finish the window');
       await quiet(meters);
     };
-    const measured = async (act: (c: Conversation, agent: Agent) => Promise<void>, expect: { disconnects?: number; webhooks?: number }, some = conversations): Promise<KeyLoad[]> => {
+    const measured = async (act: (c: Conversation, agent: Agent) => Promise<void>, expect: { disconnects?: number; webhooks?: number; published?: number }, some = conversations): Promise<KeyLoad[]> => {
       const recorder = new KeyLoadRecorder({ ...clientOptions(), endpoint: process.env.DYNAMODB_ENDPOINT });
       meters.keyLoads = recorder;
       try {
@@ -139,7 +142,8 @@ async function run(apiUrl: string, receiver: WebhookReceiver): Promise<ScaleFigu
       c.chatId = (await request<Api['Chat']>(apiUrl, 'POST', '/api/client/chats', { agent, token: c.token, json: { name: 'Support' } })).id;
       own(c.chatId);
     }, {});
-    const exchanges = await measured(exchange, { webhooks: n });
+    // Per exchange three records reach the publisher: the message, the reply, the read.
+    const exchanges = await measured(exchange, { webhooks: n, published: 3 * n });
     await until(() => meters.seen.filter((i) => i.entry === WEBHOOK_DELIVERER.entry).length > 0, 'the deliverer');
     const typed = await measured(typing, {});
 

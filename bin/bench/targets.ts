@@ -43,8 +43,9 @@ export function checkTargets(r: {
   check('round_trips.create_message', r.round_trips.create_message, '<=', 3);
   check('round_trips.create_session_returning', r.round_trips.create_session_returning, '<=', 2);
   check('round_trips.create_session_new', r.round_trips.create_session_new, '<=', 3);
-  // The chat's activity and counter, then the channel's sockets.
-  check('round_trips.publisher_per_message', r.round_trips.publisher_per_message, '=', 2);
+  // The channel's sockets (and its stream position), the chat's activity and counter, then the position: the
+  // history item and the offset.
+  check('round_trips.publisher_per_message', r.round_trips.publisher_per_message, '=', 4);
   check('round_trips.webhook_dispatcher_per_message', r.round_trips.webhook_dispatcher_per_message, '=', 0);
   // A reply with reminders off costs nothing more: its record passes no filter of the dispatcher.
   check('reminder.dispatcher_invocations_per_reply_reminders_off', r.reminder.dispatcher_invocations_per_reply_reminders_off, '=', 0);

@@ -21,6 +21,8 @@ export const CODES = {
 export const DISCONNECTS = {
   /** The socket's token expired without a refresh: it reconnects with a new one. */
   tokenExpired: { code: 3005, reason: 'token expired' },
+  /** A subscribe that could not finish handing over to live publications: it reconnects, and recovers. */
+  insufficientState: { code: 3010, reason: 'insufficient state' },
   /** Too many commands on one socket: it reconnects after its backoff, on a new socket with a new budget. */
   tooManyRequests: { code: 3013, reason: 'too many requests' },
   userErased: { code: 3500, reason: 'user erased' },

@@ -6,6 +6,7 @@ import { config } from '../shared/config';
 import { closeConnection, postToConnection } from '../aws/connections';
 import { keys } from '../entities/keys';
 import { channelAudience, connectionFromItem, connectionRefs } from '../entities/connections';
+import { dropSubscriber, historyKeys, type ChannelStream } from '../entities/channel-stream';
 import { ForbiddenError, UnauthenticatedError } from '../shared/errors';
 import type { TokenClaims, VerifiedClaims } from '../adapters/tokens';
 import { channelUser, userChannel } from './channels';
@@ -114,7 +115,9 @@ export async function subscribe(connectionId: string, channel: string, known?: {
   if (!owner || (known && known.userId !== owner)) throw new ForbiddenError('not your channel');
   const put = (exp: number | undefined) => ({
     TableName: tableName(),
-    Item: { ...keys.subscription(channel, connectionId), entity: 'subscription', connection_id: connectionId, ...(exp !== undefined && { token_exp: exp }), ttl: ttl() },
+    // positioned: its subscribe registers it in the channel's stream next (the publisher tells it apart from a
+    // subscription made before streams were kept).
+    Item: { ...keys.subscription(channel, connectionId), entity: 'subscription', connection_id: connectionId, ...(exp !== undefined && { token_exp: exp }), positioned: true, ttl: ttl() },
   });
   if (known) {
     await dynamo.send(new PutCommand(put(known.exp)));
@@ -153,8 +156,12 @@ export async function subscribe(connectionId: string, channel: string, known?: {
   }
 }
 
+/** The subscription, and the socket's entry in the channel's stream. */
 export async function unsubscribe(connectionId: string, channel: string): Promise<void> {
-  await dynamo.send(new DeleteCommand({ TableName: tableName(), Key: keys.subscription(channel, connectionId) }));
+  await Promise.all([
+    dynamo.send(new DeleteCommand({ TableName: tableName(), Key: keys.subscription(channel, connectionId) })),
+    dropSubscriber(channel, connectionId),
+  ]);
 }
 
 /**
@@ -184,18 +191,18 @@ export async function disconnectSocket(connectionId: string, disconnect: Disconn
 }
 
 const ERASED_FRAME = disconnectFrame(DISCONNECTS.userErased);
-const EXPIRED_FRAME = disconnectFrame(DISCONNECTS.tokenExpired);
 
 /**
  * An erased user: every socket it has is closed (through its references, subscribed or not), and the records
- * of its connections and subscriptions deleted, and the publisher's hold on its channel. Idempotent; with
- * realtime off there are no sockets.
+ * of its connections and subscriptions deleted, the publisher's hold on its channel, and its channel's stream
+ * (position and history). Idempotent; with realtime off there are no sockets.
  */
 export async function closeUserConnections(userId: string): Promise<void> {
   const refs = (await connectionRefs(userId)).map((r) => r.connection_id);
   const channel = userChannel(userId);
   const audience = await channelAudienceOf(channel);
   const subscribers = audience.sockets.map((s) => s.id);
+  const history = await historyKeys(channel);
   // Subscribed or not (a socket opened before connection refs existed has none, but is subscribed).
   const ids = [...new Set([...refs, ...subscribers])];
   // A Disconnect push with a terminal code first (the client does not reconnect), then the socket closed.
@@ -206,6 +213,8 @@ export async function closeUserConnections(userId: string): Promise<void> {
     ...refs.map((id) => ({ DeleteRequest: { Key: keys.connectionRef(userId, id) } })),
     // The publisher's hold on the channel, if its records wait in the redo queue: it names the user.
     ...(audience.held ? [{ DeleteRequest: { Key: keys.publisherHold(channel) } }] : []),
+    ...(audience.stream ? [{ DeleteRequest: { Key: keys.channelStream(channel) } }] : []),
+    ...history.map((key) => ({ DeleteRequest: { Key: key } })),
   ]);
 }
 
@@ -221,55 +230,23 @@ export async function channelSubscribers(channel: string): Promise<string[]> {
 /** A channel's sockets to publish to, and whether the publisher holds the channel (entities/stream-holds.ts). */
 export interface Audience {
   /** Newest subscription first (its ttl is set when it subscribes), with each socket's token expiry (none for a subscription made before expiries were kept). */
-  sockets: { id: string; exp?: number }[];
+  sockets: { id: string; exp?: number; positioned?: true }[];
   held: boolean;
+  /** The channel's stream position, and where each socket's live publications start (none before its first subscribe). */
+  stream?: ChannelStream;
 }
 
 /** The channel's audience: one strongly consistent Query, which reads the publisher's hold with the sockets. */
 export async function channelAudienceOf(channel: string): Promise<Audience> {
   const since = (s: { ttl?: number }) => s.ttl ?? 0;
-  const { sockets, held } = await channelAudience(channel);
+  const { sockets, held, stream } = await channelAudience(channel);
   return {
-    sockets: sockets.sort((a, b) => since(b) - since(a)).map((s) => ({ id: s.connection_id, ...(s.token_exp !== undefined && { exp: s.token_exp }) })),
+    sockets: sockets
+      .sort((a, b) => since(b) - since(a))
+      .map((s) => ({ id: s.connection_id, ...(s.token_exp !== undefined && { exp: s.token_exp }), ...(s.positioned && { positioned: s.positioned }) })),
     held,
+    ...(stream && { stream }),
   };
 }
 
 const channelSockets = async (channel: string) => (await channelAudienceOf(channel)).sockets;
-
-/** A Centrifuge publication frame for a channel. */
-export const publicationFrame = (channel: string, data: unknown): string =>
-  JSON.stringify({ push: { channel, pub: { data } } });
-
-const LIMIT_FRAME = disconnectFrame(DISCONNECTS.connectionLimit);
-
-/**
- * Posts a publication to every socket of the channel's audience (channelAudienceOf) in parallel, and returns the
- * sockets still subscribed. A gone socket (410) is removed and is not an error; any other failure is thrown after
- * all posts settle, so the record is retried.
- */
-export async function publish(channel: string, sockets: Audience['sockets'], data: unknown): Promise<Audience['sockets']> {
-  if (!sockets.length) return sockets;
-  const frame = Buffer.from(publicationFrame(channel, data));
-  const owner = channelUser(channel);
-  const now = Math.floor(Date.now() / 1000);
-  // A message goes to at most MAX_SOCKETS_PER_USER sockets, the newest subscribed: more are subscribed only
-  // while connects of the same moment close the oldest (limits.ts).
-  const cap = config().limits.socketsPerUser;
-  const results = await Promise.allSettled(
-    sockets.map(async ({ id, exp }, newest): Promise<boolean> => {
-      // Its token expired without a refresh: told so instead (it reconnects with a new one), and unsubscribed.
-      // Past the cap: told 3504 instead (the client stays disconnected), and unsubscribed.
-      const expired = exp !== undefined && exp <= now;
-      const over = cap > 0 && newest >= cap;
-      if (!(await postToConnection(id, over ? LIMIT_FRAME : expired ? EXPIRED_FRAME : frame))) await removeConnection(id, owner);
-      else if (expired || over) await unsubscribe(id, channel);
-      else return true;
-      return false;
-    }),
-  );
-  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-  if (failed) throw failed.reason;
-  const kept = results.map((r) => r.status === 'fulfilled' && r.value);
-  return sockets.filter((_, i) => kept[i]);
-}

@@ -1,6 +1,7 @@
 // The subset of the Centrifuge client protocol (JSON) that the `centrifuge` client needs: connect,
-// subscribe, unsubscribe, refresh (a new token before the connection's expires), pongs, and an empty async
-// message as the page's keepalive (keepalive.ts). One frame holds commands joined by "\n"; replies are joined the same way.
+// subscribe (with stream positions and recovery, recovery.ts), unsubscribe, refresh (a new token before the
+// connection's expires), pongs, and an empty async message as the page's keepalive (keepalive.ts). One frame holds
+// commands joined by "\n"; replies are joined the same way.
 // A command that fails throws; protocolError (./errors.ts) turns what happened into the client's code.
 import type { VerifiedClaims } from '../adapters/tokens';
 import { realtimeScope } from '../access/realtime';
@@ -8,6 +9,8 @@ import { bindConnection, disconnectSocket, refreshConnection, subscribe, unsubsc
 import { CODES, DisconnectError, protocolError } from './errors';
 import { meterCommands } from './limits';
 import { isKeepalive, takeFreeKeepalive } from './keepalive';
+import { handOver, streamReply, streamRequest } from './recovery';
+import { postToConnection } from '../aws/connections';
 
 export const SERVER_VERSION = 'nexus-1';
 /** Bounds the work one frame can cause. (API Gateway itself closes sockets sending frames over 128 KB with 1009.) */
@@ -24,7 +27,7 @@ const error = (id: number | undefined, code: number, message: string): Reply => 
 interface Command {
   id?: number;
   connect?: { token?: unknown };
-  subscribe?: { channel?: unknown };
+  subscribe?: { channel?: unknown; [field: string]: unknown };
   unsubscribe?: { channel?: unknown };
   refresh?: { token?: unknown };
   [method: string]: unknown;
@@ -34,6 +37,8 @@ interface Command {
 interface FrameState {
   connectionId: string;
   connected?: { userId: string; exp: number };
+  /** What runs once the frame's replies are sent: each subscribe's hand-over to live publications (recovery.ts). */
+  afterReplies: (() => Promise<void>)[];
 }
 
 /**
@@ -73,10 +78,15 @@ async function run(state: FrameState, cmd: Command, method: string): Promise<Rep
     case 'connect':
       return connect(state, cmd.connect?.token);
     case 'subscribe': {
+      const sub = typeof cmd.subscribe === 'object' && cmd.subscribe !== null ? cmd.subscribe : {};
+      // Its recovery fields checked before anything is written.
+      const req = streamRequest(sub);
       // Not a string (a number, an object): no channel of anyone's, refused as one (String() of an object can throw).
-      const channel = cmd.subscribe?.channel;
-      await subscribe(state.connectionId, typeof channel === 'string' ? channel : '', state.connected);
-      return { subscribe: {} };
+      const channel = typeof sub.channel === 'string' ? sub.channel : '';
+      await subscribe(state.connectionId, channel, state.connected);
+      const { reply, stream } = await streamReply(state.connectionId, channel, req);
+      state.afterReplies.push(() => handOver(state.connectionId, channel, stream));
+      return { subscribe: reply };
     }
     case 'unsubscribe': {
       const channel = cmd.unsubscribe?.channel;
@@ -116,7 +126,7 @@ async function runFrame(connectionId: string, frame: string): Promise<string> {
     return JSON.stringify(error(undefined, CODES.badRequest, `bad request: frames are at most ${MAX_FRAME_BYTES} bytes`));
   }
   const replies: Reply[] = [];
-  const state: FrameState = { connectionId };
+  const state: FrameState = { connectionId, afterReplies: [] };
   for (const [index, line] of lines.entries()) {
     if (index >= MAX_COMMANDS_PER_FRAME) {
       replies.push(error(undefined, CODES.badRequest, `at most ${MAX_COMMANDS_PER_FRAME} commands per frame`));
@@ -148,5 +158,11 @@ async function runFrame(connectionId: string, frame: string): Promise<string> {
       replies.push({ id, error: protocolError(err) });
     }
   }
-  return replies.map((r) => JSON.stringify(r)).join('\n');
+  const frameOut = replies.map((r) => JSON.stringify(r)).join('\n');
+  if (!state.afterReplies.length) return frameOut;
+  // A subscribe's hand-over must follow its reply on the socket: the replies go through the @connections API
+  // (a route response is sent only after the function returns), then the hand-overs run.
+  if (!(await postToConnection(connectionId, Buffer.from(frameOut)))) return '';
+  for (const after of state.afterReplies) await after();
+  return '';
 }

@@ -3,6 +3,7 @@
 import { queryAll, type RawItem, type Stored } from '../aws/dynamo';
 import { keys } from './keys';
 import { isPublisherHold } from './stream-holds';
+import { isChannelStream, streamFromItem, type ChannelStream } from './channel-stream';
 
 /** A connection item (`entity: connection`): $connect writes it, the protocol's connect binds it. */
 export interface ConnectionItem {
@@ -23,6 +24,8 @@ export interface SocketItem {
   /** A subscription's token expiry (epoch seconds). */
   token_exp?: number;
   ttl?: number;
+  /** A subscription made by a subscribe that registers the socket in the channel's stream (entities/channel-stream.ts). */
+  positioned?: true;
 }
 
 const number = (v: unknown): number | undefined => (typeof v === 'number' ? v : undefined);
@@ -48,7 +51,15 @@ const socketsFromItems = (raws: RawItem[]): SocketItem[] =>
     const id = text(item.connection_id);
     if (id === undefined) return [];
     const [createdAt, exp, ttl] = [text(item.created_at), number(item.token_exp), number(item.ttl)];
-    return [{ connection_id: id, ...(createdAt !== undefined && { created_at: createdAt }), ...(exp !== undefined && { token_exp: exp }), ...(ttl !== undefined && { ttl }) }];
+    return [
+      {
+        connection_id: id,
+        ...(createdAt !== undefined && { created_at: createdAt }),
+        ...(exp !== undefined && { token_exp: exp }),
+        ...(ttl !== undefined && { ttl }),
+        ...(item.positioned === true && { positioned: true as const }),
+      },
+    ];
   });
 
 /** The user's references to its sockets: one strongly consistent Query (a few hundred bytes: one read unit). */
@@ -64,16 +75,16 @@ export async function connectionRefs(userId: string, projection?: string): Promi
 }
 
 /**
- * Every subscription to a channel, and whether the publisher holds it (entities/stream-holds.ts, in the same
- * partition): one strongly consistent Query (pages only past 1 MB of subscribers).
+ * Every subscription to a channel, whether the publisher holds it (entities/stream-holds.ts) and its stream
+ * position (entities/channel-stream.ts), all in the same partition: one strongly consistent Query (pages only
+ * past 1 MB of subscribers). Whole items: a projection would cost the same read units.
  */
-export async function channelAudience(channel: string): Promise<{ sockets: SocketItem[]; held: boolean }> {
+export async function channelAudience(channel: string): Promise<{ sockets: SocketItem[]; held: boolean; stream?: ChannelStream }> {
   const items = await queryAll({
     KeyConditionExpression: 'pk = :pk',
     ExpressionAttributeValues: { ':pk': keys.subscribers(channel) },
-    ProjectionExpression: 'sk, connection_id, token_exp, #ttl',
-    ExpressionAttributeNames: { '#ttl': 'ttl' },
     ConsistentRead: true,
   });
-  return { sockets: socketsFromItems(items), held: items.some((i) => isPublisherHold(channel, i)) };
+  const stream = items.find((i) => isChannelStream(channel, i));
+  return { sockets: socketsFromItems(items), held: items.some((i) => isPublisherHold(channel, i)), ...(stream && { stream: streamFromItem(stream) }) };
 }

@@ -121,6 +121,16 @@ export const keys = {
    * sockets to publish to finds it too. One key per channel: no two users share it.
    */
   publisherHold: (channel: string): Key => ({ pk: keys.subscribers(channel), sk: 'HOLD#publisher' }),
+  /**
+   * A channel's stream position (Centrifuge's offset and epoch) and the position each socket's live publications
+   * start from (entities/channel-stream.ts). In the channel's subscriptions partition: the publisher's Query of
+   * the channel's sockets reads it with them. One key per channel: no two users share it.
+   */
+  channelStream: (channel: string): Key => ({ pk: keys.subscribers(channel), sk: 'STREAM' }),
+  /** One positioned publication of a channel, kept for recovery until its TTL: by epoch, then offset (padded, so they sort). */
+  channelHistory: (channel: string, epoch: string, offset: number): Key => ({ pk: keys.channelHistoryPartition(channel), sk: keys.channelHistoryAt(epoch, offset) }),
+  channelHistoryPartition: (channel: string): string => `HIST#${channel}`,
+  channelHistoryAt: (epoch: string, offset: number): string => `${epoch}#${String(offset).padStart(16, '0')}`,
 };
 
 /** The key layout this code writes (the layout marker records it): 2 = users in their own partition, the chat list on sharded gsi2. */
@@ -156,4 +166,6 @@ export type Entity =
   | 'export'
   | 'layout'
   | 'stream_hold'
+  | 'channel_stream'
+  | 'channel_history'
   | 'slow_webhooks';

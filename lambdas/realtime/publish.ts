@@ -9,7 +9,8 @@ import { fileFromItem, toUploadJson } from '../entities/files';
 import { chatFromItem } from '../entities/chats';
 import { typingFromItem } from '../entities/typing';
 import { countMessage, type CountedMessage } from '../entities/chat-activity';
-import { channelAudienceOf, publish, type Audience } from '../centrifuge/hub';
+import { channelAudienceOf, type Audience } from '../centrifuge/hub';
+import { publish } from '../centrifuge/fanout';
 import { userChannel } from '../centrifuge/channels';
 import { clientInterfaceOpen } from '../policies/bot-access';
 import { log } from '../shared/log';
@@ -17,13 +18,14 @@ import { config } from '../shared/config';
 import { LaneHeld, processStreamBatch, type StreamPath } from '../aws/stream-batch';
 import { isRedoBatch, redoBatch, streamRedo, type LaneHold } from '../flows/stream-redo';
 import { holdChannel, releaseChannel } from '../entities/stream-holds';
+import { positionPublication, type Positioned } from '../entities/channel-stream';
 import { entityOf, streamImage, streamOwner } from '../aws/dynamo';
 
 /**
  * One try of a record at its slowest: the Query of the channel's sockets (a lane's first), the chat's update (up to three writes),
- * the bot's read and the posts, each AWS call bounded at 7 s (lib/function-def.ts AWS_CALL_SECONDS).
+ * the bot's read, the position (two writes) and the posts, each AWS call bounded at 7 s (lib/function-def.ts AWS_CALL_SECONDS).
  */
-const RECORD_BUDGET_MS = 6 * 7_000;
+const RECORD_BUDGET_MS = 8 * 7_000;
 /** Its lanes are channels: the channel of the record's user (every record it publishes has one), else whose it is. */
 function channelLane(record: DynamoDBRecord): string {
   const user = record.dynamodb?.NewImage?.user_id?.S ?? record.dynamodb?.OldImage?.user_id?.S;
@@ -39,6 +41,11 @@ interface Publication {
   botId: string;
   /** A new message whose chat the stream updates first (its counters and activity). */
   counts?: CountedMessage;
+  /**
+   * Given the channel's next offset and kept for recovery (docs/realtime.md "Recovery"): every publication but a
+   * typing indicator, which is stale by the time a socket comes back.
+   */
+  positioned: boolean;
 }
 
 /** Whose item it is: every item the publisher reads names its user and bot. */
@@ -56,7 +63,13 @@ export async function publicationOf(record: DynamoDBRecord): Promise<Publication
   const old = record.eventName === 'MODIFY' ? streamImage(record.dynamodb?.OldImage) : undefined;
   const [inserted, modified] = [record.eventName === 'INSERT', record.eventName === 'MODIFY'];
   // Every publication goes to the item's user's channel, on behalf of its bot.
-  const to = (owner: Owned, data: unknown, counts?: CountedMessage): Publication => ({ channel: userChannel(owner.user_id), botId: owner.bot_id, data, counts });
+  const to = (owner: Owned, data: unknown, counts?: CountedMessage, positioned = true): Publication => ({
+    channel: userChannel(owner.user_id),
+    botId: owner.bot_id,
+    data,
+    counts,
+    positioned,
+  });
   switch (entityOf(item)) {
     case 'message': {
       // A new message, or a new version of an edited one (a client replaces its copy: same id, later edited_at).
@@ -68,7 +81,7 @@ export async function publicationOf(record: DynamoDBRecord): Promise<Publication
     }
     case 'typing': {
       const t = typingFromItem(item);
-      return inserted || modified ? to(t, { type: 'action', data: { action: 'typing', chat_id: t.chat_id, sender: t.sender } }) : undefined;
+      return inserted || modified ? to(t, { type: 'action', data: { action: 'typing', chat_id: t.chat_id, sender: t.sender } }, undefined, false) : undefined;
     }
     case 'file': {
       // A direct upload's record settled by its checks (its status changed).
@@ -111,8 +124,19 @@ async function publishRecord(record: DynamoDBRecord, path: StreamPath, audiences
   // A bot turned off, or its client interface disabled, since a socket connected: the socket is the client
   // interface too, so nothing more goes to it (its next connect is refused with 103).
   if (config().wsManagementEndpoint !== undefined && (await clientInterfaceOpen(pub.botId))) {
-    // The sockets it removed or unsubscribed (gone, expired, over the cap) are not posted to again.
-    audiences.set(pub.channel, { ...audience, sockets: await publish(pub.channel, audience.sockets, pub.data) });
+    // Its position first (the history item, then the offset): a redelivered record keeps the one it got, and one
+    // already posted before its lane moved on is not posted again. Only on a channel with a stream (a socket
+    // subscribed within the history's TTL): no one else could recover it, and an erased user's is not made again.
+    let at: Positioned | undefined;
+    if (pub.positioned && audience.stream) {
+      const positioned = await positionPublication(pub.channel, record.dynamodb?.SequenceNumber ?? '', pub.data, audience.stream);
+      if (positioned === 'done') return;
+      at = positioned;
+    }
+    // The sockets it removed or unsubscribed (gone, expired, over the cap) are not posted to again; the stream as
+    // the position moved is the next record's to move from.
+    const sockets = await publish(pub.channel, audience.sockets, pub.data, at);
+    audiences.set(pub.channel, { ...audience, sockets, ...(at && { stream: at.stream }) });
   }
 }
 

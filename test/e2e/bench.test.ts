@@ -72,9 +72,10 @@ test('the quick benchmark prints one JSON object with every figure, and writes i
   // The Bot API's chat list: a Query of each shard, sent together, then the page's chats and their users (a
   // BatchGetItem each); the legacy partition is not read once the table is at the current layout (its marker).
   expect(rt.bot_list_chats).toBe(DEFAULT_CHAT_LIST_SHARDS + 2);
-  // The Query of the channel's sockets (which reads the publisher's hold with them), then the chat's counter and
-  // activity: a batch reads nothing for holds.
-  expect(rt.publisher_per_message).toBe(2);
+  // The Query of the channel's sockets (which reads the publisher's hold and the channel's stream position with
+  // them), then the chat's counter and activity, then the position: the history item and the offset. A batch
+  // reads nothing for holds or positions.
+  expect(rt.publisher_per_message).toBe(4);
   // Bot settings cached, and no hold: the dispatcher makes no DynamoDB call for a message.
   expect(rt.webhook_dispatcher_per_message).toBe(0);
   // An unread reminder: scheduled by the chat read, the reminder's put and a delayed job on the bot's webhook lane
@@ -134,6 +135,9 @@ test('the quick benchmark prints one JSON object with every figure, and writes i
   expect(cost.usd_per_1m_conversations_overhead).toBeGreaterThan(0);
   // Reported beside the bill, not in it: the exchange's CPU time run on its functions' share of a vCPU (a whole
   // one at 1,769 MB), each function at 256 or 512 MB.
+  // A stream position per publication (message, reply, read action): the history item's put and the position's
+  // update, no read.
+  expect(cost.position).toEqual({ publications_per_exchange: 3, write_units_per_publication: 2, read_units_per_publication: 0, history_ttl_hours: 24, usd_per_1m_exchanges: expect.any(Number) });
   const bound = cost.cpu_share_bound;
   expect(bound).toEqual({ cpu_ms_per_exchange: expect.any(Number), gb_seconds_per_exchange: expect.any(Number), usd_per_1m_exchanges: expect.any(Number) });
   expect(bound.cpu_ms_per_exchange).toBeGreaterThan(0);

@@ -103,7 +103,8 @@ test('a bot turned off, or its client interface disabled, while a socket is open
   // The publisher itself, on a stream record of a reply (not counted: the chat stays as it is).
   const publishReply = async (n: number) => {
     const id = String(BigInt(item.id) + BigInt(n));
-    const record = { eventName: 'INSERT', dynamodb: { SequenceNumber: String(n), NewImage: marshall({ entity: 'message', ...item, id, count_in_chat: false }, { removeUndefinedValues: true }) } };
+    // Its sequence number above the stream's own (a record at or before the channel's last positioned one is a redelivery).
+    const record = { eventName: 'INSERT', dynamodb: { SequenceNumber: `9${String(n).padStart(30, '0')}`, NewImage: marshall({ entity: 'message', ...item, id, count_in_chat: false }, { removeUndefinedValues: true }) } };
     // marshall's AttributeValue (the SDK's) and the stream event's (aws-lambda's) are the same JSON, typed apart.
     expect(await publisher({ Records: [record] } as unknown as DynamoDBStreamEvent)).toEqual({ batchItemFailures: [] });
     return id;

@@ -215,17 +215,23 @@ export class FlowBase {
     const connect = JSON.stringify({ id: 1, connect: { token } });
     const subscribe = JSON.stringify({ id: 2, subscribe: { channel } });
     const frames = oneFrame ? [`${connect}\n${subscribe}`] : [connect, subscribe];
-    const replies: string[] = [];
     for (const body of frames) {
       const r = await this.ws('ws_default', wsEvent('$default', conn, { body }));
       if (r.statusCode !== 200) throw new Error(`$default: ${r.statusCode}`);
-      replies.push(...String(r.body ?? '').split('\n'));
+      if (r.body) this.hx.rec.frames.set(conn, [...(this.hx.rec.frames.get(conn) ?? []), r.body]);
     }
-    const parsed = replies.map((l) => JSON.parse(l) as Frame);
+    // A frame with a subscribe is answered through the @connections API (the hand-over follows its reply).
+    const replies = this.framesOf(conn);
+    const parsed = replies;
     if (!parsed.some((p) => p.id === 1 && p.connect) || !parsed.some((p) => p.id === 2 && p.subscribe)) {
-      throw new Error(`connect/subscribe refused: ${replies.join(' | ')}`);
+      throw new Error(`connect/subscribe refused: ${JSON.stringify(replies)}`);
     }
     return conn;
+  }
+
+  /** Every frame a socket got (the @connections API's posts, and route responses the flows keep), line by line. */
+  protected framesOf(conn: string): Frame[] {
+    return (this.hx.rec.frames.get(conn) ?? []).flatMap((f) => f.split('\n')).map((l) => JSON.parse(l) as Frame);
   }
 
   /** An item of the table (T: the entity's record type, where the flow reads its fields). */

@@ -13,7 +13,6 @@ import { ApiFlows } from './api-flows';
 import { PNG, type BatchResult } from './flow-base';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { firstFileUrl, present } from '../support/contract';
-import type { Frame } from '../support/realtime';
 
 export class CoreFlows extends ApiFlows {
   async ws_connect(): Promise<void> {
@@ -44,6 +43,15 @@ export class CoreFlows extends ApiFlows {
     const other = `${channel.replace(/#.*/, '')}#${randomUUID()}`;
     const r = await this.ws('ws_default', wsEvent('$default', conn, { body: JSON.stringify({ id: 3, subscribe: { channel: other } }) }));
     if (!String(r.body).includes('"code":103')) throw new Error(`a foreign channel: ${String(r.body)}`);
+    // Recovery: a subscribe from a position the channel's history covers reads it (one positioned publication,
+    // written here as the publisher writes it).
+    const stream = await this.item<{ epoch: string }>(keys.channelStream(channel).pk, keys.channelStream(channel).sk);
+    if (!stream) throw new Error('subscribe made no stream position');
+    await this.admin.send(new PutCommand({ TableName: this.hx.stack.tableName, Item: { ...keys.channelHistory(channel, stream.epoch, 1), entity: 'channel_history', data: { type: 'action' } } }));
+    await this.admin.send(new UpdateCommand({ TableName: this.hx.stack.tableName, Key: keys.channelStream(channel), UpdateExpression: 'SET #o = :one', ExpressionAttributeNames: { '#o': 'offset' }, ExpressionAttributeValues: { ':one': 1 } }));
+    await this.ws('ws_default', wsEvent('$default', conn, { body: JSON.stringify({ id: 5, subscribe: { channel, recoverable: true, recover: true, epoch: stream.epoch } }) }));
+    const recovered = this.framesOf(conn).find((f) => f.id === 5)?.subscribe as { recovered?: boolean; publications?: unknown[] } | undefined;
+    if (!recovered?.recovered || recovered.publications?.length !== 1) throw new Error(`recovery: ${JSON.stringify(recovered)}`);
     const u = await this.ws('ws_default', wsEvent('$default', conn, { body: JSON.stringify({ id: 4, unsubscribe: { channel } }) }));
     if (!String(u.body).includes('"unsubscribe"')) throw new Error(`unsubscribe: ${String(u.body)}`);
     if (await this.item(`SUB#${channel}`, `CONN#${conn}`)) throw new Error('unsubscribe left the subscription');
@@ -67,6 +75,10 @@ export class CoreFlows extends ApiFlows {
 
   async publisher(): Promise<void> {
     await this.hx.readStream();
+    // Each run replays the same stream records: the channel's stream is made anew (by the subscribe below), or
+    // every record would count as redelivered (positioned already) and go to no socket.
+    const stream = keys.channelStream(this.realtime().channel);
+    await this.admin.send(new DeleteCommand({ TableName: this.hx.stack.tableName, Key: stream }));
     const live = await this.socket(true);
     try {
       await this.publishTo(live);
@@ -85,7 +97,7 @@ export class CoreFlows extends ApiFlows {
     const out = await this.hx.invoke<BatchResult>(this.fn('publisher'), event);
     if (out.batchItemFailures.length) throw new Error(`publisher failed ${out.batchItemFailures.length} records`);
     const sent = this.need('photo');
-    const frames = (this.hx.rec.frames.get(live) ?? []).map((f) => JSON.parse(f) as Frame);
+    const frames = this.framesOf(live);
     const photo = frames.find((f) => f.push?.pub?.data?.data?.id === sent.message.id)?.push?.pub?.data?.data;
     if (!photo) throw new Error(`the photo message was not published (${frames.length} frames)`);
     if (!frames.some((f) => f.push?.pub?.data?.type === 'action')) throw new Error('the read action was not published');

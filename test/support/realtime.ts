@@ -1,5 +1,5 @@
 // The real `centrifuge` client over `ws`, as a browser would use it with the session's realtime block.
-import { Centrifuge, type PublicationContext, type Subscription } from 'centrifuge';
+import { Centrifuge, type PublicationContext, type Subscription, type SubscriptionOptions } from 'centrifuge';
 import WebSocket from 'ws';
 import { checkSchema } from './openapi';
 import { until } from './wait';
@@ -20,7 +20,8 @@ export interface LiveClient<P = Publication> {
   close(): void;
 }
 
-type CentrifugeOptions = Partial<ConstructorParameters<typeof Centrifuge>[1]>;
+/** The client's options, and its subscription's (`subscription`, e.g. `{ recoverable: true }`). */
+type CentrifugeOptions = Partial<ConstructorParameters<typeof Centrifuge>[1]> & { subscription?: Partial<SubscriptionOptions> };
 
 /**
  * Connects with the session's realtime block and subscribes to its channel; resolves once subscribed. With
@@ -30,15 +31,16 @@ type CentrifugeOptions = Partial<ConstructorParameters<typeof Centrifuge>[1]>;
 export function liveClient<P = unknown>(rt: RealtimeBlock, options: CentrifugeOptions, documented: false): Promise<LiveClient<P>>;
 export function liveClient(rt: RealtimeBlock, options?: CentrifugeOptions, documented?: true): Promise<LiveClient>;
 export async function liveClient(rt: RealtimeBlock, options: CentrifugeOptions = {}, documented = true): Promise<LiveClient<unknown>> {
+  const { subscription, ...clientOptions } = options;
   const client = new Centrifuge(rt.url, {
     token: rt.token,
     websocket: WebSocket as never,
     minReconnectDelay: 50,
     maxReconnectDelay: 200,
-    ...options,
+    ...clientOptions,
   });
   const publications: unknown[] = [];
-  const sub = client.newSubscription(rt.channel);
+  const sub = client.newSubscription(rt.channel, subscription);
   // Every publication is checked against docs/openapi.yaml's RealtimePublication; waitFor fails on a mismatch.
   const undocumented: string[] = [];
   sub.on('publication', (ctx: PublicationContext) => {
