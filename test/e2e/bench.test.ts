@@ -39,7 +39,8 @@ const bench = (...args: string[]) =>
 test('the quick benchmark prints one JSON object with every figure, and writes it where --out says; round trips meet their targets', () => {
   const dir = mkdtempSync(join(tmpdir(), 'bench-out-'));
   const run = bench('--quick', '--json', '--cold-runs', '1', '--out', join(dir, 'results.json'));
-  expect(run.status).toBe(0);
+  // A failed run shows why (its last lines of stderr), not only its exit status.
+  expect({ status: run.status, signal: run.signal, stderr: run.status === 0 ? '' : run.stderr.split('\n').slice(-30).join('\n') }).toEqual({ status: 0, signal: null, stderr: '' });
   const saved = readFileSync(join(dir, 'results.json'), 'utf8');
   rmSync(dir, { recursive: true, force: true });
   const result = JSON.parse(run.stdout.trim().split('\n').pop() as string) as BenchResult;
