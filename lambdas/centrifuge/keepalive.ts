@@ -2,7 +2,7 @@
 // `send({})`), sent every few minutes so API Gateway does not close an idle socket. It is answered with nothing
 // and costs one invocation and no DynamoDB call: it skips the socket's command budget, which writes a rate
 // window per frame (limits.ts). It is bounded here instead, per socket and instance: one a minute
-// (SOCKET_KEEPALIVE_FREE_EVERY_MS; the page sends one every 9, web/keepalive.ts) goes free, any more are metered
+// (SOCKET_KEEPALIVE_FREE_EVERY_MS; the page sends one every 9, packages/client/src/keepalive.ts) goes free, any more are metered
 // as every other command (so a flood of them still closes the socket with 3013).
 import { config } from '../shared/config';
 /** Sockets remembered per instance (the oldest forgotten first: it then gets one more free keepalive). */
