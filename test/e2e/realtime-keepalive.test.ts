@@ -25,7 +25,7 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'chat-keepalive-'));
   // Every keepalive goes free here (0; on AWS at most one a minute per socket, and the page sends one every 9):
   // on a loaded machine two of them can reach the server within any shorter bound. The bound itself is
-  // test/unit/keepalive-bound.test.ts.s.
+  // in test/unit/keepalive-bound.test.ts.
   const env = await stackEnv(dir, { ECHO_BOT: 'off', LOCAL_WS_IDLE_MS: String(IDLE_MS), SOCKET_KEEPALIVE_FREE_EVERY_MS: '0' });
   stack = await startOwnStack(env);
 }, 60_000);
