@@ -13,7 +13,9 @@
 //   usage, `npm run deploy` arguments are accepted by bin/deploy.ts (deployCommand, which runs nothing), the
 //   environment variables named are read by the program started, a package name is the package's own.
 // - js/ts: RUN in Node (a rule below per block: the globals a page or a server would give it, what it must do).
-//   Blocks that need a DOM or XMLHttpRequest are run in Chromium by test/browser/doc-snippets.test.ts.
+//   Blocks that need a DOM or XMLHttpRequest, and html blocks, run in one headless Chromium on a page of a second
+//   local server (another origin, as a website): the package's script-tag build at the path the block names, its
+//   ES module build for `import ... from '@nexus-chat/client'` through an import map, the widget from the stack.
 //
 // Substitution (the only changes to a block before it runs): http://localhost:3000, localhost:3000 and
 // https://chat.example.com become the stack's URL, http://localhost:4569 the S3 emulator's; cli_... / cli_… the
@@ -23,36 +25,28 @@
 // POSTs a file of the declared size and type to the presigned upload, as the js block under it does.
 import { createHmac } from 'node:crypto';
 import * as nodeCrypto from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { transform } from 'esbuild';
 import { Centrifuge } from 'centrifuge';
 import WebSocket from 'ws';
 import { createChatClient, memoryStorage, type ChatClientOptions } from '../../packages/client/src';
-import { deployCommand } from '../../bin/deploy';
 import { signWebhook } from '../../lambdas/adapters/webhooks';
 import { apiUrl, call, newBot, newSession } from '../support/api';
 import { Bash, CURL_STATUS, docBlocks, shCommands, shownPairs, type Block } from '../support/doc-blocks';
+import { checkCommands, local, postUpload, runNode, where, type Ticket } from '../support/doc-run';
 import { png } from '../support/files';
-import { ROOT } from '../support/local-process';
 import { checkSchema } from '../support/openapi';
+import { DocSite, IMPORT_MAP, SCRIPT_TAG_PATH } from '../support/doc-site';
 import { until } from '../support/wait';
 
 const BLOCKS = docBlocks();
 const of = (lang: string) => BLOCKS.filter((b) => b.lang === lang);
-const where = (b: Block) => `${b.file}:${b.line}`;
 const LANGS = ['text', 'json', 'sh', 'js', 'ts', 'html'];
 
-/** The blocks run in Chromium (a DOM, XMLHttpRequest): test/browser/doc-snippets.test.ts. */
-export const BROWSER_BLOCKS = ['docs/uploads.md js#0', 'docs/widget.md js#0', 'docs/widget.md html#0', 'packages/client/README.md html#0', 'packages/client/README.md js#0'];
+/** The blocks run in Chromium (a DOM, XMLHttpRequest, a script tag): the last tests of this file. */
+const BROWSER_BLOCKS = ['docs/uploads.md js#0', 'docs/widget.md js#0', 'docs/widget.md html#0', 'packages/client/README.md html#0', 'packages/client/README.md js#0'];
 
-function local(code: string, keys: { client_key?: string; secret_key?: string } = {}): string {
-  let out = code.replace(/https?:\/\/localhost:3000|localhost:3000|https:\/\/chat\.example\.com/g, apiUrl()).replace(/http:\/\/localhost:4569/g, process.env.S3_ENDPOINT as string);
-  if (keys.client_key) out = out.replace(/cli_(\.\.\.|…)/g, keys.client_key);
-  if (keys.secret_key) out = out.replace(/sk_…/g, keys.secret_key);
-  return out;
-}
 
 test('every block is of a language with a rule, and closed', () => {
   expect(BLOCKS.length).toBeGreaterThan(30);
@@ -72,52 +66,7 @@ test('json blocks parse; an API body validates against docs/openapi.yaml', () =>
 });
 
 test('sh commands that cannot run in a test are checked: scripts, CLI subcommands and flags, deploy arguments, env vars', () => {
-  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
-  const botUsage = /const USAGE = `([\s\S]*?)`;/.exec(readFileSync(join(ROOT, 'bin', 'bot.ts'), 'utf8'))?.[1] ?? '';
-  const clientPkg = JSON.parse(readFileSync(join(ROOT, 'packages', 'client', 'package.json'), 'utf8')) as { name: string };
-  const readerOf: Record<string, string> = { bot: 'bin/bot.ts', 'test:integration': 'test/stack/global-setup.ts' };
-  const problems: string[] = [];
-  let checked = 0;
-  for (const b of of('sh').filter((x) => !/(^|\s|\()curl /m.test(x.code))) {
-    for (const c of shCommands(b.code).filter((x) => !x.text.startsWith('#'))) {
-      const line = c.text.replace(/\s#\s.*$/, '');
-      for (const part of line.split('&&').map((p) => p.trim())) {
-        checked++;
-        const assignments = /^(?:[A-Z_]+=(?:<[^>]*>|[^\s<])*\s+)*/.exec(part)?.[0] ?? '';
-        const env = [...assignments.matchAll(/([A-Z_]+)=/g)].map((m) => m[1]);
-        const cmd = part.slice(assignments.length);
-        let reader: string | undefined;
-        const run = /^npm (?:run (\S+)|(start|test))(?:\s+--\s+(.*))?$/.exec(cmd);
-        if (run) {
-          const script = run[1] ?? run[2];
-          if (!pkg.scripts[script]) problems.push(`${where(b)}: no npm script "${script}"`);
-          reader = readerOf[script];
-          const args = run[3] ?? '';
-          if (script === 'bot') {
-            const sub = args.split(/\s+/)[0];
-            if (!botUsage.includes(`npm run bot -- ${sub} `) && !botUsage.includes(`npm run bot -- ${sub}\n`)) problems.push(`${where(b)}: no bot subcommand "${sub}"`);
-            for (const flag of args.match(/--[a-z][a-z-]*/g) ?? []) if (!botUsage.includes(`${flag} `) && !botUsage.includes(`${flag}]`)) problems.push(`${where(b)}: bin/bot.ts has no ${flag}`);
-          }
-          if (script === 'deploy') {
-            try {
-              deployCommand(args.split(/\s+/).filter(Boolean));
-            } catch (err) {
-              problems.push(`${where(b)}: npm run deploy -- ${args}: ${(err as Error).message}`);
-            }
-          }
-        } else if (/^npm install( @\S+)?$/.test(cmd)) {
-          const name = cmd.split(' ')[2];
-          if (name && name !== clientPkg.name) problems.push(`${where(b)}: no package ${name} here (packages/client is ${clientPkg.name})`);
-        } else if (/^npx tsx (\S+)$/.test(cmd)) {
-          reader = cmd.split(' ')[2];
-          if (!existsSync(join(ROOT, reader))) problems.push(`${where(b)}: no ${reader}`);
-        } else problems.push(`${where(b)}: no rule for the command "${cmd}"`);
-        for (const name of env) {
-          if (!reader || !readFileSync(join(ROOT, reader), 'utf8').includes(name)) problems.push(`${where(b)}: ${reader ?? cmd} does not read ${name}`);
-        }
-      }
-    }
-  }
+  const { problems, checked } = checkCommands(of('sh'));
   expect(problems).toEqual([]);
   expect(checked).toBeGreaterThan(15);
 });
@@ -192,39 +141,6 @@ test.concurrent.each(of('sh').filter((b) => /(^|\s|\()curl /m.test(b.code)).map(
   }
 });
 
-interface Ticket {
-  file: { id: string; size: number; mime_type: string; name: string };
-  upload: { url: string; fields: Record<string, string> };
-}
-
-/** What a page does with a ticket (docs/uploads.md's js block, run in Chromium elsewhere): every field, then the file. */
-async function postUpload(ticket: Ticket): Promise<void> {
-  const jpeg = Buffer.alloc(ticket.file.size, 7);
-  Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10, 0x4a, 0x46, 0x49, 0x46, 0x00, 0x01]).copy(jpeg);
-  const form = new FormData();
-  for (const [k, v] of Object.entries(ticket.upload.fields)) form.append(k, v);
-  form.append('file', new Blob([jpeg], { type: ticket.file.mime_type }), ticket.file.name);
-  const res = await fetch(ticket.upload.url, { method: 'POST', body: form });
-  expect(res.status).toBe(204);
-}
-
-/**
- * Runs a js/ts block in Node: its imports taken from `modules`, `export` dropped, the names it declares at the
- * top returned (the test calls what a block defines, and closes what it opens).
- */
-async function runNode(b: Block, globals: Record<string, unknown>, modules: Record<string, Record<string, unknown>> = {}): Promise<Record<string, unknown>> {
-  const code = b.code
-    .replace(/^import \{([^}]+)\} from '([^']+)';$/gm, (_m, names: string, mod: string) => {
-      if (!modules[mod]) throw new Error(`${where(b)}: no module "${mod}" in its rule`);
-      return `const {${names}} = __modules[${JSON.stringify(mod)}];`;
-    })
-    .replace(/^export /gm, '');
-  const names = [...code.matchAll(/^(?:const|let|(?:async )?function)\s+([A-Za-z_$][\w$]*)/gm)].map((m) => m[1]);
-  const source = `async function __block(__modules, ${Object.keys(globals).join(', ')}) {\n${code}\nreturn { ${names.join(', ')} };\n}`;
-  const out = await transform(source, { loader: b.lang === 'ts' ? 'ts' : 'js', format: 'esm', target: 'node20' });
-  const fn = new Function(`${out.code}\nreturn __block;`)() as (...a: unknown[]) => Promise<Record<string, unknown>>;
-  return fn(modules, ...Object.values(globals));
-}
 
 const block = (key: string) => {
   const b = BLOCKS.find((x) => x.key === key);
@@ -318,4 +234,76 @@ const NODE_RUNS: Record<string, () => Promise<void>> = {
 
 test.each(Object.keys(NODE_RUNS))('js/ts %s runs in Node and does what it says', async (key) => {
   await NODE_RUNS[key]();
+});
+
+// The browser blocks, on pages of a second local server (a website's origin) in one Chromium.
+let site: DocSite;
+beforeAll(async () => {
+  site = await DocSite.start();
+}, 30_000);
+afterAll(() => site?.close());
+
+type BotChats = { chats: { id: string; user: { id: string; external_id: string | null } }[] };
+const botChats = async (secretKey: string) => (await call<BotChats>('GET', '/api/bot/chats', { headers: asBot(secretKey) })).body.chats;
+const history = async (secretKey: string, chatId: string) => (await call('GET', `/api/bot/chats/${chatId}/messages`, { headers: asBot(secretKey) })).body;
+
+test("packages/client/README.md in a page: the script tag makes a client; the quick start shows a reply, sends the form's text and a file", async () => {
+  const { bot, secretKey } = await newBot({ allowed_origins: [site.origin] });
+  const tag = local(block('packages/client/README.md html#0').code, bot);
+  expect(tag).toContain(`src="${SCRIPT_TAG_PATH}"`);
+  const page = await site.open(
+    '/quick-start',
+    `<!doctype html><html><head><meta charset="utf-8">${IMPORT_MAP}</head><body><ul id="messages"></ul>
+<form><input name="text"><button>Send</button></form><input type="file" id="file">
+${tag}
+<script type="module">${local(block('packages/client/README.md js#0').code, bot)}</script></body></html>`,
+  );
+  // The tag's client (a page-wide const).
+  expect(await page.evaluate('typeof client.chat')).toBe('function');
+  await until(async () => (await botChats(secretKey)).length === 1, 10_000, 'the visitor’s chat');
+  const [{ id: chatId }] = await botChats(secretKey);
+  // A reply shown means the quick start's listeners are all on (they are set in one go after client.chat()).
+  await call('POST', `/api/bot/chats/${chatId}/messages`, { headers: asBot(secretKey), json: { content: 'Hi, this is Maria', sender: 'operator' } });
+  await page.locator('#messages li', { hasText: 'Hi, this is Maria' }).waitFor({ timeout: 10_000 });
+  await page.fill('input[name=text]', 'Where is my order?');
+  await page.click('button');
+  await page.locator('#messages li', { hasText: 'Where is my order?' }).waitFor({ timeout: 10_000 });
+  await page.setInputFiles('#file', { name: 'cat.png', mimeType: 'image/png', buffer: png(2048) });
+  await until(async () => (await history(secretKey, chatId)).some((m) => m.files?.[0]?.name === 'cat.png'), 10_000, 'the file sent');
+  expect((await history(secretKey, chatId)).map((m) => m.content)).toEqual(expect.arrayContaining(['Hi, this is Maria', 'Where is my order?']));
+  expect(page.errors).toEqual([]);
+});
+
+// `externalIdHash: '…'` is the HMAC the site's server computes: the test computes it with the bot's identity secret.
+test('docs/widget.md in a page: the script tag loads the widget; the host page identifies its visitor and shows unread replies in its title', async () => {
+  const { bot, secretKey } = await newBot({ allowed_origins: [site.origin], identity_verification: true });
+  const hash = createHmac('sha256', bot.identity_secret as string).update('customer-1234').digest('hex');
+  const host = local(block('docs/widget.md js#0').code, bot).replace(`externalIdHash: '…'`, `externalIdHash: '${hash}'`);
+  const tag = local(block('docs/widget.md html#0').code, bot);
+  expect(tag).toBe(`<script src="${apiUrl()}/widget.js" data-client-key="${bot.client_key}" async></script>`);
+  const page = await site.open('/shop', `<!doctype html><html><head><meta charset="utf-8"><title>Shop</title><script>${host}</script></head><body>${tag}</body></html>`);
+  await until(async () => (await botChats(secretKey)).some((c) => c.user.external_id === 'customer-1234'), 10_000, 'the identified visitor’s chat');
+  const chat = (await botChats(secretKey)).find((c) => c.user.external_id === 'customer-1234')!;
+  await call('POST', `/api/bot/chats/${chat.id}/messages`, { headers: asBot(secretKey), json: { content: 'Welcome back, Ada', sender: 'operator' } });
+  await page.waitForFunction("document.title === '(1) Shop'", undefined, { timeout: 10_000 });
+  expect(page.errors).toEqual([]);
+});
+
+test('docs/uploads.md in a page: every field, then the file, POSTed to S3; the file settles as uploaded', async () => {
+  const { bot } = await newBot();
+  const session = await newSession(bot.client_key);
+  const bytes = png(2048);
+  const ticket = await call('POST', '/api/client/files/uploads', { token: session.session_token, json: { name: 'cat.png', size: bytes.length, mime_type: 'image/png' } });
+  expect(ticket.status).toBe(201);
+  const page = await site.open('/upload', '<!doctype html><progress></progress>');
+  const settled = await page.evaluate(`new Promise((waitForFile, fail) => {
+    const ticket = ${JSON.stringify(ticket.body)};
+    const file = new File([new Uint8Array(${JSON.stringify([...bytes])})], 'cat.png', { type: 'image/png' });
+    const bar = document.querySelector('progress');
+    const showS3Error = (text) => fail(new Error(text));
+    ${block('docs/uploads.md js#0').code}
+  })`);
+  expect(settled).toBe((ticket.body as { file: { id: string } }).file.id);
+  await until(async () => (await call('GET', `/api/client/files/${settled as string}`, { token: session.session_token })).body.status === 'uploaded', 10_000, 'the file uploaded');
+  expect(await page.evaluate("document.querySelector('progress').value")).toBe(1);
 });
