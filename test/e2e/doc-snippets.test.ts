@@ -195,24 +195,29 @@ const NODE_RUNS: Record<string, () => Promise<void>> = {
     expect(verifyWebhook('whsec_x', body, old, signWebhook('whsec_x', old, body))).toBe(false);
     expect(verifyWebhook('whsec_x', body, now, undefined)).toBe(false);
   },
-  // The realtime subscription: a message sent lands in showOnce, the chat's read in markRead.
+  // The realtime subscription: a message sent lands in showOnce, the chat's read in markRead, a direct upload's
+  // outcome in uploadSettled.
   'docs/realtime.md js#0': async () => {
     const { session, chatId } = await walkThrough();
     const shown: { content: string }[] = [];
     const read: string[] = [];
+    const settled: { id: string; status: string }[] = [];
     // `new Centrifuge(url, { token, websocket: require('ws') })`, as the block's last line says for Node.
     const InNode = class extends Centrifuge {
       constructor(url: string, opts: object) {
         super(url, { websocket: WebSocket, ...opts });
       }
     };
-    const { client, sub } = (await runNode(block('docs/realtime.md js#0'), { session, showOnce: (m: { content: string }) => shown.push(m), markRead: (id: string) => read.push(id), uploadSettled: () => undefined }, { centrifuge: { Centrifuge: InNode } })) as { client: Centrifuge; sub: { state: string } };
+    const { client, sub } = (await runNode(block('docs/realtime.md js#0'), { session, showOnce: (m: { content: string }) => shown.push(m), markRead: (id: string) => read.push(id), uploadSettled: (f: { id: string; status: string }) => settled.push(f) }, { centrifuge: { Centrifuge: InNode } })) as { client: Centrifuge; sub: { state: string } };
     try {
       await until(() => sub.state === 'subscribed', 10_000, 'the subscription');
       await call('POST', `/api/client/chats/${chatId}/messages`, { token: session.session_token, json: { content: 'over the socket' } });
       await until(() => shown.some((m) => m.content === 'over the socket'), 10_000, 'the message shown');
       await call('POST', `/api/client/chats/${chatId}/read`, { token: session.session_token });
       await until(() => read.includes(chatId), 10_000, 'the read');
+      const ticket = await call('POST', '/api/client/files/uploads', { token: session.session_token, json: { name: 'a.jpg', size: 4096, mime_type: 'image/jpeg' } });
+      await postUpload(ticket.body);
+      await until(() => settled.some((f) => f.id === ticket.body.file.id && f.status === 'uploaded'), 10_000, 'the upload settled');
     } finally {
       client.disconnect();
     }

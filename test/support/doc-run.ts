@@ -74,7 +74,7 @@ export interface Ticket {
   upload: { url: string; fields: Record<string, string> };
 }
 
-/** What a page does with a ticket (docs/uploads.md's js block, run in Chromium elsewhere): every field, then the file. */
+/** What a page does with a ticket (docs/uploads.md's js block, which the snippets test runs in Chromium): every field, then the file (a JPEG's head). */
 export async function postUpload(ticket: Ticket): Promise<void> {
   const jpeg = Buffer.alloc(ticket.file.size, 7);
   Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10, 0x4a, 0x46, 0x49, 0x46, 0x00, 0x01]).copy(jpeg);
