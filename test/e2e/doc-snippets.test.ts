@@ -1,0 +1,314 @@
+// Every fenced code block of the docs (README.md, docs/*.md, packages/client/README.md) is run or checked here, by
+// its language, so a snippet that stops working fails the build. A block of a language without a rule fails.
+//
+// What each language gets:
+// - text: a diagram, a tree or a URL shape; nothing to run, nothing checked.
+// - json: parses; a body the API sends (a webhook's event) validates against docs/openapi.yaml's schema. A string
+//   holding `…` is an elided example value: a schema error on it alone is not counted.
+// - sh: a block with a curl command is RUN in bash, command by command, against the run's stack, on a fresh bot
+//   with a user (external_id crm-42) and a chat; each curl must answer 2xx and print the `"key":value` pairs its
+//   comment shows (ids and instants for presence only); a read that does not show its state yet is read again
+//   until it does (the docs say to poll). npm/npx commands cannot run in a test (npm start, a deploy, npm test
+//   itself): they are CHECKED: the npm script exists, `npm run bot` subcommands and flags are in bin/bot.ts's
+//   usage, `npm run deploy` arguments are accepted by bin/deploy.ts (deployCommand, which runs nothing), the
+//   environment variables named are read by the program started, a package name is the package's own. Today
+//   that is README's install/start/test line, the bot CLI lines, the deploy lines, the echo bot's start, the
+//   integration suite's lines and the package's npm install; every other sh block is run.
+// - js/ts: RUN in Node (a rule below per block: the globals a page or a server would give it, what it must do).
+//   Blocks that need a DOM or XMLHttpRequest, and html blocks, run in one headless Chromium on a page of a second
+//   local server (another origin, as a website): the package's script-tag build at the path the block names, its
+//   ES module build for `import ... from '@nexus-chat/client'` through an import map, the widget from the stack.
+//
+// Substitution (the only changes to a block before it runs): http://localhost:3000, localhost:3000 and
+// https://chat.example.com become the stack's URL, http://localhost:4569 the S3 emulator's; cli_... / cli_… the
+// block's bot's client key, sk_… its secret key; `./.data/demo-bot.json` (what npm start writes) is written for
+// the block's bot in its folder; `NAME=…` takes NAME from the command before it (TOKEN: its session_token,
+// CHAT: its id); `<file id>` is the id of the file the block made first; `# N. POST the bytes` is where the test
+// POSTs a file of the declared size and type to the presigned upload, as the js block under it does.
+import { createHmac } from 'node:crypto';
+import * as nodeCrypto from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Centrifuge } from 'centrifuge';
+import WebSocket from 'ws';
+import { createChatClient, memoryStorage, type ChatClientOptions } from '../../packages/client/src';
+import { signWebhook } from '../../lambdas/adapters/webhooks';
+import { apiUrl, call, newBot, newSession } from '../support/api';
+import { Bash, CURL_STATUS, docBlocks, shCommands, shownPairs, type Block } from '../support/doc-blocks';
+import { checkCommands, local, postUpload, runNode, where, type Ticket } from '../support/doc-run';
+import { png } from '../support/files';
+import { checkSchema } from '../support/openapi';
+import { DocSite, IMPORT_MAP, SCRIPT_TAG_PATH } from '../support/doc-site';
+import { until } from '../support/wait';
+
+const BLOCKS = docBlocks();
+const of = (lang: string) => BLOCKS.filter((b) => b.lang === lang);
+const LANGS = ['text', 'json', 'sh', 'js', 'ts', 'html'];
+
+/** The blocks run in Chromium (a DOM, XMLHttpRequest, a script tag): the last tests of this file. */
+const BROWSER_BLOCKS = ['docs/uploads.md js#0', 'docs/widget.md js#0', 'docs/widget.md html#0', 'packages/client/README.md html#0', 'packages/client/README.md js#0'];
+
+
+test('every block is of a language with a rule, and closed', () => {
+  expect(BLOCKS.length).toBeGreaterThan(30);
+  expect(BLOCKS.filter((b) => !LANGS.includes(b.lang)).map((b) => `${where(b)}: \`\`\`${b.lang || '(none: tag it text)'}`)).toEqual([]);
+});
+
+test('json blocks parse; an API body validates against docs/openapi.yaml', () => {
+  const schemaOf: Record<string, string> = { 'message.created': 'WebhookMessageCreated', 'chat.unread_reminder': 'WebhookUnreadReminder' };
+  for (const b of of('json')) {
+    const value = JSON.parse(b.code) as { event?: string };
+    const schema = schemaOf[value.event ?? ''];
+    if (!schema) throw new Error(`${where(b)}: which body is this? Add its schema to the rule`);
+    const elided = (path: string) => JSON.stringify(path.split('/').slice(1).reduce<unknown>((v, k) => (v as Record<string, unknown>)?.[k], value) ?? '').includes('…');
+    const problems = checkSchema(schema, value).filter((p) => !elided(/^(\S*)/.exec(p)?.[1] ?? ''));
+    expect({ block: where(b), problems }).toEqual({ block: where(b), problems: [] });
+  }
+});
+
+test('sh commands that cannot run in a test are checked: scripts, CLI subcommands and flags, deploy arguments, env vars', () => {
+  const { problems, checked } = checkCommands(of('sh'));
+  expect(problems).toEqual([]);
+  expect(checked).toBeGreaterThan(15);
+});
+
+/** A bot, its user crm-42 (Ada) and a chat: what the README's walk-through leaves behind, for the blocks after it. */
+async function walkThrough() {
+  const { bot, secretKey } = await newBot();
+  const session = await newSession(bot.client_key, { external_id: 'crm-42', first_name: 'Ada' });
+  const chat = await call('POST', '/api/client/chats', { token: session.session_token, json: { name: 'Support' } });
+  return { bot, secretKey, session, chatId: chat.body.id };
+}
+
+/** The walk-through itself (a block that opens its own session) starts from the bot alone. */
+async function fixtureFor(b: Block) {
+  if (!/^TOKEN=/m.test(b.code)) return walkThrough();
+  const { bot, secretKey } = await newBot();
+  return { bot, secretKey, session: undefined, chatId: '' };
+}
+
+const FROM_OUTPUT: Record<string, (o: Record<string, unknown>) => unknown> = { TOKEN: (o) => o.session_token, CHAT: (o) => o.id };
+
+// Side by side: each block has its own bot, and most of a block's time is the stack's (an erasure, an upload).
+test.concurrent.each(of('sh').filter((b) => /(^|\s|\()curl /m.test(b.code)).map((b) => [where(b), b] as const))('sh %s runs against the stack as it says', async (_at, b) => {
+  const { bot, secretKey, session, chatId } = await fixtureFor(b);
+  const dir = mkdtempSync(join(tmpdir(), 'doc-sh-'));
+  mkdirSync(join(dir, '.data'));
+  writeFileSync(join(dir, '.data', 'demo-bot.json'), JSON.stringify({ bot_id: bot.id, client_key: bot.client_key, secret_key: secretKey }));
+  writeFileSync(join(dir, 'cat.png'), png(2048));
+  const env = { API: `${apiUrl()}/api/client`, TOKEN: session?.session_token ?? '', CHAT: chatId, SK: secretKey, USER_ID: session?.user.id ?? '' };
+  const bash = new Bash(dir, env);
+  try {
+    await bash.run(CURL_STATUS);
+    let last: Record<string, unknown> = {};
+    let fileId: string | undefined;
+    for (const c of shCommands(local(b.code, { client_key: bot.client_key, secret_key: secretKey }))) {
+      if (/^# \d+\. POST the bytes/.test(c.text)) {
+        await postUpload(last as unknown as Ticket);
+        continue;
+      }
+      if (c.text.startsWith('#')) continue;
+      const placeholder = /^([A-Z_]+)=…/.exec(c.text);
+      if (placeholder) {
+        const value = FROM_OUTPUT[placeholder[1]]?.(last);
+        if (typeof value !== 'string') throw new Error(`${where(b)}: no rule gives ${placeholder[1]} from ${JSON.stringify(last)}`);
+        await bash.run(`${placeholder[1]}='${value}'`);
+        continue;
+      }
+      const text = fileId ? c.text.replace(/<file id>/g, fileId) : c.text;
+      const isRead = /curl /.test(text) && !/ -X | -d | -F /.test(text);
+      const pairs = shownPairs(local(c.says));
+      let r = await bash.run(text);
+      const missing = () => pairs.filter((p) => !r.out.includes(p.literal ? `"${p.key}":${p.literal}` : `"${p.key}":`));
+      if (isRead) await until(async () => missing().length === 0 || ((r = await bash.run(text)), false), 15_000, `${text} to show ${c.says}`);
+      expect({ command: text, code: r.code, stderr: r.stderr }).toEqual({ command: text, code: 0, stderr: '' });
+      if (/curl /.test(text)) expect({ command: text, answer: r.status >= 200 && r.status < 300 ? '2xx' : `${r.status} ${r.out}` }).toEqual({ command: text, answer: '2xx' });
+      const status = /^(\d{3})\b/.exec(c.says);
+      if (status) expect({ command: text, status: r.status }).toEqual({ command: text, status: Number(status[1]) });
+      if (/^\[\]/.test(c.says)) expect(r.out).toBe('[]');
+      expect({ command: text, missing: missing() }).toEqual({ command: text, missing: [] });
+      try {
+        last = JSON.parse(r.out) as Record<string, unknown>;
+      } catch {
+        last = {};
+      }
+      const made = (last.file as { id?: string } | undefined)?.id ?? (last.type === 'photo' ? (last.id as string) : undefined);
+      fileId ??= made;
+    }
+  } finally {
+    bash.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+const block = (key: string) => {
+  const b = BLOCKS.find((x) => x.key === key);
+  if (!b) throw new Error(`no block ${key}`);
+  return b;
+};
+const asBot = (secretKey: string) => ({ authorization: `Bearer ${secretKey}` });
+/** The package as a page has it: a page gives it its WebSocket and localStorage; Node gets `ws` and a memory storage. */
+const opened: { close(): void }[] = [];
+const packageForNode = {
+  createChatClient: (o: ChatClientOptions) => {
+    const c = createChatClient({ WebSocket, storage: memoryStorage(), ...o });
+    opened.push(c);
+    return c;
+  },
+};
+afterEach(() => opened.splice(0).forEach((c) => c.close()));
+
+test('every js, ts and html block has a rule: run in Node or in Chromium', () => {
+  const rules = [...Object.keys(NODE_RUNS), ...BROWSER_BLOCKS];
+  expect(BLOCKS.filter((b) => ['js', 'ts', 'html'].includes(b.lang) && !rules.includes(b.key)).map((b) => `${where(b)} (${b.key})`)).toEqual([]);
+});
+
+const NODE_RUNS: Record<string, () => Promise<void>> = {
+  // The README's package example: the message is sent, and the bot's reply is logged as it arrives.
+  'README.md js#0': async () => {
+    const { bot, secretKey } = await newBot();
+    const logs: unknown[][] = [];
+    const b = block('README.md js#0');
+    const { chat } = (await runNode({ ...b, code: local(b.code, bot) }, { console: { log: (...a: unknown[]) => logs.push(a) } }, { '@nexus-chat/client': packageForNode })) as { chat: { id: string } };
+    const history = await call('GET', `/api/bot/chats/${chat.id}/messages`, { headers: asBot(secretKey) });
+    expect(history.body.map((m) => [m.sender, m.content])).toEqual([['user', 'Hello!']]);
+    await call('POST', `/api/bot/chats/${chat.id}/messages`, { headers: asBot(secretKey), json: { content: 'Hi Ada', sender: 'operator' } });
+    await until(() => logs.some((l) => l[0] === 'operator' && l[1] === 'Hi Ada'), 10_000, 'the reply logged');
+  },
+  // The site's server hashes its user's id with the identity secret: the service takes that hash, not another.
+  'docs/api.md js#0': async () => {
+    const { bot } = await newBot({ identity_verification: true });
+    const { external_id_hash } = await runNode(block('docs/api.md js#0'), { crypto: nodeCrypto, IDENTITY_SECRET: bot.identity_secret, user: { id: 'crm-42' } });
+    const session = (hash: unknown) => call('POST', '/api/client/session', { json: { client_key: bot.client_key, external_id: 'crm-42', external_id_hash: hash } });
+    expect((await session(external_id_hash)).status).toBe(200);
+    expect((await session(createHmac('sha256', 'another').update('crm-42').digest('hex'))).status).toBe(403);
+  },
+  // The receiver's check: the service's own signature passes; a changed body, an old timestamp or no signature fail.
+  'docs/bot-api.md ts#0': async () => {
+    const { verifyWebhook } = (await runNode(block('docs/bot-api.md ts#0'), {}, { 'node:crypto': nodeCrypto })) as { verifyWebhook: (s: string, body: string, t?: string, sig?: string) => boolean };
+    const body = JSON.stringify({ event: 'message.created' });
+    const now = String(Math.floor(Date.now() / 1000));
+    const old = String(Math.floor(Date.now() / 1000) - 600);
+    expect(verifyWebhook('whsec_x', body, now, signWebhook('whsec_x', now, body))).toBe(true);
+    expect(verifyWebhook('whsec_x', body + ' ', now, signWebhook('whsec_x', now, body))).toBe(false);
+    expect(verifyWebhook('whsec_x', body, old, signWebhook('whsec_x', old, body))).toBe(false);
+    expect(verifyWebhook('whsec_x', body, now, undefined)).toBe(false);
+  },
+  // The realtime subscription: a message sent lands in showOnce, the chat's read in markRead, a direct upload's
+  // outcome in uploadSettled.
+  'docs/realtime.md js#0': async () => {
+    const { session, chatId } = await walkThrough();
+    const shown: { content: string }[] = [];
+    const read: string[] = [];
+    const settled: { id: string; status: string }[] = [];
+    // `new Centrifuge(url, { token, websocket: require('ws') })`, as the block's last line says for Node.
+    const InNode = class extends Centrifuge {
+      constructor(url: string, opts: object) {
+        super(url, { websocket: WebSocket, ...opts });
+      }
+    };
+    const { client, sub } = (await runNode(block('docs/realtime.md js#0'), { session, showOnce: (m: { content: string }) => shown.push(m), markRead: (id: string) => read.push(id), uploadSettled: (f: { id: string; status: string }) => settled.push(f) }, { centrifuge: { Centrifuge: InNode } })) as { client: Centrifuge; sub: { state: string } };
+    try {
+      await until(() => sub.state === 'subscribed', 10_000, 'the subscription');
+      await call('POST', `/api/client/chats/${chatId}/messages`, { token: session.session_token, json: { content: 'over the socket' } });
+      await until(() => shown.some((m) => m.content === 'over the socket'), 10_000, 'the message shown');
+      await call('POST', `/api/client/chats/${chatId}/read`, { token: session.session_token });
+      await until(() => read.includes(chatId), 10_000, 'the read');
+      const ticket = await call('POST', '/api/client/files/uploads', { token: session.session_token, json: { name: 'a.jpg', size: 4096, mime_type: 'image/jpeg' } });
+      await postUpload(ticket.body);
+      await until(() => settled.some((f) => f.id === ticket.body.file.id && f.status === 'uploaded'), 10_000, 'the upload settled');
+    } finally {
+      client.disconnect();
+    }
+  },
+  // The echo bot's retry helper: a reply lands once, sent twice with one Idempotency-Key.
+  'docs/reliable-bot.md ts#0': async () => {
+    const { secretKey, chatId } = await walkThrough();
+    const { botApiCall } = (await runNode(block('docs/reliable-bot.md ts#0'), { sleep: (ms: number) => new Promise((r) => setTimeout(r, ms)) })) as {
+      botApiCall: (api: object, method: string, path: string, body: unknown, key?: string) => Promise<{ status: number; body: { id?: string } }>;
+    };
+    const send = () => botApiCall({ apiUrl: apiUrl(), secretKey }, 'POST', `/chats/${chatId}/messages`, { content: 'Your order has shipped.', sender: 'operator' }, 'order-1');
+    const [first, again] = [await send(), await send()];
+    expect(first.status).toBe(201);
+    expect(again.body.id).toBe(first.body.id);
+    const history = await call('GET', `/api/bot/chats/${chatId}/messages`, { headers: asBot(secretKey) });
+    expect(history.body.map((m) => m.content)).toEqual(['Your order has shipped.']);
+  },
+};
+
+test.each(Object.keys(NODE_RUNS))('js/ts %s runs in Node and does what it says', async (key) => {
+  await NODE_RUNS[key]();
+});
+
+// The browser blocks, on pages of a second local server (a website's origin) in one Chromium.
+let site: DocSite;
+beforeAll(async () => {
+  site = await DocSite.start();
+}, 30_000);
+afterAll(() => site?.close());
+
+type BotChats = { chats: { id: string; user: { id: string; external_id: string | null } }[] };
+const botChats = async (secretKey: string) => (await call<BotChats>('GET', '/api/bot/chats', { headers: asBot(secretKey) })).body.chats;
+const history = async (secretKey: string, chatId: string) => (await call('GET', `/api/bot/chats/${chatId}/messages`, { headers: asBot(secretKey) })).body;
+
+test("packages/client/README.md in a page: the script tag makes a client; the quick start shows a reply, sends the form's text and a file", async () => {
+  const { bot, secretKey } = await newBot({ allowed_origins: [site.origin] });
+  const tag = local(block('packages/client/README.md html#0').code, bot);
+  expect(tag).toContain(`src="${SCRIPT_TAG_PATH}"`);
+  const page = await site.open(
+    '/quick-start',
+    `<!doctype html><html><head><meta charset="utf-8">${IMPORT_MAP}</head><body><ul id="messages"></ul>
+<form><input name="text"><button>Send</button></form><input type="file" id="file">
+${tag}
+<script type="module">${local(block('packages/client/README.md js#0').code, bot)}</script></body></html>`,
+  );
+  // The tag's client (a page-wide const).
+  expect(await page.evaluate('typeof client.chat')).toBe('function');
+  await until(async () => (await botChats(secretKey)).length === 1, 10_000, 'the visitor’s chat');
+  const [{ id: chatId }] = await botChats(secretKey);
+  // A reply shown means the quick start's listeners are all on (they are set in one go after client.chat()).
+  await call('POST', `/api/bot/chats/${chatId}/messages`, { headers: asBot(secretKey), json: { content: 'Hi, this is Maria', sender: 'operator' } });
+  await page.locator('#messages li', { hasText: 'Hi, this is Maria' }).waitFor({ timeout: 10_000 });
+  await page.fill('input[name=text]', 'Where is my order?');
+  await page.click('button');
+  await page.locator('#messages li', { hasText: 'Where is my order?' }).waitFor({ timeout: 10_000 });
+  await page.setInputFiles('#file', { name: 'cat.png', mimeType: 'image/png', buffer: png(2048) });
+  await until(async () => (await history(secretKey, chatId)).some((m) => m.files?.[0]?.name === 'cat.png'), 10_000, 'the file sent');
+  expect((await history(secretKey, chatId)).map((m) => m.content)).toEqual(expect.arrayContaining(['Hi, this is Maria', 'Where is my order?']));
+  expect(page.errors).toEqual([]);
+});
+
+// `externalIdHash: '…'` is the HMAC the site's server computes: the test computes it with the bot's identity secret.
+test('docs/widget.md in a page: the script tag loads the widget; the host page identifies its visitor and shows unread replies in its title', async () => {
+  const { bot, secretKey } = await newBot({ allowed_origins: [site.origin], identity_verification: true });
+  const hash = createHmac('sha256', bot.identity_secret as string).update('customer-1234').digest('hex');
+  const host = local(block('docs/widget.md js#0').code, bot).replace(`externalIdHash: '…'`, `externalIdHash: '${hash}'`);
+  const tag = local(block('docs/widget.md html#0').code, bot);
+  expect(tag).toBe(`<script src="${apiUrl()}/widget.js" data-client-key="${bot.client_key}" async></script>`);
+  const page = await site.open('/shop', `<!doctype html><html><head><meta charset="utf-8"><title>Shop</title><script>${host}</script></head><body>${tag}</body></html>`);
+  await until(async () => (await botChats(secretKey)).some((c) => c.user.external_id === 'customer-1234'), 10_000, 'the identified visitor’s chat');
+  const chat = (await botChats(secretKey)).find((c) => c.user.external_id === 'customer-1234')!;
+  await call('POST', `/api/bot/chats/${chat.id}/messages`, { headers: asBot(secretKey), json: { content: 'Welcome back, Ada', sender: 'operator' } });
+  await page.waitForFunction("document.title === '(1) Shop'", undefined, { timeout: 10_000 });
+  expect(page.errors).toEqual([]);
+});
+
+test('docs/uploads.md in a page: every field, then the file, POSTed to S3; the file settles as uploaded', async () => {
+  const { bot } = await newBot();
+  const session = await newSession(bot.client_key);
+  const bytes = png(2048);
+  const ticket = await call('POST', '/api/client/files/uploads', { token: session.session_token, json: { name: 'cat.png', size: bytes.length, mime_type: 'image/png' } });
+  expect(ticket.status).toBe(201);
+  const page = await site.open('/upload', '<!doctype html><progress></progress>');
+  const settled = await page.evaluate(`new Promise((waitForFile, fail) => {
+    const ticket = ${JSON.stringify(ticket.body)};
+    const file = new File([new Uint8Array(${JSON.stringify([...bytes])})], 'cat.png', { type: 'image/png' });
+    const bar = document.querySelector('progress');
+    const showS3Error = (text) => fail(new Error(text));
+    ${block('docs/uploads.md js#0').code}
+  })`);
+  expect(settled).toBe((ticket.body as { file: { id: string } }).file.id);
+  await until(async () => (await call('GET', `/api/client/files/${settled as string}`, { token: session.session_token })).body.status === 'uploaded', 10_000, 'the file uploaded');
+  expect(await page.evaluate("document.querySelector('progress').value")).toBe(1);
+});
