@@ -195,29 +195,47 @@ const NODE_RUNS: Record<string, () => Promise<void>> = {
     expect(verifyWebhook('whsec_x', body, old, signWebhook('whsec_x', old, body))).toBe(false);
     expect(verifyWebhook('whsec_x', body, now, undefined)).toBe(false);
   },
-  // The realtime subscription: a message sent lands in showOnce, the chat's read in markRead, a direct upload's
-  // outcome in uploadSettled.
+  // The package's live part: a reply and its edit land in `shown`, typing and the status are logged.
   'docs/realtime.md js#0': async () => {
-    const { session, chatId } = await walkThrough();
-    const shown: { content: string }[] = [];
-    const read: string[] = [];
-    const settled: { id: string; status: string }[] = [];
-    // `new Centrifuge(url, { token, websocket: require('ws') })`, as the block's last line says for Node.
-    const InNode = class extends Centrifuge {
-      constructor(url: string, opts: object) {
-        super(url, { websocket: WebSocket, ...opts });
-      }
+    const { bot, secretKey } = await newBot();
+    const logs: unknown[][] = [];
+    const b = block('docs/realtime.md js#0');
+    const { chat, shown } = (await runNode({ ...b, code: local(b.code, bot) }, { console: { log: (...a: unknown[]) => logs.push(a) } }, { '@nexus-chat/client': packageForNode })) as {
+      chat: { id: string };
+      shown: Map<string, string>;
     };
-    const { client, sub } = (await runNode(block('docs/realtime.md js#0'), { session, showOnce: (m: { content: string }) => shown.push(m), markRead: (id: string) => read.push(id), uploadSettled: (f: { id: string; status: string }) => settled.push(f) }, { centrifuge: { Centrifuge: InNode } })) as { client: Centrifuge; sub: { state: string } };
+    await until(() => logs.some((l) => l[0] === 'realtime:' && l[1] === 'online'), 10_000, 'the status logged');
+    await call('POST', `/api/bot/chats/${chat.id}/typing`, { headers: asBot(secretKey) });
+    await until(() => logs.some((l) => l[0] === 'bot' && l[1] === 'is typing'), 10_000, 'the typing logged');
+    const reply = (await call('POST', `/api/bot/chats/${chat.id}/messages`, { headers: asBot(secretKey), json: { content: 'Hi there' } })).body as { id: string };
+    await until(() => shown.get(reply.id) === 'Hi there', 10_000, 'the reply shown');
+    await call('PATCH', `/api/bot/chats/${chat.id}/messages/${reply.id}`, { headers: asBot(secretKey), json: { content: 'Hi there, edited' } });
+    await until(() => shown.get(reply.id) === 'Hi there, edited', 10_000, 'the edit shown');
+  },
+  // Recovery by hand: the first subscribe reloads; after a drop, what was sent meanwhile comes back through apply()
+  // with recovered: true, and nothing is reloaded.
+  'docs/realtime.md js#1': async () => {
+    const { session, chatId } = await walkThrough();
+    const rt = session.realtime!;
+    const client = new Centrifuge(rt.url, { token: rt.token, websocket: WebSocket, minReconnectDelay: 50, maxReconnectDelay: 200 });
+    const applied: { type: string; data: { content?: string } }[] = [];
+    let reloads = 0;
+    const { sub } = (await runNode(block('docs/realtime.md js#1'), { client, session, reloadMessages: () => reloads++, apply: (d: (typeof applied)[0]) => applied.push(d) })) as {
+      sub: { subscribe(): void; state: string; once(e: string, fn: (ctx: { recovered: boolean }) => void): void };
+    };
     try {
+      sub.subscribe();
+      client.connect();
       await until(() => sub.state === 'subscribed', 10_000, 'the subscription');
-      await call('POST', `/api/client/chats/${chatId}/messages`, { token: session.session_token, json: { content: 'over the socket' } });
-      await until(() => shown.some((m) => m.content === 'over the socket'), 10_000, 'the message shown');
-      await call('POST', `/api/client/chats/${chatId}/read`, { token: session.session_token });
-      await until(() => read.includes(chatId), 10_000, 'the read');
-      const ticket = await call('POST', '/api/client/files/uploads', { token: session.session_token, json: { name: 'a.jpg', size: 4096, mime_type: 'image/jpeg' } });
-      await postUpload(ticket.body);
-      await until(() => settled.some((f) => f.id === ticket.body.file.id && f.status === 'uploaded'), 10_000, 'the upload settled');
+      expect(reloads).toBe(1);
+      // The socket drops; a message is sent before it is back.
+      const back = new Promise<boolean>((r) => sub.once('subscribed', (ctx) => r(ctx.recovered)));
+      client.disconnect();
+      await call('POST', `/api/client/chats/${chatId}/messages`, { token: session.session_token, json: { content: 'while away' } });
+      client.connect();
+      expect(await back).toBe(true);
+      expect(applied.filter((p) => p.type === 'message').map((p) => p.data.content)).toEqual(['while away']);
+      expect(reloads).toBe(1);
     } finally {
       client.disconnect();
     }
