@@ -222,10 +222,7 @@ export class FlowBase {
     }
     // A frame with a subscribe is answered through the @connections API (the hand-over follows its reply).
     const replies = this.framesOf(conn);
-    const parsed = replies;
-    if (!parsed.some((p) => p.id === 1 && p.connect) || !parsed.some((p) => p.id === 2 && p.subscribe)) {
-      throw new Error(`connect/subscribe refused: ${JSON.stringify(replies)}`);
-    }
+    if (!replies.some((p) => p.id === 1 && p.connect) || !replies.some((p) => p.id === 2 && p.subscribe)) throw new Error(`connect/subscribe refused: ${JSON.stringify(replies)}`);
     return conn;
   }
 
@@ -295,13 +292,8 @@ export class FlowBase {
     }
   }
 
-  protected queueUrl(prefix: string): string {
-    const [, url] = Object.entries(this.hx.stack.queueUrls).find(([id]) => id.startsWith(prefix) && id.slice(prefix.length).length === 8)!;
-    return url;
-  }
-
-  protected queueArn(prefix: string): string {
-    const id = Object.keys(this.hx.stack.queueUrls).find((q) => q.startsWith(prefix) && q.slice(prefix.length).length === 8)!;
-    return this.hx.stack.refs[id].attrs.Arn;
-  }
+  /** A queue of the stack by its logical id's prefix (CDK adds an 8-character hash): its URL and ARN. */
+  private queueId = (prefix: string) => Object.keys(this.hx.stack.queueUrls).find((q) => q.startsWith(prefix) && q.slice(prefix.length).length === 8)!;
+  protected queueUrl = (prefix: string): string => this.hx.stack.queueUrls[this.queueId(prefix)];
+  protected queueArn = (prefix: string): string => this.hx.stack.refs[this.queueId(prefix)].attrs.Arn;
 }
