@@ -32,6 +32,8 @@ function readConfig(script: HTMLScriptElement | null): Config {
 class Widget implements ChatWidget {
   private panel?: Panel;
   private chat?: Chat;
+  /** The visitor's chats as the client last listed them (its `chats` event: every list, and a chat made here). */
+  private chats: Chat[] = [];
   private isOpen = false;
   private readonly listeners = new Map<WidgetEvent, Set<(v: number | boolean) => void>>();
   private ready: Promise<void>;
@@ -44,6 +46,10 @@ class Widget implements ChatWidget {
       this.fire('unread', n);
     });
     this.client.on('status', (s) => this.panel?.setStatus(s === 'online' || s === 'polling' ? '' : s === 'connecting' ? 'connecting…' : s));
+    this.client.on('chats', (list) => {
+      this.chats = list;
+      this.showChats();
+    });
     this.client.on('typing', (t) => t.chat_id === this.chat?.id && this.panel?.setTyping(t.active));
     this.ready = this.start();
   }
@@ -73,8 +79,8 @@ class Widget implements ChatWidget {
 
   /** Shows one chat (the single-chat convention's, or the one picked), listening to it alone. */
   private async show(id?: string): Promise<void> {
-    const chats = id ? await this.client.listChats() : undefined;
-    const chat = (id && chats?.find((c) => c.id === id)) || (await this.client.chat());
+    // Listing the chats (either way) brings the picker's list through the `chats` event.
+    const chat = (id && (await this.client.listChats()).find((c) => c.id === id)) || (await this.client.chat());
     if (!chat.loaded) await chat.load();
     this.chat?.setVisible(false);
     this.unlisten.forEach((off) => off());
@@ -84,12 +90,16 @@ class Widget implements ChatWidget {
     this.unlisten = [chat.on('message', (m) => panel.upsert(m, chat.messages)), chat.on('updated', (m) => panel.upsert(m, chat.messages))];
     panel.showMessages(chat.messages);
     panel.setTyping(false);
-    const list = chats ?? (await this.client.listChats());
-    panel.setChats(list.map((c) => ({ id: c.id, name: c.info.name ?? 'Chat', unread: c.unread })), chat.id);
+    this.showChats();
     panel.setUnread(this.client.unread);
   }
 
   private unlisten: (() => void)[] = [];
+
+  /** The picker's conversations, the one shown selected. */
+  private showChats(): void {
+    this.panel?.setChats(this.chats.map((c) => ({ id: c.id, name: c.info.name ?? 'Chat', unread: c.unread })), this.chat?.id ?? '');
+  }
 
   open(): void {
     void this.ready.then(() => {
