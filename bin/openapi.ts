@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import * as v from 'valibot';
 import { toJsonSchema, type ConversionConfig } from '@valibot/to-json-schema';
 import { parse, stringify } from 'yaml';
-import { BotSenderBody, BotUploadBody, ChatBody, EditBody, MessageBody, SessionBody, UploadBody } from '../lambdas/http/params';
+import { BotUploadBody, ChatBody, EditBody, MessageBody, SessionBody, UploadBody, BotSenderBody } from '../lambdas/http/params';
+import { BotMessageBody } from '../lambdas/http/interactive';
 import { LIMITS } from '../lambdas/policies/limits';
 
 const ROOT = join(__dirname, '..');
@@ -18,6 +19,7 @@ export const PARTS = [
   'client-files.yaml',
   'bot-chats.yaml',
   'bot-files-users.yaml',
+  'interactive.yaml',
   'webhooks.yaml',
   'parameters.yaml',
   'responses.yaml',
@@ -42,6 +44,7 @@ const CUSTOM: Record<string, object> = {
       '(objects and arrays, this one included), numbers within a double\'s range; returned exactly as sent (docs/api.md)',
     'x-max-depth': LIMITS.additionalInfoDepth,
   },
+  'must be an object ({})': { type: 'object', description: 'A rating takes no attributes: send {} (any keys are ignored)' },
 };
 const CHECKS: Record<string, object> = {
   'must be an http(s) URL': { format: 'uri', pattern: '^https?://' },
@@ -54,6 +57,15 @@ const CHECKS: Record<string, object> = {
   // JSON text is Unicode: a string with an unpaired surrogate is no JSON Schema string to begin with.
   'must be well-formed Unicode (no unpaired surrogate)': {},
   'must not be empty': { minLength: 1 },
+  'must be an http(s) URL or a file id of this chat': { anyOf: [{ format: 'uri', pattern: '^https?://' }, { pattern: UUID_PATTERN }] },
+  'must be given for a select field, and only for one': {
+    if: { properties: { type: { const: 'select' } } },
+    then: { properties: { options: { type: 'array' } }, required: ['options'] },
+    else: { properties: { options: false } },
+  },
+  // Stated in docs/api.md: JSON Schema has no keyword for them.
+  'must not repeat a field name': {},
+  [`must be at most ${LIMITS.contentAttributesBytes} bytes as JSON`]: {},
 };
 /** Length checks (lambdas/http/validate.ts), counted in code points as JSON Schema's keywords count them. */
 const LENGTH_CHECKS: [RegExp, (n: number) => object][] = [
@@ -73,6 +85,7 @@ function checkRule(message: string): object | undefined {
 const CONFIG: ConversionConfig = {
   typeMode: 'input',
   overrideSchema: ({ valibotSchema }) => {
+    if (valibotSchema.type === 'never') return { not: {}, description: String((valibotSchema as { message?: unknown }).message) };
     if (valibotSchema.type !== 'custom') return undefined;
     const rule = CUSTOM[String((valibotSchema as { message?: unknown }).message)];
     if (!rule) throw new Error(`bin/openapi.ts: no JSON Schema for the custom schema "${String((valibotSchema as { message?: unknown }).message)}"`);
@@ -114,17 +127,45 @@ function filesCount(s: JsonSchema): void {
   s.properties.content.description = 'May be empty only when files or complete_files are attached';
 }
 
+/** The Bot API's send, one schema per shape of content_type, told apart by it (absent: text). */
+function botMessageRequests(generated: string): Record<string, unknown> {
+  const names = ['BotPlainMessageRequest', 'InputSelectMessageRequest', 'CardsMessageRequest', 'FormMessageRequest', 'CsatMessageRequest'];
+  const [plain, ...rest] = BotMessageBody.options;
+  const interactive = rest as unknown as { entries: { content_type: { literal: string } } }[];
+  const ref = (name: string) => `#/components/schemas/${name}`;
+  const mapping = Object.fromEntries([
+    ...plain.entries.content_type.wrapped.options.map((t): [string, string] => [t, ref(names[0])]),
+    ...interactive.map((o, i): [string, string] => [o.entries.content_type.literal, ref(names[i + 1])]),
+  ]);
+  const shapes: Record<string, unknown> = Object.fromEntries(
+    BotMessageBody.options.map((o, i): [string, unknown] => [
+      names[i],
+      i === 0
+        ? schema(o, `A reply of the bot side without content_attributes ${generated}`, filesCount)
+        : schema(o, `A reply of content_type ${interactive[i - 1].entries.content_type.literal} ${generated}`, (s) => {
+            filesCount(s);
+            s.properties.content.description = 'The question: must not be empty';
+          }),
+    ]),
+  );
+  return {
+    BotMessageRequest: {
+      description: `A reply of the bot side ${generated}; sender defaults to bot, content_type to text; content_attributes for an interactive content_type (docs/api.md)`,
+      // anyOf, not oneOf with a discriminator: content_type may be absent (text), which a discriminator cannot read.
+      anyOf: names.map((n) => ({ $ref: ref(n) })),
+      'x-content-type-schemas': mapping,
+    },
+    ...shapes,
+  };
+}
+
 export function requestSchemas(): Record<string, unknown> {
   const generated = '(generated from the valibot schema in lambdas/http/params.ts)';
   return {
     SessionRequest: schema(SessionBody, `POST /api/client/session ${generated}`),
     ChatRequest: schema(ChatBody, `POST /api/client/chats ${generated}`),
     MessageRequest: schema(MessageBody, `A message the user sends ${generated}; files + complete_files at most ${LIMITS.filesPerMessage}`, filesCount),
-    BotMessageRequest: schema(
-      v.object({ ...MessageBody.entries, ...BotSenderBody.entries }),
-      `A reply of the bot side ${generated}; sender defaults to bot`,
-      filesCount,
-    ),
+    ...botMessageRequests(generated.replace('params.ts', 'params.ts and interactive.ts')),
     EditMessageRequest: schema(EditBody, `An edit of a bot-side message ${generated}`),
     TypingRequest: schema(BotSenderBody, `Who is typing ${generated}; the body may be empty (bot)`),
     DirectUploadRequest: schema(UploadBody, `The file a direct upload declares ${generated}; size at most MAX_UPLOAD_BYTES (100 MB by default), type defaults from mime_type`),

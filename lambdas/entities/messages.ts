@@ -3,6 +3,7 @@ import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/li
 import { conditionFailedItem, dynamo, isConditionFailed, optional, queryAll, tableName, type RawItem, type Stored } from '../aws/dynamo';
 import { keys, type Key } from './keys';
 import { toFileJson, type FileJson, type StoredFile } from './files';
+import { attributesJson, type ContentAttributesJson, type StoredInteractive } from './interactive';
 
 export type SenderType = 'incoming' | 'outcoming';
 export type Sender = 'user' | 'bot' | 'operator';
@@ -19,10 +20,12 @@ export interface Message {
   /** When the bot side last edited it (null: never): a client keeps the copy with the latest. */
   edited_at: string | null;
   created_at: string;
+  /** Only on an interactive message (entities/interactive.ts). */
+  content_attributes?: ContentAttributesJson;
 }
 
 /** The stored item, as the table (and the stream publisher) sees it. */
-export interface MessageItem extends Omit<Message, 'files' | 'edited_at'> {
+export interface MessageItem extends Omit<Message, 'files' | 'edited_at' | 'content_attributes'>, StoredInteractive {
   /** Set by the first edit (absent until then). */
   edited_at?: string;
   user_id: string;
@@ -55,7 +58,7 @@ export const messageFromItem = (raw: RawItem): MessageItem => {
     files: item.files ?? null,
     is_edited: Boolean(item.is_edited),
     created_at: item.created_at,
-    ...optional(item, 'external_id', 'edited_at', 'webhook', 'attaches', 'count_in_chat', 'ttl', 'edit_version'),
+    ...optional(item, 'external_id', 'edited_at', 'webhook', 'attaches', 'count_in_chat', 'ttl', 'edit_version', 'content_attributes', 'submitted_values', 'submitted_at'),
   };
 };
 
@@ -64,6 +67,7 @@ const messagesOf = (items: RawItem[]): MessageItem[] => items.filter((i) => i.en
 
 /** The message as the APIs show it (file URLs presigned now). */
 export async function toMessage(m: MessageItem): Promise<Message> {
+  const attributes = attributesJson(m);
   return {
     id: m.id,
     chat_id: m.chat_id,
@@ -75,6 +79,7 @@ export async function toMessage(m: MessageItem): Promise<Message> {
     is_edited: Boolean(m.is_edited),
     edited_at: m.edited_at ?? null,
     created_at: m.created_at,
+    ...(attributes && { content_attributes: attributes }),
   };
 }
 

@@ -7,6 +7,8 @@ import { newMessageId } from '../shared/ids';
 import { readFiles, toStoredFile, type FileRecord, type StoredFile } from '../entities/files';
 import { putMessage, toMessage, type Message, type MessageItem, type Sender } from '../entities/messages';
 import type { ChatOwner } from '../entities/chats';
+import { cardMediaIds, storedAttributes, type ContentAttributes } from '../entities/interactive';
+import { LIMITS } from '../policies/limits';
 import { consumeRate, type RateLimit } from '../policies/rate';
 import { claimKey, idempotencyKey, releaseKey } from '../policies/idempotency';
 import { expiryOf, isRetained, retentionWindow, type Retained, type RetentionWindow } from '../policies/retention';
@@ -17,6 +19,8 @@ export interface MessageInput {
   content_type: string;
   files: string[];
   complete_files: StoredFile[];
+  /** An interactive message's shape (Bot API only; entities/interactive.ts). */
+  content_attributes?: ContentAttributes;
   /** From client_message_id or the Idempotency-Key header. */
   idempotency_key?: string;
 }
@@ -29,6 +33,7 @@ export interface NewMessage {
   content: string;
   content_type: string;
   files: StoredFile[];
+  content_attributes?: ContentAttributes;
   sender: Sender;
   /**
    * Marks the item for the webhook dispatcher's stream filter: a user message of a bot with a webhook, or a
@@ -44,7 +49,7 @@ export interface NewMessage {
 /** What a send carries, hashed: a retry with the same idempotency key must carry the same message. */
 function fingerprint(input: NewMessage): string {
   const files = input.files.map((f) => f.id ?? `${f.type}:${f.url}`);
-  return createHash('sha256').update(JSON.stringify([input.content, input.content_type, files, input.sender])).digest('hex');
+  return createHash('sha256').update(JSON.stringify([input.content, input.content_type, files, input.sender, ...(input.content_attributes ? [input.content_attributes] : [])])).digest('hex');
 }
 
 export interface Created {
@@ -67,6 +72,7 @@ function newItem(input: NewMessage, now: number): MessageItem {
     sender_type: incoming ? 'incoming' : 'outcoming',
     sender: input.sender,
     files: input.files.length ? input.files : null,
+    ...(input.content_attributes && storedAttributes(input.content_attributes)),
     is_edited: false,
     created_at: new Date(now).toISOString(),
     ...(input.webhook && { webhook: true as const }),
@@ -80,15 +86,20 @@ function newItem(input: NewMessage, now: number): MessageItem {
  * Reads the files a message attaches; each must exist, have been uploaded by this user, and have passed its
  * checks (a direct upload still in flight is a 409, a rejected one a 400).
  */
-export async function getOwnedFiles(userId: string, ids: string[], w: RetentionWindow = retentionWindow({})): Promise<FileRecord[]> {
+export async function getOwnedFiles(
+  userId: string,
+  ids: string[],
+  w: RetentionWindow = retentionWindow({}),
+  field: (i: number) => string = (i) => `files.${i}`,
+): Promise<FileRecord[]> {
   // Strongly consistent: a file uploaded a moment ago is attached at once.
   const byId = new Map((await readFiles(ids, true)).map((f) => [f.id, f]));
   return ids.map((id, i) => {
     const file = byId.get(id);
-    if (!file || !isRetained(file, w)) throw new InvalidInputError(`files.${i}: no uploaded file has id ${id}`);
-    if (file.user_id !== userId) throw new ForbiddenError(`files.${i}: file ${id} was not uploaded by this user`);
-    if (file.status === 'pending') throw new ConflictError(`files.${i}: file ${id} is still uploading; send it once its status is uploaded`);
-    if (file.status === 'rejected') throw new InvalidInputError(`files.${i}: file ${id} was rejected: ${file.reason ?? 'it failed the checks'}`);
+    if (!file || !isRetained(file, w)) throw new InvalidInputError(`${field(i)}: no uploaded file has id ${id}`);
+    if (file.user_id !== userId) throw new ForbiddenError(`${field(i)}: file ${id} was not uploaded by this user`);
+    if (file.status === 'pending') throw new ConflictError(`${field(i)}: file ${id} is still uploading; send it once its status is uploaded`);
+    if (file.status === 'rejected') throw new InvalidInputError(`${field(i)}: file ${id} was rejected: ${file.reason ?? 'it failed the checks'}`);
     return file;
   });
 }
@@ -147,15 +158,35 @@ export interface SendScope {
   marks: WebhookMarks;
 }
 
+/**
+ * The photos of this chat that cards name by file id, not already in `files`: the message attaches them, so
+ * they are kept as long as it is and its `files` give their URLs.
+ */
+async function cardMedia(scope: SendScope, body: MessageInput): Promise<StoredFile[]> {
+  const named = cardMediaIds(body.content_type, body.content_attributes).filter((m, i, all) => !body.files.includes(m.id) && all.findIndex((o) => o.id === m.id) === i);
+  if (named.length === 0) return [];
+  const field = (i: number) => `content_attributes.items.${named[i].card}.media_url`;
+  const files = await getOwnedFiles(scope.owner.userId, named.map((m) => m.id), scope.window, field);
+  files.forEach((f, i) => {
+    if (f.type !== 'photo') throw new InvalidInputError(`${field(i)}: file ${f.id} is a ${f.type}, not a photo`);
+  });
+  if (body.files.length + files.length + body.complete_files.length > LIMITS.filesPerMessage) {
+    throw new InvalidInputError(`A message carries at most ${LIMITS.filesPerMessage} files, card photos given by file id included`);
+  }
+  return files.map(toStoredFile);
+}
+
 /** Sends a message into the scope's chat (client: the user; Bot API: the bot or an operator) → the Message. */
 export async function sendMessage(scope: SendScope, body: MessageInput, sender: Sender): Promise<{ message: Message; created: boolean }> {
   const uploaded = (await getOwnedFiles(scope.owner.userId, body.files, scope.window)).map(toStoredFile);
+  const media = await cardMedia(scope, body);
   const { item, created } = await createMessage({
     ...scope.owner,
     chatId: scope.chatId,
     content: body.content,
     content_type: body.content_type,
-    files: [...uploaded, ...body.complete_files],
+    files: [...uploaded, ...media, ...body.complete_files],
+    content_attributes: body.content_attributes,
     sender,
     webhook: sender === 'user' ? scope.marks.userMessages : scope.marks.replies,
     idempotencyKey: body.idempotency_key,

@@ -116,7 +116,11 @@ export function botChatsPage(req: HttpRequest): { limit: number; cursor?: string
 }
 
 export function messageBody(req: HttpRequest): MessageInput {
-  const body = parse(MessageBody, req.json());
+  return messageInput(req, parse(MessageBody, req.json()));
+}
+
+/** A send's body as the flows take it, once its schema has parsed it (the Bot API's adds content_attributes). */
+export function messageInput(req: HttpRequest, body: Omit<v.InferOutput<typeof MessageBody>, 'content_type'> & { content_type: string }): MessageInput {
   const files = body.files ?? [];
   const linked = body.complete_files ?? [];
   if (files.length + linked.length > LIMITS.filesPerMessage) {

@@ -36,18 +36,21 @@ export const unicodeString = v.pipe(
 /** At most `max` characters; bin/openapi.ts states it as JSON Schema's maxLength (same unit). */
 export const maxChars = (max: number) => v.check((s: string) => charCount(s) <= max, `must be at most ${max} characters`);
 
+/** Whether `s` is an absolute http(s) URL. */
+export function isHttpUrl(s: string): boolean {
+  try {
+    const u = new URL(s);
+    return u.protocol === 'http:' || u.protocol === 'https:';
+  } catch {
+    return false;
+  }
+}
+
 /** An absolute http(s) URL, as long as the limit allows. */
 export const httpUrl = v.pipe(
   unicodeString,
   maxChars(LIMITS.urlLength),
-  v.check((s) => {
-    try {
-      const u = new URL(s);
-      return u.protocol === 'http:' || u.protocol === 'https:';
-    } catch {
-      return false;
-    }
-  }, 'must be an http(s) URL'),
+  v.check(isHttpUrl, 'must be an http(s) URL'),
 );
 
 /**

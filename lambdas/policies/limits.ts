@@ -18,4 +18,23 @@ export const LIMITS = {
   fileNameLength: 255,
   historyDefault: 100,
   historyMax: 500,
+  // Interactive messages (content_attributes; lambdas/http/interactive.ts).
+  quickReplies: 13,
+  cards: 10,
+  cardActions: 3,
+  formFields: 10,
+  selectOptions: 25,
+  /** A quick reply's, a card's or a select option's title. */
+  choiceTitleLength: 80,
+  /** A quick reply's or a select option's value. */
+  choiceValueLength: 200,
+  cardDescriptionLength: 500,
+  actionTextLength: 40,
+  /** A postback's payload, as UTF-8. */
+  payloadBytes: 1000,
+  fieldNameLength: 64,
+  fieldLabelLength: 200,
+  placeholderLength: 200,
+  /** The whole of content_attributes as JSON: keeps the message item small whatever the counts above allow. */
+  contentAttributesBytes: 16 * 1024,
 } as const;

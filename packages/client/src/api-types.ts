@@ -442,6 +442,76 @@ export interface webhooks {
 }
 export interface components {
     schemas: {
+        Choice: {
+            title: string;
+            value: string;
+        };
+        /** @description When the visitor answered (present with submitted_values) */
+        SubmittedAt: components["schemas"]["Timestamp"];
+        /** @description content_type input_select: quick replies */
+        InputSelectAttributes: {
+            items: components["schemas"]["Choice"][];
+            /** @description The value of the chosen item */
+            submitted_values?: string;
+            submitted_at?: components["schemas"]["SubmittedAt"];
+        };
+        CardAction: {
+            /** @constant */
+            type: "link";
+            text: string;
+            /** @description Opened by the page; never answered through the API */
+            uri: string;
+        } | {
+            /** @constant */
+            type: "postback";
+            text: string;
+            payload: string;
+        };
+        Card: {
+            title: string;
+            description?: string;
+            /** @description An http(s) URL, or the id of a photo of this chat; that photo is then also in the message's files, with its URL */
+            media_url?: string;
+            actions: components["schemas"]["CardAction"][];
+        };
+        /** @description content_type cards: cards with link and postback buttons */
+        CardsAttributes: {
+            items: components["schemas"]["Card"][];
+            /** @description The postback pressed, with the 0-based index of its card */
+            submitted_values?: {
+                card: number;
+                payload: string;
+            };
+            submitted_at?: components["schemas"]["SubmittedAt"];
+        };
+        FormField: {
+            /** @description Unique within the form */
+            name: string;
+            label: string;
+            /** @enum {unknown} */
+            type: "text" | "email" | "tel" | "textarea" | "select";
+            required?: boolean;
+            placeholder?: string;
+            /** @description Only for a select field, which has them */
+            options?: components["schemas"]["Choice"][];
+        };
+        /** @description content_type form: a form of 1 to 10 fields */
+        FormAttributes: {
+            items: components["schemas"]["FormField"][];
+            /** @description Each field's value by its name */
+            submitted_values?: {
+                [key: string]: string;
+            };
+            submitted_at?: components["schemas"]["SubmittedAt"];
+        };
+        /** @description content_type input_csat: a 1–5 rating with an optional comment */
+        CsatAttributes: {
+            submitted_values?: {
+                rating: number;
+                comment?: string;
+            };
+            submitted_at?: components["schemas"]["SubmittedAt"];
+        };
         Task: {
             task_id: components["schemas"]["Uuid"];
             /**
@@ -478,7 +548,7 @@ export interface components {
         /** @enum {unknown} */
         FileType: "photo" | "video" | "audio" | "voice" | "document";
         /** @enum {unknown} */
-        ContentType: "text" | "photo" | "video" | "audio" | "voice" | "document";
+        ContentType: "text" | "photo" | "video" | "audio" | "voice" | "document" | "input_select" | "cards" | "form" | "input_csat";
         User: {
             id: components["schemas"]["Uuid"];
             /** @description visitor_<uuid> for an anonymous visitor */
@@ -602,6 +672,8 @@ export interface components {
             /** @description When the bot side last edited it; a client keeps the copy with the latest */
             edited_at: components["schemas"]["Timestamp"] | null;
             created_at: components["schemas"]["Timestamp"];
+            /** @description Only on a message of content_type input_select, cards, form or input_csat (docs/bot-api.md "Interactive messages"); its shape follows content_type */
+            content_attributes?: components["schemas"]["InputSelectAttributes"] | components["schemas"]["CardsAttributes"] | components["schemas"]["FormAttributes"] | components["schemas"]["CsatAttributes"];
         };
         UploadRequest: {
             /** @description The file (at most 4,194,304 bytes); its part's filename and Content-Type are kept */
@@ -711,8 +783,10 @@ export interface components {
                 type: "photo" | "video" | "audio" | "voice" | "document";
             }[] | null;
         };
-        /** @description A reply of the bot side (generated from the valibot schema in lambdas/http/params.ts); sender defaults to bot */
-        BotMessageRequest: {
+        /** @description A reply of the bot side (generated from the valibot schema in lambdas/http/params.ts and interactive.ts); sender defaults to bot, content_type to text; content_attributes for an interactive content_type (docs/api.md) */
+        BotMessageRequest: components["schemas"]["BotPlainMessageRequest"] | components["schemas"]["InputSelectMessageRequest"] | components["schemas"]["CardsMessageRequest"] | components["schemas"]["FormMessageRequest"] | components["schemas"]["CsatMessageRequest"];
+        /** @description A reply of the bot side without content_attributes (generated from the valibot schema in lambdas/http/params.ts and interactive.ts) */
+        BotPlainMessageRequest: {
             /**
              * @description May be empty only when files or complete_files are attached
              * @default
@@ -732,6 +806,125 @@ export interface components {
                 type: "photo" | "video" | "audio" | "voice" | "document";
             }[] | null;
             sender?: ("bot" | "operator") | null;
+            /** @description is only for content_type input_select, cards, form, input_csat */
+            content_attributes?: unknown;
+        };
+        /** @description A reply of content_type input_select (generated from the valibot schema in lambdas/http/params.ts and interactive.ts) */
+        InputSelectMessageRequest: {
+            /**
+             * @description The question: must not be empty
+             * @default
+             */
+            content?: string;
+            /** @constant */
+            content_type: "input_select";
+            files?: string[] | null;
+            client_message_id?: string | null;
+            complete_files?: {
+                /** Format: uri */
+                url: string;
+                /** @enum {unknown} */
+                type: "photo" | "video" | "audio" | "voice" | "document";
+            }[] | null;
+            sender?: ("bot" | "operator") | null;
+            content_attributes: {
+                items: {
+                    title: string;
+                    value: string;
+                }[];
+            };
+        };
+        /** @description A reply of content_type cards (generated from the valibot schema in lambdas/http/params.ts and interactive.ts) */
+        CardsMessageRequest: {
+            /**
+             * @description The question: must not be empty
+             * @default
+             */
+            content?: string;
+            /** @constant */
+            content_type: "cards";
+            files?: string[] | null;
+            client_message_id?: string | null;
+            complete_files?: {
+                /** Format: uri */
+                url: string;
+                /** @enum {unknown} */
+                type: "photo" | "video" | "audio" | "voice" | "document";
+            }[] | null;
+            sender?: ("bot" | "operator") | null;
+            content_attributes: {
+                items: {
+                    title: string;
+                    description?: string;
+                    media_url?: string | unknown | unknown;
+                    actions: ({
+                        /** @constant */
+                        type: "link";
+                        text: string;
+                        /** Format: uri */
+                        uri: string;
+                    } | {
+                        /** @constant */
+                        type: "postback";
+                        text: string;
+                        payload: string;
+                    })[];
+                }[];
+            };
+        };
+        /** @description A reply of content_type form (generated from the valibot schema in lambdas/http/params.ts and interactive.ts) */
+        FormMessageRequest: {
+            /**
+             * @description The question: must not be empty
+             * @default
+             */
+            content?: string;
+            /** @constant */
+            content_type: "form";
+            files?: string[] | null;
+            client_message_id?: string | null;
+            complete_files?: {
+                /** Format: uri */
+                url: string;
+                /** @enum {unknown} */
+                type: "photo" | "video" | "audio" | "voice" | "document";
+            }[] | null;
+            sender?: ("bot" | "operator") | null;
+            content_attributes: {
+                items: {
+                    name: string;
+                    label: string;
+                    /** @enum {unknown} */
+                    type: "text" | "email" | "tel" | "textarea" | "select";
+                    required?: boolean;
+                    placeholder?: string;
+                    options?: {
+                        title: string;
+                        value: string;
+                    }[];
+                }[];
+            };
+        };
+        /** @description A reply of content_type input_csat (generated from the valibot schema in lambdas/http/params.ts and interactive.ts) */
+        CsatMessageRequest: {
+            /**
+             * @description The question: must not be empty
+             * @default
+             */
+            content?: string;
+            /** @constant */
+            content_type: "input_csat";
+            files?: string[] | null;
+            client_message_id?: string | null;
+            complete_files?: {
+                /** Format: uri */
+                url: string;
+                /** @enum {unknown} */
+                type: "photo" | "video" | "audio" | "voice" | "document";
+            }[] | null;
+            sender?: ("bot" | "operator") | null;
+            /** @description A rating takes no attributes: send {} (any keys are ignored) */
+            content_attributes: Record<string, never>;
         };
         /** @description An edit of a bot-side message (generated from the valibot schema in lambdas/http/params.ts) */
         EditMessageRequest: {
