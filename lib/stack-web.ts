@@ -2,7 +2,7 @@
 // only a CloudFront distribution reads (Origin Access Control), filled on every deploy by a BucketDeployment with
 // the web build (made at synth by esbuild, lib/web-build.ts: no Docker, no network) and a config.json naming this
 // stack's API. Page and widget call the API on its own origin, so CORS allows the distribution's (docs/deploy.md).
-import { AssetHashType, CfnOutput, DockerImage, Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { AssetHashType, Aws, CfnOutput, DefaultStackSynthesizer, DockerImage, Duration, RemovalPolicy } from 'aws-cdk-lib';
 import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
 import * as origins from 'aws-cdk-lib/aws-cloudfront-origins';
 import * as s3 from 'aws-cdk-lib/aws-s3';
@@ -116,7 +116,8 @@ export function deployWeb(stack: StackParts, hosting: WebHosting): void {
     acknowledge(deployment.handlerRole, `AwsSolutions-IAM5[${finding}]`, `${cdkRole}: CDK grants it read and sync actions by prefix.`);
   }
   acknowledge(deployment.handlerRole, wildcardFinding(stack, `${hosting.bucket.bucketArn}/*`), `${cdkRole}: it writes and prunes every object of the web bucket.`);
-  acknowledge(deployment.handlerRole, 'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:s3:::cdk-hnb659fds-assets-<AWS::AccountId>-<AWS::Region>/*]', `${cdkRole}: it reads the build from CDK's asset bucket.`);
+  const assets = `arn:${Aws.PARTITION}:s3:::cdk-${DefaultStackSynthesizer.DEFAULT_QUALIFIER}-assets-${stack.account}-${stack.region}/*`;
+  acknowledge(deployment.handlerRole, wildcardFinding(stack, assets), `${cdkRole}: it reads the build from CDK's asset bucket.`);
   acknowledge(deployment.handlerRole, 'AwsSolutions-IAM5[Resource::*]', `${cdkRole}: CDK grants its CloudFront invalidation on every distribution.`);
   const handler = stack.node.children.find((c) => c.node.id.startsWith('Custom::CDKBucketDeployment'));
   acknowledge(handler!, 'AwsSolutions-L1', `${cdkRole}: its Python runtime is the one CDK's handler is built and tested for.`);
