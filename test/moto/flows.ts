@@ -35,7 +35,7 @@ export class CoreFlows extends ApiFlows {
   }
 
   async ws_default(): Promise<void> {
-    await this.socket(false); // subscribe in its own frame: the transaction that checks the connection
+    await this.socket(false, false); // subscribe in its own frame: the transaction that checks the connection; no stream
     await this.socket(true); // connect and subscribe in one frame: a plain put
     // Another user's channel: refused (103), after the transaction's check failed and a read told why.
     const conn = await this.socket(false);
