@@ -118,6 +118,30 @@ test('recovery from a position the history does not cover: recovered false, the 
   r.ws.close();
 });
 
+test('a subscription without positions makes no stream: nothing written or kept for it; a recoverable one then makes it, and the plain socket still gets every publication', async () => {
+  const { rt, reply } = await chatOfUser();
+  const streamItem = async () => (await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.channelStream(rt.channel), ConsistentRead: true }))).Item;
+  const kept = async () => queryAll({ KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': keys.channelHistoryPartition(rt.channel) }, ConsistentRead: true });
+  const plain = await rawSocket(rt.url);
+  const [, subscribed] = await plain.request([connect(rt.token), JSON.stringify({ id: 2, subscribe: { channel: rt.channel } })].join('\n'));
+  expect(subscribed).toEqual({ id: 2, subscribe: {} });
+  const frames: Frame[] = [];
+  plain.ws.on('message', (d) => frames.push(...framesOf(d)));
+  const pubOf = (id: string) => frames.find((f) => f.push?.pub?.data?.data?.id === id)?.push?.pub as { offset?: number } | undefined;
+  const first = await reply('to the plain socket');
+  await until(() => pubOf(first.id) !== undefined, 15_000, 'the first reply');
+  expect(pubOf(first.id)!.offset).toBeUndefined();
+  expect(await streamItem()).toBeUndefined();
+  expect(await kept()).toEqual([]);
+  // A recoverable socket of the same user: the stream starts at offset 0, and the next publication is its first.
+  const { got } = await recoverableClient(rt);
+  const second = await reply('to both');
+  await until(() => got.some((p) => p.id === second.id) && pubOf(second.id) !== undefined, 15_000, 'the second reply on both sockets');
+  expect(got.find((p) => p.id === second.id)!.offset).toBe(1);
+  expect((await kept()).map((h) => (h.data as { data: { id: string } }).data.id)).toEqual([second.id]);
+  plain.ws.close();
+});
+
 test('bad recover input is a protocol error (107), never a crash; the connection stays usable', async () => {
   const { rt } = await chatOfUser();
   const r = await rawSocket(rt.url);
@@ -140,7 +164,7 @@ test('a publication positioned while a subscribe is sending its reply reaches th
   const [connected] = await r.request(connect(rt.token));
   const connectionId = connected.connect!.client;
   // The subscribe's steps, with a publication positioned between its reply and its hand-over.
-  await subscribe(connectionId, rt.channel);
+  await subscribe(connectionId, rt.channel, undefined, true);
   const { stream } = await streamReply(connectionId, rt.channel, { positions: true });
   const record = (n: number) => ({
     eventName: 'INSERT',
