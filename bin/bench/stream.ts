@@ -72,14 +72,17 @@ interface Conversation {
   chat: Record<string, unknown>;
 }
 
-/** A user with a chat, a live socket on its channel, one message and the bot's reply. */
+/**
+ * A user with a chat, a live socket on its channel (subscribed recoverable, as the client package subscribes: each
+ * publication is positioned before it is posted), one message and the bot's reply.
+ */
 async function conversation(apiUrl: string, bot: { client_key: string; secretKey: string }, n: number, sockets: WebSocket[]): Promise<Conversation> {
   const s = await request<LiveSession>(apiUrl, 'POST', '/api/client/session', { json: { client_key: bot.client_key, external_id: `bench-stream-${n}` } });
   const ws = new WebSocket(s.realtime.url);
   sockets.push(ws);
   await new Promise((r) => ws.once('open', r));
   const subscribed = new Promise((r) => ws.once('message', r));
-  ws.send(`${JSON.stringify({ id: 1, connect: { token: s.realtime.token } })}\n${JSON.stringify({ id: 2, subscribe: { channel: s.realtime.channel } })}`);
+  ws.send(`${JSON.stringify({ id: 1, connect: { token: s.realtime.token } })}\n${JSON.stringify({ id: 2, subscribe: { channel: s.realtime.channel, recoverable: true } })}`);
   await subscribed;
   const chat = await request<Api['Chat']>(apiUrl, 'POST', '/api/client/chats', { token: s.session_token, json: { name: 'Support' } });
   const { GetCommand } = await import('@aws-sdk/lib-dynamodb');

@@ -97,7 +97,8 @@ test('a socket subscribed is found by the next fan-out: the subscribers are read
 
 test('a bot turned off, or its client interface disabled, while a socket is open: nothing more is published to it, nor kept for recovery', async () => {
   const { session, chatId, bot } = await userWithChat();
-  const c = await live(realtimeOf(session));
+  // Recoverable: the channel keeps a stream, whose history a closed interface's publication must stay out of.
+  const c = await live(realtimeOf(session), { subscription: { recoverable: true } });
   const { item } = await createMessage(textMessage({ userId: session.user.id, botId: bot.id, chatId }, 'on'));
   await c.waitFor((d) => d.data?.id === item.id);
   // The publisher itself, on a stream record of a reply (not counted: the chat stays as it is).
