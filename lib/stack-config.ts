@@ -27,6 +27,8 @@ export interface StackConfig {
   stage: string;
   /** WebSocket API + stream publisher. Off: no realtime block, HTTP only. */
   realtime: boolean;
+  /** The chat page and widget.js hosted by the stack (S3 + CloudFront, lib/stack-web.ts). Off: host them yourself. */
+  webHosting: boolean;
   /** Origins the HTTP API (CORS preflight) and the files bucket (presigned GETs) answer; `*` = any. */
   corsOrigins: string[];
   /** API Gateway stage throttling, for both APIs (requests per second, burst). */
@@ -95,6 +97,7 @@ export const MIN_WARM_THROUGHPUT = { readUnitsPerSecond: AWS_QUOTAS.dynamoWarmRe
 export const DEFAULT_CONFIG: StackConfig = {
   stage: 'dev',
   realtime: true,
+  webHosting: true,
   corsOrigins: CORS.allowOrigins,
   throttle: DEFAULT_THROTTLE,
   routeThrottles: {},
@@ -121,6 +124,7 @@ export const stackName = (stage: string) => `ChatBot-${stage}`;
 export const CONTEXT_KEYS = [
   'stage',
   'realtime',
+  'webHosting',
   'corsOrigins',
   'throttleRate',
   'throttleBurst',
@@ -144,7 +148,7 @@ export const CONTEXT_KEYS = [
   'webhookSlowConcurrency',
 ] as const;
 export type ContextKey = (typeof CONTEXT_KEYS)[number];
-export const BOOLEAN_KEYS: ContextKey[] = ['realtime', 'tracing', 'wsAccessLogs'];
+export const BOOLEAN_KEYS: ContextKey[] = ['realtime', 'webHosting', 'tracing', 'wsAccessLogs'];
 
 /** Each list page queries every shard at once: past this, a page is more Queries than a function should send. */
 export const MAX_CHAT_LIST_SHARDS = 1000;

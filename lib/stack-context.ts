@@ -32,6 +32,7 @@ export function configsFromContext(context: Record<string, unknown>): StackConfi
 
   const shared: Partial<StackConfig> = {
     realtime: bool('realtime'),
+    webHosting: bool('webHosting'),
     corsOrigins: list('corsOrigins'),
     logRetentionDays: int('logRetentionDays'),
     removalPolicy: get('removalPolicy') as StackConfig['removalPolicy'] | undefined,

@@ -36,6 +36,7 @@ import { acknowledge } from './stack-nag';
 import { TABLE_SCHEMA } from './table-schema';
 import type { StackParts } from './stack-parts';
 import { throttleRoutes } from './stack-throttles';
+import { deployWeb, webHosting, type WebHosting } from './stack-web';
 import { resolveConfig, type StackConfig } from './stack-config';
 
 export { DEFAULT_THROTTLE, LIMIT_VARIABLES, type LimitVariable } from './stack-config';
@@ -52,6 +53,8 @@ export class ChatStack extends Stack implements StackParts {
   readonly bucket: s3.Bucket;
   /** Server access logs of the files bucket. */
   readonly accessLogsBucket: s3.Bucket;
+  /** The chat page and widget's bucket and distribution (stack-web.ts); absent with webHosting off. */
+  readonly web?: WebHosting;
   readonly api: HttpApi;
   readonly functions: Record<string, NodejsFunction> = {};
   readonly wsApi?: WebSocketApi;
@@ -110,13 +113,16 @@ export class ChatStack extends Stack implements StackParts {
       ...privateBucket,
       lifecycleRules: config.logRetentionDays === (logs.RetentionDays.INFINITE as number) ? [] : [{ expiration: Duration.days(config.logRetentionDays) }],
     });
+    this.web = config.webHosting ? webHosting(this, this.accessLogsBucket) : undefined;
+    // The hosted page calls the API and reads files from the distribution's origin: allowed where CORS lists origins.
+    const corsOrigins = this.web && !config.corsOrigins.includes('*') ? [...config.corsOrigins, this.web.origin] : config.corsOrigins;
     this.bucket = new s3.Bucket(this, 'Files', {
       ...privateBucket,
       serverAccessLogsBucket: this.accessLogsBucket,
       serverAccessLogsPrefix: 'files/',
       // Browsers fetch presigned file URLs directly (image previews, downloads) and POST direct uploads (the
       // policy is the authorization; a progress listener makes the browser ask first): the API's origins.
-      cors: [{ allowedMethods: [s3.HttpMethods.GET, s3.HttpMethods.HEAD, s3.HttpMethods.POST], allowedOrigins: config.corsOrigins, allowedHeaders: ['*'], maxAge: 3600 }],
+      cors: [{ allowedMethods: [s3.HttpMethods.GET, s3.HttpMethods.HEAD, s3.HttpMethods.POST], allowedOrigins: corsOrigins, allowedHeaders: ['*'], maxAge: 3600 }],
     });
 
     this.jwtSecret = new secretsmanager.Secret(this, 'JwtSecret', {
@@ -146,7 +152,7 @@ export class ChatStack extends Stack implements StackParts {
       defaultIntegration: new HttpLambdaIntegration('not-found-integration', makeFunction(this, NOT_FOUND)),
       createDefaultStage: false, // made below, with throttling and access logs
       corsPreflight: {
-        allowOrigins: config.corsOrigins,
+        allowOrigins: corsOrigins,
         allowMethods: CORS.allowMethods.map((m) => CorsHttpMethod[m]),
         allowHeaders: CORS.allowHeaders,
         exposeHeaders: CORS.exposeHeaders,
@@ -286,5 +292,6 @@ export class ChatStack extends Stack implements StackParts {
     new CfnOutput(this, 'ApiUrl', { value: this.api.apiEndpoint, description: 'Base URL; the Client API is under /api/client' });
     new CfnOutput(this, 'TableName', { value: this.table.tableName });
     new CfnOutput(this, 'BucketName', { value: this.bucket.bucketName });
+    if (this.web) deployWeb(this, this.web);
   }
 }

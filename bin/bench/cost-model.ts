@@ -35,18 +35,32 @@ export const defOf = (entry: string): FunctionDef => {
  */
 export const ALLOWANCE_MS = { dynamodb: 5, sqs: 10, s3: 10, secrets: 10, connections: 15, outbound: 100 };
 
-/** The billed duration of one invocation: measured time plus the allowances, rounded up to the ms (Lambda's unit). */
+/**
+ * The AWS latency an invocation waits for beyond its measured time: its calls' allowances along the longest chain
+ * of calls in which each started after the one before it had ended (it may have waited for that answer). Calls
+ * in flight together wait side by side on AWS as here, so the later of them adds only its own allowance beyond
+ * what came before it; calls made one after another add up. A call never seen to end counts as ending with the
+ * invocation.
+ */
+export function allowanceMs(inv: Invocation): number {
+  const end = inv.endedAt ?? Infinity;
+  const spans = [...(inv.spans ?? [])].sort((a, b) => a.startedAt - b.startedAt);
+  // Per call: the allowances waited for up to its answer on AWS (the longest chain ending with it).
+  const upTo: number[] = [];
+  spans.forEach((span, i) => {
+    let before = 0;
+    for (let j = 0; j < i; j++) if ((spans[j].endedAt ?? end) <= span.startedAt) before = Math.max(before, upTo[j]);
+    const own = ALLOWANCE_MS[span.service as keyof typeof ALLOWANCE_MS];
+    if (own === undefined) throw new Error(`no latency allowance for a call to ${span.service}`);
+    upTo.push(before + own);
+  });
+  return Math.max(0, ...upTo);
+}
+
+/** The billed duration of one invocation: measured time plus the allowances it waits for, rounded up to the ms (Lambda's unit). */
 export function billedMs(inv: Invocation): number {
-  const c = inv.counters;
   const measured = (inv.endedAt ?? inv.startedAt) - inv.startedAt;
-  const allowance =
-    (c.calls ?? 0) * ALLOWANCE_MS.dynamodb +
-    (c.sqs ?? 0) * ALLOWANCE_MS.sqs +
-    (c.s3 ?? 0) * ALLOWANCE_MS.s3 +
-    (c.secrets ?? 0) * ALLOWANCE_MS.secrets +
-    (c.connections ?? 0) * ALLOWANCE_MS.connections +
-    (c.outbound ?? 0) * ALLOWANCE_MS.outbound;
-  return Math.max(1, Math.ceil(measured + allowance));
+  return Math.max(1, Math.ceil(measured + allowanceMs(inv)));
 }
 
 /** Lambda gives a function a share of a vCPU in proportion to its memory: a whole one at 1,769 MB. */

@@ -1,8 +1,10 @@
 // Phase 2: what a conversation costs on AWS, counted unit by unit where it happens (meters.ts), priced at
 // prices.ts. The exchange: a user's 100-character message, its webhook to the bot (answered 200 at once), the
 // bot's 400-character reply, the three publications on the user's one socket (the message, the reply, the
-// read action: each positioned for recovery), and the user's read. A conversation adds its overhead: a session, the chat list, a new chat,
-// the history, a socket's connect and subscribe, its close, and the browser's CORS preflights.
+// read action), and the user's read. A conversation adds its overhead: a session, the chat list, a new chat,
+// the history, a socket's connect and subscribe, its close, and the browser's CORS preflights. Every other
+// conversation's socket subscribes recoverable, as the client package does: its publications are positioned
+// (`recoverable`, `position`); the others' are a client of the contract's, the headline figures.
 import WebSocket from 'ws';
 import type { Invocation } from '../../lib/local/handlers';
 import { functionLogs } from '../../lib/local/tool-stack';
@@ -50,6 +52,14 @@ export interface CpuShareBound {
   usd_per_1m_exchanges: number;
 }
 
+/** The conversations whose socket subscribed recoverable (the client package's): the same exchange, positioned. */
+export interface RecoverableCost {
+  exchanges: number;
+  exchange_units: Units;
+  usd_per_1m_exchanges: number;
+  usd_per_1m_conversations_overhead: number;
+}
+
 export interface CostFigures {
   exchanges: number;
   conversations: number;
@@ -63,6 +73,7 @@ export interface CostFigures {
   usd_per_1m_conversations_overhead: number;
   cpu_share_bound: CpuShareBound;
   position: PositionCost;
+  recoverable: RecoverableCost;
   /** An idle page's socket for an hour, reconnecting at each idle timeout or kept open by the keepalive (idle.ts). */
   idle_socket_hour: IdleSocketHour;
 }
@@ -133,7 +144,7 @@ export async function withDefaultLimits<T>(run: () => Promise<T>, keepOff: strin
 }
 
 export async function cost(apiUrl: string, receiver: WebhookReceiver): Promise<CostFigures> {
-  const conversations = options.quick ? 5 : 20;
+  const conversations = options.quick ? 6 : 20;
   const perConversation = options.quick ? 4 : 5;
   return withDefaultLimits(async () => {
     const meters = await installMeters(new Map());
@@ -141,8 +152,7 @@ export async function cost(apiUrl: string, receiver: WebhookReceiver): Promise<C
       const { createBot, updateBot } = await import('../../lambdas/flows/bot-admin');
       const { bot, secretKey } = await createBot({ name: 'bench cost' });
       await updateBot(bot.id, { webhook_url: receiver.url });
-      const exchange = zeroUnits();
-      const overhead = zeroUnits();
+      const [exchange, overhead, recoverableExchange, recoverableOverhead] = [zeroUnits(), zeroUnits(), zeroUnits(), zeroUnits()];
       const functions: Record<string, FunctionCost> = {};
       const positions = { publications: 0, write_units: 0, read_units: 0 };
       let preflights = 0;
@@ -158,7 +168,7 @@ export async function cost(apiUrl: string, receiver: WebhookReceiver): Promise<C
         }
         const invs = meters.seen.slice(mark);
         addUnits(into, tally(invs, functionLogs.bytes - logs.bytes, functionLogs.lines - logs.lines, perFunction));
-        if (into === exchange) {
+        if (into === recoverableExchange) {
           for (const { counters: c } of invs) {
             positions.publications += c.positions ?? 0;
             positions.write_units += c.position_write_units ?? 0;
@@ -167,6 +177,8 @@ export async function cost(apiUrl: string, receiver: WebhookReceiver): Promise<C
         }
       };
       for (let c = 0; c < conversations; c++) {
+        const recoverable = c % 2 === 1;
+        const [exchangeInto, overheadInto] = recoverable ? [recoverableExchange, recoverableOverhead] : [exchange, overhead];
         const http = <T = unknown,>(method: string, path: string, token: string, json?: unknown) => request<T>(apiUrl, method, path, { token, json });
         let token = '';
         let chatId = '';
@@ -179,7 +191,7 @@ export async function cost(apiUrl: string, receiver: WebhookReceiver): Promise<C
           if (bearer === token) preflighted.add(`${method} ${path}`);
           return http<T>(method, path, bearer, json);
         };
-        await window(overhead, async () => {
+        await window(overheadInto, async () => {
           const s = await http<LiveSession>('POST', '/api/client/session', '', { client_key: bot.client_key, external_id: `cost-${c}` });
           preflighted.add('POST /api/client/session');
           token = s.session_token;
@@ -198,13 +210,13 @@ export async function cost(apiUrl: string, receiver: WebhookReceiver): Promise<C
             }
           });
           const sentAt = meters.seen.length;
-          ws.send(`${JSON.stringify({ id: 1, connect: { token: s.realtime.token } })}\n${JSON.stringify({ id: 2, subscribe: { channel: s.realtime.channel } })}`);
+          ws.send(`${JSON.stringify({ id: 1, connect: { token: s.realtime.token } })}\n${JSON.stringify({ id: 2, subscribe: { channel: s.realtime.channel, ...(recoverable && { recoverable }) } })}`);
           await subscribed;
           // The reply comes before the frame's invocation ends (the subscribe hands over to live publications after it).
           await until(() => meters.seen.slice(sentAt).some((i) => i.entry === WS_DEFAULT), 'the subscribe to end');
         });
         for (let e = 0; e < perConversation; e++) {
-          await window(exchange, async () => {
+          await window(exchangeInto, async () => {
             const hooks = receiver.received.count;
             const mark = meters.seen.length;
             const sent = await call<Api['Message']>('POST', `/api/client/chats/${chatId}/messages`, { content: 'u'.repeat(100) });
@@ -215,14 +227,17 @@ export async function cost(apiUrl: string, receiver: WebhookReceiver): Promise<C
             const readsBefore = reads;
             await call('POST', `/api/client/chats/${chatId}/read`);
             await until(() => reads > readsBefore, 'the read action');
-          }, functions);
+          }, recoverable ? undefined : functions);
         }
-        await window(overhead, async () => {
+        await window(overheadInto, async () => {
           const mark = meters.seen.length;
           ws.close();
           await until(() => meters.seen.slice(mark).some((i) => i.entry.includes('disconnect')), '$disconnect');
         });
         preflights += preflighted.size;
+        // Preflights: HTTP API requests answered by API Gateway itself (no Lambda), each with its access line.
+        overheadInto.http_requests += preflighted.size;
+        overheadInto.log_bytes += preflighted.size * accessLogBytes('-');
       }
       const prices = Object.fromEntries(Object.entries(PRICES.units).map(([k, p]) => [k, p.usd]));
       const measure = async (act: () => Promise<void>) => {
@@ -231,20 +246,22 @@ export async function cost(apiUrl: string, receiver: WebhookReceiver): Promise<C
         return u;
       };
       const idle = await idleSocketHour(apiUrl, bot.client_key, measure, () => meters.seen, prices);
-      const n = conversations * perConversation;
-      // Preflights: HTTP API requests answered by API Gateway itself (no Lambda), each with its access line.
-      overhead.http_requests += preflights;
-      overhead.log_bytes += preflights * accessLogBytes('-');
+      const recoverableConversations = Math.floor(conversations / 2);
+      const plainConversations = conversations - recoverableConversations;
+      const [n, nRecoverable] = [plainConversations * perConversation, recoverableConversations * perConversation];
       const exchangeUnits = perEach(exchange, n, 6);
-      const overheadUnits = { ...perEach(overhead, conversations, 6), websocket_connection_minutes: VISIT_MINUTES, cors_preflights: round(preflights / conversations, 2) };
+      const perConversationExtras = { websocket_connection_minutes: VISIT_MINUTES, cors_preflights: round(preflights / conversations, 2) };
+      const overheadUnits = { ...perEach(overhead, plainConversations, 6), ...perConversationExtras };
+      const recoverableUnits = perEach(recoverableExchange, nRecoverable, 6);
+      const overheadUsd = (u: Units) => round(usdOf({ ...u, ...perConversationExtras, cors_preflights: 0 }, prices) * 1e6, 2);
       const { HISTORY_TTL_SECONDS } = await import('../../lambdas/entities/channel-stream');
       const perPublication = (units: number) => (positions.publications ? round(units / positions.publications, 4) : 0);
       const position: PositionCost = {
-        publications_per_exchange: round(positions.publications / n, 4),
+        publications_per_exchange: round(positions.publications / nRecoverable, 4),
         write_units_per_publication: perPublication(positions.write_units),
         read_units_per_publication: perPublication(positions.read_units),
         history_ttl_hours: HISTORY_TTL_SECONDS / 3600,
-        usd_per_1m_exchanges: round(((positions.write_units * prices.dynamodb_write_units + positions.read_units * prices.dynamodb_read_units) / n) * 1e6, 4),
+        usd_per_1m_exchanges: round(((positions.write_units * prices.dynamodb_write_units + positions.read_units * prices.dynamodb_read_units) / nRecoverable) * 1e6, 4),
       };
       const byUnit = Object.fromEntries(UNIT_KEYS.map((k) => [k, round(exchangeUnits[k] * prices[k] * 1e6, 4)])) as Record<UnitKey, number>;
       return {
@@ -256,13 +273,19 @@ export async function cost(apiUrl: string, receiver: WebhookReceiver): Promise<C
         prices: { as_of: PRICES.as_of, source: PRICES.source, region: PRICES.region, architecture: PRICES.architecture, ...prices },
         usd_per_1m_exchanges: round(usdOf(exchangeUnits, prices) * 1e6, 2),
         usd_per_1m_exchanges_by_unit: byUnit,
-        usd_per_1m_conversations_overhead: round(usdOf({ ...overheadUnits, cors_preflights: 0 }, prices) * 1e6, 2),
+        usd_per_1m_conversations_overhead: overheadUsd(perEach(overhead, plainConversations, 6)),
         cpu_share_bound: {
           cpu_ms_per_exchange: round(sumOf(functions, 'cpu_ms') / n, 2),
           gb_seconds_per_exchange: round(sumOf(functions, 'cpu_share_gb_seconds') / n, 6),
           usd_per_1m_exchanges: round((sumOf(functions, 'cpu_share_gb_seconds') / n) * prices.lambda_gb_seconds * 1e6, 2),
         },
         position,
+        recoverable: {
+          exchanges: nRecoverable,
+          exchange_units: recoverableUnits,
+          usd_per_1m_exchanges: round(usdOf(recoverableUnits, prices) * 1e6, 2),
+          usd_per_1m_conversations_overhead: overheadUsd(perEach(recoverableOverhead, recoverableConversations, 6)),
+        },
         idle_socket_hour: idle,
       };
     } finally {

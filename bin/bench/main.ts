@@ -1,5 +1,5 @@
 // `npm run bench`: starts a fresh local stack in this process, runs each phase on it in turn, prints the figures.
-// Options (options.ts): --quick, --json, --before <git-ref>, --cold-runs <n>, --out <file> (where the results go;
+// Options (options.ts): --quick, --json, --scale-only, --stream-only, --before <git-ref>, --cold-runs <n>, --out <file> (where the results go;
 // a full run's: benchmarks/results.json). The phases, one file each: DynamoDB round trips and consumed capacity
 // per endpoint (round-trips.ts), what an exchange of messages costs on AWS
 // unit by unit (cost.ts, with meters.ts, cost-model.ts and prices.ts), realtime delivery through the real `centrifuge`
@@ -29,7 +29,9 @@ async function main(): Promise<void> {
   // Bot settings cached for the default 30 s, as on a warm Lambda; an erasure starts at once (no request is in
   // flight to wait for). DynamoDB Local's table in its file, as `npm start` keeps it: the timings stay
   // comparable with earlier runs (in memory, the emulator answers faster and the realtime figures move).
-  const stack = await startToolStack('bench', { BOT_CACHE_TTL_MS: '30000', ERASE_DELAY_SECONDS: '0', DYNAMODB_IN_MEMORY: 'off' });
+  // An AWS call's attempt may wait 5 s, as in the tests: DynamoDB Local answers one call at a time, and the stream
+  // phase's full batch puts about 100 at it together, longer than the 2 s meant for AWS on a loaded machine.
+  const stack = await startToolStack('bench', { BOT_CACHE_TTL_MS: '30000', ERASE_DELAY_SECONDS: '0', DYNAMODB_IN_MEMORY: 'off', AWS_REQUEST_TIMEOUT_MS: '5000' });
   const { dataDir } = stack;
   const webhookReceiver = await startWebhookReceiver();
   try {
@@ -37,6 +39,12 @@ async function main(): Promise<void> {
       const figures = await scale(stack.apiUrl, webhookReceiver);
       reportScale(figures);
       if (options.json) console.log(JSON.stringify({ scale: figures }));
+      return;
+    }
+    if (options.streamOnly) {
+      const figures = await streamThroughput(stack.apiUrl, webhookReceiver.url);
+      reportStream(figures);
+      if (options.json) console.log(JSON.stringify({ stream: figures, targets: streamTargets(figures) }));
       return;
     }
     const memory = new MemorySampler(dataDir);

@@ -6,11 +6,13 @@
 //   read or write, table or index, with the AWS corrections below;
 // - every other AWS call (SQS, the @connections API, S3, Secrets Manager) and the webhook POSTs: the
 //   diagnostics channels of node:http and undici (fetch), which run in the caller's async context.
+// Each call is also kept with when it was in flight (`Invocation.spans`): calls made side by side overlap on AWS
+// too (cost-model.ts allowanceMs).
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import type { ClientRequest } from 'node:http';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { FinalizeRequestMiddleware, InitializeMiddleware } from '@smithy/types';
-import { invocationObservers, invocations, type Invocation } from '../../lib/local/handlers';
+import { invocationObservers, invocations, type CallSpan, type Invocation } from '../../lib/local/handlers';
 import { itemBytes, type KeyLoadRecorder } from './key-loads';
 import { keys } from '../../lambdas/entities/keys';
 
@@ -42,6 +44,16 @@ type Capacity = { CapacityUnits?: number; GlobalSecondaryIndexes?: Record<string
 function add(inv: Invocation, counter: Counter, n: number): void {
   inv.counters[counter] = (inv.counters[counter] ?? 0) + n;
 }
+
+/** A call of `service` starting now: its span, ended by the caller. */
+function startSpan(inv: Invocation, service: string): CallSpan {
+  const span: CallSpan = { service, startedAt: performance.now() };
+  (inv.spans ??= []).push(span);
+  return span;
+}
+const endSpan = (span: CallSpan | undefined) => {
+  if (span && span.endedAt === undefined) span.endedAt = performance.now();
+};
 
 /** The local endpoint's port → the AWS service it stands for (from the environment the stack set). */
 function servicesByPort(): Map<string, Counter> {
@@ -78,11 +90,14 @@ export async function installMeters(firstEvents: Map<string, unknown>): Promise<
     const command = context.commandName ?? '';
     const reads = READS.test(command);
     add(inv, 'calls', 1);
+    const span = startSpan(inv, 'dynamodb');
     let result;
     try {
       const recorder = meters.keyLoads;
       result = recorder ? await recorder.around(command, args.input as never, () => next(args)) : await next(args);
+      endSpan(span);
     } catch (err) {
+      endSpan(span);
       // A refused conditional write: AWS bills it 1 write unit (DynamoDB Local reports nothing).
       if ((err as Error).name === 'ConditionalCheckFailedException') {
         add(inv, 'refused_writes', 1);
@@ -116,24 +131,35 @@ export async function installMeters(firstEvents: Map<string, unknown>): Promise<
 
   const services = servicesByPort();
   const dynamoPort = new URL(process.env.DYNAMODB_ENDPOINT as string).port;
-  const count = (port: string, method: string, bytes: number) => {
+  // Each request's span, until its response (or error) arrives, in whatever async context that runs.
+  const inFlight = new WeakMap<object, CallSpan>();
+  const count = (request: object, port: string, method: string, bytes: number) => {
     const inv = invocations.getStore();
     if (!inv || port === dynamoPort) return; // DynamoDB: counted by the middlewares above
     const service = services.get(port) ?? 'outbound';
     add(inv, service, 1);
+    inFlight.set(request, startSpan(inv, service));
     if (service === 'connections' && method === 'POST') add(inv, 'websocket_messages', wsUnits(bytes));
   };
   // node:http (the SDK clients), and undici (fetch: the webhook POSTs).
   const onRequest = (message: unknown) => {
     const request = (message as { request: ClientRequest }).request;
-    count(portOf(request), request.method, Number(request.getHeader('content-length') ?? 0));
+    count(request, portOf(request), request.method, Number(request.getHeader('content-length') ?? 0));
   };
   const onFetch = (message: unknown) => {
     const request = (message as { request: { origin: string; method: string } }).request;
-    count(new URL(request.origin).port || '80', request.method, 0);
+    count(request, new URL(request.origin).port || '80', request.method, 0);
   };
-  subscribe('http.client.request.start', onRequest);
-  subscribe('undici:request:create', onFetch);
+  const onAnswer = (message: unknown) => endSpan(inFlight.get((message as { request: object }).request));
+  const channels = {
+    'http.client.request.start': onRequest,
+    'http.client.response.finish': onAnswer,
+    'http.client.request.error': onAnswer,
+    'undici:request:create': onFetch,
+    'undici:request:headers': onAnswer,
+    'undici:request:error': onAnswer,
+  };
+  for (const [name, listener] of Object.entries(channels)) subscribe(name, listener);
 
   const { seen } = meters;
   const observe = (inv: Invocation) => {
@@ -145,8 +171,7 @@ export async function installMeters(firstEvents: Map<string, unknown>): Promise<
     uninstall: () => {
       dynamo.middlewareStack.remove('benchConsumedCapacity');
       dynamo.middlewareStack.remove('benchRoundTrips');
-      unsubscribe('http.client.request.start', onRequest);
-      unsubscribe('undici:request:create', onFetch);
+      for (const [name, listener] of Object.entries(channels)) unsubscribe(name, listener);
       // Unobserved, invocations run without an async context again (its promise hooks tax every promise of
       // the process, which the later phases would measure; Lambda has none).
       invocationObservers.splice(invocationObservers.indexOf(observe), 1);

@@ -16,6 +16,8 @@ const { values } = parseArgs({
     'cold-runs': { type: 'string' },
     // Only the scale phase (about 30 s): its table, or with --json its block; writes no results.
     'scale-only': { type: 'boolean', default: false },
+    // Only the stream consumers' phase (about 30 s): its lines, or with --json its block; writes no results.
+    'stream-only': { type: 'boolean', default: false },
     // Where the results go as JSON (a full run: benchmarks/results.json; a quick run writes none unless told).
     out: { type: 'string' },
   },
@@ -37,7 +39,8 @@ export const options = {
   before: values.before,
   coldRuns,
   scaleOnly: values['scale-only'],
-  out: values.out ?? (values.quick || values['scale-only'] ? undefined : RESULTS_FILE),
+  streamOnly: values['stream-only'],
+  out: values.out ?? (values.quick || values['scale-only'] || values['stream-only'] ? undefined : RESULTS_FILE),
 };
 
 /** Every function CDK deploys, in the order of the tables. */

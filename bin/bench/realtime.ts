@@ -28,7 +28,8 @@ export async function realtime(apiUrl: string, clientKey: string): Promise<Realt
     const waiting = new Map<string, () => void>();
     const connect = async () => {
       const client = new Centrifuge(session.realtime.url, { token: session.realtime.token, websocket: WebSocket as never });
-      const sub = client.newSubscription(session.realtime.channel);
+      // Recoverable, as the client package subscribes: each publication is positioned before it is posted.
+      const sub = client.newSubscription(session.realtime.channel, { recoverable: true });
       const arrivals = new Map<string, number>();
       sub.on('publication', (ctx) => {
         const id = (ctx.data as { data?: { id: string } }).data?.id ?? '';

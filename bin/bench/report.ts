@@ -55,9 +55,10 @@ export function reportCost(c: CostFigures): void {
       ` $${(i.without_keepalive_usd * 1e6).toFixed(2)} per million; with ${i.keepalives_per_hour} keepalives (${i.keepalive_units.lambda_invocations} invocation, ${i.keepalive_units.websocket_messages} message, ${i.keepalive_units.dynamodb_write_units + i.keepalive_units.dynamodb_read_units} DynamoDB units each)` +
       ` $${(i.with_keepalive_usd * 1e6).toFixed(2)} per million: ratio ${i.ratio}`,
   );
-  const p = c.position;
+  const [p, r] = [c.position, c.recoverable];
   out(
-    `Of it, stream positions (recovery): ${p.publications_per_exchange} publications positioned per exchange, each ${p.write_units_per_publication} write units and` +
+    `Subscribed recoverable (the client package, ${r.exchanges} exchanges): $${r.usd_per_1m_exchanges} per million exchanges, $${r.usd_per_1m_conversations_overhead} per million conversations' overhead.` +
+      ` Of it, stream positions: ${p.publications_per_exchange} publications positioned per exchange, each ${p.write_units_per_publication} write units and` +
       ` ${p.read_units_per_publication} read units, kept ${p.history_ttl_hours} h (TTL deletes are free): $${p.usd_per_1m_exchanges} per million exchanges`,
   );
   const b = c.cpu_share_bound;

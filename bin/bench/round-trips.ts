@@ -120,7 +120,8 @@ export async function roundTrips(
   }));
   record('get_file', await measure(entry('get_file'), () => http('GET', `/api/client/files/${uploaded}`, { token })));
 
-  // Realtime: $connect (no token in the URL), then $default with connect + subscribe in one frame.
+  // Realtime: $connect (no token in the URL), then $default with connect + subscribe in one frame, recoverable
+  // as the client package subscribes (its channel then has a stream: each publication is positioned).
   const rt = s.realtime;
   const sockets: WebSocket[] = [];
   record('ws_connect', await measure(entry('ws_connect'), async () => {
@@ -131,7 +132,7 @@ export async function roundTrips(
   record('ws_default', await measure(entry('ws_default'), async (i) => {
     const ws = sockets[i + 1];
     const reply = new Promise((r) => ws.once('message', r));
-    ws.send(`${JSON.stringify({ id: 1, connect: { token: rt.token } })}\n${JSON.stringify({ id: 2, subscribe: { channel: rt.channel } })}`);
+    ws.send(`${JSON.stringify({ id: 1, connect: { token: rt.token } })}\n${JSON.stringify({ id: 2, subscribe: { channel: rt.channel, recoverable: true } })}`);
     await reply;
     // The reply comes before the frame's invocation ends (the subscribe hands over to live publications after it).
     await pollUntil(() => seen.some((x) => x.entry === entry('ws_default')));

@@ -2,7 +2,7 @@
 // those whose live publications start below its offset (recovery.ts hands a socket over to them).
 import { config } from '../shared/config';
 import { postToConnection } from '../aws/connections';
-import { PENDING_STALE_SECONDS, type Positioned } from '../entities/channel-stream';
+import { PENDING_STALE_SECONDS, dropSubscriber, type Positioned } from '../entities/channel-stream';
 import { disconnectSocket, removeConnection, unsubscribe, type Audience } from './hub';
 import { channelUser } from './channels';
 import { DISCONNECTS, disconnectFrame } from './errors';
@@ -49,7 +49,10 @@ export async function publish(channel: string, audience: Socket[], data: unknown
   const owner = channelUser(channel);
   // A subscribe that died between its reply and its activation: the socket reconnects, and recovers.
   await Promise.all(stale.map((id) => disconnectSocket(id, DISCONNECTS.insufficientState, owner)));
-  if (!sockets.length) return all.filter((s) => !stale.includes(s.id));
+  if (!sockets.length) {
+    await forgetEntries(channel, new Set(stale), audience, at);
+    return all.filter((s) => !stale.includes(s.id));
+  }
   const frame = Buffer.from(publicationFrame(channel, data, at?.offset));
   const now = Math.floor(Date.now() / 1000);
   // A message goes to at most MAX_SOCKETS_PER_USER sockets, the newest subscribed: more are subscribed only
@@ -70,5 +73,17 @@ export async function publish(channel: string, audience: Socket[], data: unknown
   const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failed) throw failed.reason;
   const left = new Set([...stale, ...sockets.filter((_, i) => !(results[i] as PromiseFulfilledResult<boolean>).value).map((s) => s.id)]);
+  await forgetEntries(channel, left, audience, at);
   return all.filter((s) => !left.has(s.id));
+}
+
+/**
+ * The stream entries of sockets that left, where removeConnection did not drop them: it does so only through a
+ * positioned subscription read with the audience, and an entry can outlive one (expired, or made again without
+ * positions).
+ */
+async function forgetEntries(channel: string, left: Set<string>, audience: Socket[], at: Positioned | undefined): Promise<void> {
+  if (!at) return;
+  const dropped = new Set(audience.filter((s) => s.positioned).map((s) => s.id));
+  await Promise.all([...left].filter((id) => at.stream.from.has(id) && !dropped.has(id)).map((id) => dropSubscriber(channel, id)));
 }

@@ -108,16 +108,16 @@ export async function refreshConnection(connectionId: string, claims: VerifiedCl
 /**
  * Subscribes a connection to a user's channel, with its token's expiry. `known` is what a connect command in
  * the same frame bound (no check needed); otherwise the connection is read, then one transaction checks it
- * is unchanged and writes.
+ * is unchanged and writes. `positioned`: it asked for stream positions (recovery.ts registers it in the stream).
  */
-export async function subscribe(connectionId: string, channel: string, known?: { userId: string; exp: number }): Promise<void> {
+export async function subscribe(connectionId: string, channel: string, known?: { userId: string; exp: number }, positioned = false): Promise<void> {
   const owner = channelUser(channel);
   if (!owner || (known && known.userId !== owner)) throw new ForbiddenError('not your channel');
   const put = (exp: number | undefined) => ({
     TableName: tableName(),
-    // positioned: its subscribe registers it in the channel's stream next (the publisher tells it apart from a
-    // subscription made before streams were kept).
-    Item: { ...keys.subscription(channel, connectionId), entity: 'subscription', connection_id: connectionId, ...(exp !== undefined && { token_exp: exp }), positioned: true, ttl: ttl() },
+    // positioned: its subscribe registers it in the channel's stream next, and it gets live publications only from
+    // where that says (the publisher tells it apart from a subscription without positions, which gets every one).
+    Item: { ...keys.subscription(channel, connectionId), entity: 'subscription', connection_id: connectionId, ...(exp !== undefined && { token_exp: exp }), ...(positioned && { positioned }), ttl: ttl() },
   });
   if (known) {
     await dynamo.send(new PutCommand(put(known.exp)));
@@ -156,12 +156,10 @@ export async function subscribe(connectionId: string, channel: string, known?: {
   }
 }
 
-/** The subscription, and the socket's entry in the channel's stream. */
+/** The subscription, and the socket's entry in the channel's stream if it was positioned (only those have one). */
 export async function unsubscribe(connectionId: string, channel: string): Promise<void> {
-  await Promise.all([
-    dynamo.send(new DeleteCommand({ TableName: tableName(), Key: keys.subscription(channel, connectionId) })),
-    dropSubscriber(channel, connectionId),
-  ]);
+  const out = await dynamo.send(new DeleteCommand({ TableName: tableName(), Key: keys.subscription(channel, connectionId), ReturnValues: 'ALL_OLD' }));
+  if (out.Attributes?.positioned) await dropSubscriber(channel, connectionId);
 }
 
 /**

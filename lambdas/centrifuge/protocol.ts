@@ -83,7 +83,9 @@ async function run(state: FrameState, cmd: Command, method: string): Promise<Rep
       const req = streamRequest(sub);
       // Not a string (a number, an object): no channel of anyone's, refused as one (String() of an object can throw).
       const channel = typeof sub.channel === 'string' ? sub.channel : '';
-      await subscribe(state.connectionId, channel, state.connected);
+      await subscribe(state.connectionId, channel, state.connected, req.positions);
+      // Without positions asked for, the channel's stream is neither made nor read (no write, no hand-over).
+      if (!req.positions) return { subscribe: {} };
       const { reply, stream } = await streamReply(state.connectionId, channel, req);
       state.afterReplies.push(() => handOver(state.connectionId, channel, stream));
       return { subscribe: reply };

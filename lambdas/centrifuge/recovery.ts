@@ -9,7 +9,7 @@ import { DISCONNECTS, DisconnectError } from './errors';
 
 /** What a subscribe command asks for, beyond its channel. */
 export interface StreamRequest {
-  /** The client wants positions (and recovery): `recoverable` or `positioned`. */
+  /** The client wants positions (and recovery): `recoverable`, `positioned` or `recover`. */
   positions: boolean;
   /** Recover from this position (the client's last). */
   recover?: { offset: number; epoch: string };
@@ -33,14 +33,15 @@ export function streamRequest(sub: Record<string, unknown>): StreamRequest {
   const epoch = sub.epoch ?? '';
   if (typeof epoch !== 'string' || epoch.length > MAX_EPOCH_LENGTH) throw new InvalidInputError('epoch must be a string');
   const offset = offsetOf(sub.offset);
-  return { positions: sub.recoverable === true || sub.positioned === true, ...(sub.recover === true && { recover: { offset, epoch } }) };
+  const recover = sub.recover === true;
+  return { positions: recover || sub.recoverable === true || sub.positioned === true, ...(recover && { recover: { offset, epoch } }) };
 }
 
 /** A publication as a subscribe reply or a push carries it. */
 const pub = (p: { offset: number; data: unknown }) => ({ data: p.data, offset: p.offset });
 
 /**
- * The subscribe reply's stream fields, with the socket registered (no live publication yet: handOver starts them).
+ * A positioned subscribe's reply fields, with the socket registered (no live publication yet: handOver starts them).
  * Recovered when the epoch matches (an empty one matches any, as Centrifuge has it) and every publication after
  * the client's offset up to the position is still kept; then the reply carries them, and the offset recovered from
  * (each publication moves the client's position on). Otherwise recovered is false, with no publications and the
@@ -48,7 +49,6 @@ const pub = (p: { offset: number; data: unknown }) => ({ data: p.data, offset: p
  */
 export async function streamReply(connectionId: string, channel: string, req: StreamRequest): Promise<{ reply: Record<string, unknown>; stream: ChannelStream }> {
   const stream = await registerSubscriber(channel, connectionId);
-  if (!req.positions && !req.recover) return { reply: {}, stream };
   const position = { recoverable: true, positioned: true, epoch: stream.epoch };
   if (!req.recover) return { reply: { ...position, offset: stream.offset }, stream };
   const { offset, epoch } = req.recover;

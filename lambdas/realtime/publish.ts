@@ -110,34 +110,47 @@ type Audiences = Map<string, Audience>;
 
 /**
  * Everything one record does: the channel's sockets read (and with them its hold: a held channel's records go
- * after the ones in the redo queue), the chat's counters, then the publication (each safe to run again).
+ * after the ones in the redo queue), then side by side the chat's counters and the publication's position, and
+ * only once both are written the posts (each step safe to run again).
  */
 async function publishRecord(record: DynamoDBRecord, path: StreamPath, audiences: Audiences): Promise<void> {
   const pub = await publicationOf(record);
   if (!pub) return;
   const audience = audiences.get(pub.channel) ?? (await channelAudienceOf(pub.channel));
   audiences.set(pub.channel, audience);
+  // Before the counters: a held lane's record counted ahead of its lane's earlier ones would make them look counted.
   if (audience.held && path === 'stream') throw new LaneHeld(pub.channel);
-  // The chat first: a client that refreshes on the publication sees the message's effect.
-  if (pub.counts) await countMessage(pub.counts, record.dynamodb?.SequenceNumber ?? '');
+  const seq = record.dynamodb?.SequenceNumber ?? '';
+  // The chat and the position touch different items, and neither reads the other: they go together. Both are
+  // settled before anything is posted (a client that refreshes on the publication sees the message's effect),
+  // and before the record fails: a retry then finds the position this try wrote and keeps it (its history item
+  // written again, the same offset).
+  const [counted, placed] = await Promise.allSettled([pub.counts && countMessage(pub.counts, seq), placement(pub, seq, audience)]);
+  if (counted.status === 'rejected') throw counted.reason;
+  if (placed.status === 'rejected') throw placed.reason;
+  const at = placed.value;
+  if (at === 'none' || at === 'done') return;
+  // The sockets it removed or unsubscribed (gone, expired, over the cap) are not posted to again; the stream as
+  // the position moved is the next record's to move from.
+  const sockets = await publish(pub.channel, audience.sockets, pub.data, at);
+  audiences.set(pub.channel, { ...audience, sockets, ...(at && { stream: at.stream }) });
+}
+
+/**
+ * Where a publication goes out: 'none' when nothing is published, else its position (undefined when it gets
+ * none), or 'done' for a record posted before (a redelivery; entities/channel-stream.ts).
+ */
+async function placement(pub: Publication, seq: string, audience: Audience): Promise<Positioned | undefined | 'none' | 'done'> {
   // Realtime off (no @connections endpoint): the chats are moved, nothing is published (lib/consumers.ts publisherFor).
   // A bot turned off, or its client interface disabled, since a socket connected: the socket is the client
-  // interface too, so nothing more goes to it (its next connect is refused with 103).
-  if (config().wsManagementEndpoint !== undefined && (await clientInterfaceOpen(pub.botId))) {
-    // Its position first (the history item, then the offset): a redelivered record keeps the one it got, and one
-    // already posted before its lane moved on is not posted again. Only on a channel with a stream (a socket
-    // subscribed within the history's TTL): no one else could recover it, and an erased user's is not made again.
-    let at: Positioned | undefined;
-    if (pub.positioned && audience.stream) {
-      const positioned = await positionPublication(pub.channel, record.dynamodb?.SequenceNumber ?? '', pub.data, audience.stream);
-      if (positioned === 'done') return;
-      at = positioned;
-    }
-    // The sockets it removed or unsubscribed (gone, expired, over the cap) are not posted to again; the stream as
-    // the position moved is the next record's to move from.
-    const sockets = await publish(pub.channel, audience.sockets, pub.data, at);
-    audiences.set(pub.channel, { ...audience, sockets, ...(at && { stream: at.stream }) });
-  }
+  // interface too, so nothing more goes to it (its next connect is refused with 103). Asked before the position
+  // is written: a closed interface's publication is not kept for recovery either.
+  if (config().wsManagementEndpoint === undefined || !(await clientInterfaceOpen(pub.botId))) return 'none';
+  // Its position first (the history item, then the offset): a redelivered record keeps the one it got, and one
+  // already posted before its lane moved on is not posted again. Only on a channel with a stream (a socket
+  // subscribed within the history's TTL): no one else could recover it, and an erased user's is not made again.
+  if (!pub.positioned || !audience.stream) return undefined;
+  return positionPublication(pub.channel, seq, pub.data, audience.stream);
 }
 
 export async function handler(event: DynamoDBStreamEvent | SQSEvent, context?: Context): Promise<DynamoDBBatchResponse> {

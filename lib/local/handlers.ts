@@ -10,6 +10,8 @@ export interface Invocation {
   event: unknown;
   /** Filled by whoever observes calls (e.g. DynamoDB round trips and capacity). */
   counters: Record<string, number>;
+  /** Filled by the same observers: each AWS call (and outbound request) with when it was in flight, in performance.now() ms. */
+  spans?: CallSpan[];
   /** performance.now() at the start and the end of the handler's run (its duration, as Lambda bills it). */
   startedAt: number;
   endedAt?: number;
@@ -20,6 +22,13 @@ export interface Invocation {
   cpuMs?: number;
   /** What the handler returned (a WebSocket route's reply is its `body`: none for the keepalive). */
   result?: unknown;
+}
+
+/** One call an invocation made: which service (the bench's allowance key) and when it was in flight. */
+export interface CallSpan {
+  service: string;
+  startedAt: number;
+  endedAt?: number;
 }
 
 export const invocations = new AsyncLocalStorage<Invocation>();

@@ -1,4 +1,4 @@
-// The browser chat page (web/): bundled with esbuild, served by the local HTTP gateway at `/`, with a
+// The browser chat page (web/): bundled with esbuild (lib/web-build.ts), served by the local HTTP gateway at `/`, with a
 // config.json that points it at this stack and the demo bot (the query string can point it elsewhere).
 // Also the API's OpenAPI document (docs/openapi.yaml) at /api/openapi.json and its reference at /docs, rendered
 // in the browser by Redoc's standalone bundle served from node_modules (nothing fetched from elsewhere).
@@ -7,40 +7,21 @@ import { join } from 'node:path';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { build } from 'esbuild';
 import { parse } from 'yaml';
+import { PAGE_ENTRY, WEB_BUILD, WIDGET_ENTRY } from '../web-build';
 
-export const WEB_BUILD = {
-  entryPoints: ['app.ts'],
-  bundle: true,
-  minify: true,
-  sourcemap: 'inline' as const,
-  format: 'iife' as const,
-  target: 'es2020',
-};
-
-/** Bundles web/app.ts in memory (or into outdir for hosting the page elsewhere). */
-export async function buildWeb(root: string, outdir?: string): Promise<string> {
-  const out = await build({
-    ...WEB_BUILD,
-    absWorkingDir: join(root, 'web'),
-    write: Boolean(outdir),
-    ...(outdir ? { outdir } : { outfile: 'app.js' }),
-    logLevel: 'silent',
-  });
-  return outdir ? '' : out.outputFiles![0].text;
+/** Bundles web/app.ts in memory. */
+export async function buildWeb(root: string): Promise<string> {
+  return bundle(root, { entryPoints: [PAGE_ENTRY], outfile: 'app.js' });
 }
 
-/** Bundles the embeddable widget (web/widget/widget.ts, the client package inside) in memory, or into outdir. */
-export async function buildWidget(root: string, outdir?: string): Promise<string> {
-  const out = await build({
-    ...WEB_BUILD,
-    entryPoints: ['widget/widget.ts'],
-    sourcemap: false,
-    absWorkingDir: join(root, 'web'),
-    write: Boolean(outdir),
-    ...(outdir ? { outfile: join(outdir, 'widget.js') } : { outfile: 'widget.js' }),
-    logLevel: 'silent',
-  });
-  return outdir ? '' : out.outputFiles![0].text;
+/** Bundles the embeddable widget (web/widget/widget.ts, the client package inside) in memory. */
+export async function buildWidget(root: string): Promise<string> {
+  return bundle(root, { entryPoints: [WIDGET_ENTRY], sourcemap: false, outfile: 'widget.js' });
+}
+
+async function bundle(root: string, options: { entryPoints: string[]; outfile: string; sourcemap?: false }): Promise<string> {
+  const out = await build({ ...WEB_BUILD, ...options, absWorkingDir: join(root, 'web'), write: false, logLevel: 'silent' });
+  return out.outputFiles[0].text;
 }
 
 const TYPES: Record<string, string> = {

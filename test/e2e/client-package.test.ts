@@ -155,6 +155,31 @@ test('sendFile: a small file in one request, a large one straight to storage (pr
   expect(ids(chat)).toEqual([small.id, sent.id]);
 });
 
+test("a direct upload's check announced on the channel before storage's reply reaches the client: sendFile takes the announcement, and asks the API nothing", async () => {
+  let heard!: () => void;
+  const announced = new Promise<void>((r) => (heard = r));
+  // Storage's reply (any request not to the API) held back until the channel has announced the file's check.
+  const c = client({
+    fetch: async (input, init) => {
+      const res = await globalThis.fetch(input, init);
+      if (!String(input instanceof Request ? input.url : input).startsWith(proxy.url)) await Promise.race([announced, new Promise((r) => setTimeout(r, 10_000))]);
+      return res;
+    },
+  });
+  const add = c.files.add.bind(c.files);
+  c.files.add = (file) => {
+    add(file);
+    if (file.status !== 'pending') heard();
+  };
+  const chat = await c.chat();
+  await until(() => c.status === 'online', 10_000, 'the subscription');
+  const big = Object.assign(new Blob([png(5 * 1024 * 1024)], { type: 'image/png' }), { name: 'early.png' });
+  const sent = await chat.sendFile(big);
+  const fileId = sent.files![0].id;
+  expect(sent.files).toMatchObject([{ name: 'early.png', type: 'photo' }]);
+  expect(proxy.seen.filter((s) => s.path === `/api/client/files/${fileId}`)).toEqual([]);
+});
+
 test('unread: a reply while the chat is hidden counts, markRead clears it (and another tab hears of it); shown, a reply is read at once', async () => {
   const storage = memoryStorage();
   const c = client({ storage });

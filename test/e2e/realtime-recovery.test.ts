@@ -1,7 +1,7 @@
 // Centrifuge recovery with the real `centrifuge` client (`recoverable: true`) over the local WebSocket gateway:
 // after a drop the client gets what it missed, once each, in order (an edit of an old message too); a position
 // the history no longer covers is told so; bad recover input is a protocol error; a redelivered record keeps its
-// one offset.
+// one offset, and so does a record tried again after its chat update failed beside its position.
 import type { PublicationContext, SubscribedContext } from 'centrifuge';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { marshall } from '@aws-sdk/util-dynamodb';
@@ -12,7 +12,7 @@ import { realtimeOf } from '../support/contract';
 import { createMessage } from '../../lambdas/flows/send';
 import { editMessage } from '../../lambdas/flows/edit';
 import { handler as publisher } from '../../lambdas/realtime/publish';
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, queryAll, tableName } from '../../lambdas/aws/dynamo';
 import { keys } from '../../lambdas/entities/keys';
 import { subscribe } from '../../lambdas/centrifuge/hub';
@@ -118,6 +118,30 @@ test('recovery from a position the history does not cover: recovered false, the 
   r.ws.close();
 });
 
+test('a subscription without positions makes no stream: nothing written or kept for it; a recoverable one then makes it, and the plain socket still gets every publication', async () => {
+  const { rt, reply } = await chatOfUser();
+  const streamItem = async () => (await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.channelStream(rt.channel), ConsistentRead: true }))).Item;
+  const kept = async () => queryAll({ KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': keys.channelHistoryPartition(rt.channel) }, ConsistentRead: true });
+  const plain = await rawSocket(rt.url);
+  const [, subscribed] = await plain.request([connect(rt.token), JSON.stringify({ id: 2, subscribe: { channel: rt.channel } })].join('\n'));
+  expect(subscribed).toEqual({ id: 2, subscribe: {} });
+  const frames: Frame[] = [];
+  plain.ws.on('message', (d) => frames.push(...framesOf(d)));
+  const pubOf = (id: string) => frames.find((f) => f.push?.pub?.data?.data?.id === id)?.push?.pub as { offset?: number } | undefined;
+  const first = await reply('to the plain socket');
+  await until(() => pubOf(first.id) !== undefined, 15_000, 'the first reply');
+  expect(pubOf(first.id)!.offset).toBeUndefined();
+  expect(await streamItem()).toBeUndefined();
+  expect(await kept()).toEqual([]);
+  // A recoverable socket of the same user: the stream starts at offset 0, and the next publication is its first.
+  const { got } = await recoverableClient(rt);
+  const second = await reply('to both');
+  await until(() => got.some((p) => p.id === second.id) && pubOf(second.id) !== undefined, 15_000, 'the second reply on both sockets');
+  expect(got.find((p) => p.id === second.id)!.offset).toBe(1);
+  expect((await kept()).map((h) => (h.data as { data: { id: string } }).data.id)).toEqual([second.id]);
+  plain.ws.close();
+});
+
 test('bad recover input is a protocol error (107), never a crash; the connection stays usable', async () => {
   const { rt } = await chatOfUser();
   const r = await rawSocket(rt.url);
@@ -140,7 +164,7 @@ test('a publication positioned while a subscribe is sending its reply reaches th
   const [connected] = await r.request(connect(rt.token));
   const connectionId = connected.connect!.client;
   // The subscribe's steps, with a publication positioned between its reply and its hand-over.
-  await subscribe(connectionId, rt.channel);
+  await subscribe(connectionId, rt.channel, undefined, true);
   const { stream } = await streamReply(connectionId, rt.channel, { positions: true });
   const record = (n: number) => ({
     eventName: 'INSERT',
@@ -191,4 +215,46 @@ test('a redelivered stream record keeps its one offset and history entry; one be
   expect(got.filter((p) => p.id === ids[0]).map((p) => p.offset)).toEqual([base + 1]);
   expect(new Set(got.filter((p) => p.id === ids[1]).map((p) => p.offset))).toEqual(new Set([base + 2]));
   expect(got.find((p) => p.id === ids[2])!.offset).toBe(base + 3);
+});
+
+test('a chat update refused beside a position written: the record is tried again, keeps its one offset and history entry, and is posted once, counted once', async () => {
+  const { rt, to, chatId, reply } = await chatOfUser();
+  const { got } = await recoverableClient(rt);
+  const item = await reply('positioned by the stream');
+  await until(() => got.some((p) => p.id === item.id), 15_000, 'the reply');
+  const chatKey = keys.chat(to.userId, chatId);
+  const unread = async () => ((await dynamo.send(new GetCommand({ TableName: tableName(), Key: chatKey, ConsistentRead: true }))).Item as { unread_msg_by_user: number }).unread_msg_by_user;
+  const before = await unread();
+  // A counted reply's record after the stream's own, run by the publisher itself.
+  const id = String(BigInt(item.id) + 1n);
+  const record = { eventName: 'INSERT', eventID: 'counted', dynamodb: { SequenceNumber: `9${'1'.padStart(30, '0')}`, NewImage: marshall({ entity: 'message', ...item, id, count_in_chat: true }, { removeUndefinedValues: true }) } };
+  // AWS refuses the chat's first update (a throttle the SDK's retries gave up on); every other call goes through.
+  const send = dynamo.send.bind(dynamo);
+  const historyPuts: string[] = [];
+  let chatUpdates = 0;
+  const faulty = (command: UpdateCommand | PutCommand) => {
+    if (command instanceof UpdateCommand && command.input.Key?.sk === chatKey.sk && command.input.Key.pk === chatKey.pk && chatUpdates++ === 0) {
+      return Promise.reject(Object.assign(new Error('injected throttle'), { name: 'ProvisionedThroughputExceededException' }));
+    }
+    if (command instanceof PutCommand && command.input.Item?.pk === keys.channelHistoryPartition(rt.channel)) historyPuts.push(String(command.input.Item.sk));
+    return send(command as never);
+  };
+  const spy = jest.spyOn(dynamo, 'send').mockImplementation(faulty as never);
+  try {
+    expect(await publisher({ Records: [record] } as unknown as DynamoDBStreamEvent)).toEqual({ batchItemFailures: [] });
+  } finally {
+    spy.mockRestore();
+  }
+  await until(() => got.some((p) => p.id === id), 15_000, 'the counted reply');
+  const base = got.find((p) => p.id === item.id)!.offset!;
+  expect(got.filter((p) => p.id === id).map((p) => p.offset)).toEqual([base + 1]);
+  // The first try positioned it beside the refused update; the retry wrote the same history item again.
+  expect(chatUpdates).toBeGreaterThanOrEqual(2);
+  expect(historyPuts.length).toBeGreaterThanOrEqual(2);
+  expect(new Set(historyPuts).size).toBe(1);
+  const stream = (await dynamo.send(new GetCommand({ TableName: tableName(), Key: keys.channelStream(rt.channel), ConsistentRead: true }))).Item as { epoch: string; offset: number };
+  expect(stream.offset).toBe(base + 1);
+  const history = await queryAll({ KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': keys.channelHistoryPartition(rt.channel) }, ConsistentRead: true });
+  expect(history.filter((h) => (h.data as { data: { id: string } }).data.id === id).map((h) => String(h.sk))).toEqual([keys.channelHistory(rt.channel, stream.epoch, base + 1).sk]);
+  expect(await unread()).toBe(before + 1);
 });

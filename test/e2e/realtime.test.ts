@@ -7,7 +7,7 @@ import { liveClientsClosedAfterEach, rawSocket, until } from '../support/realtim
 import { createMessage } from '../../lambdas/flows/send';
 import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
-import { dynamo, tableName } from '../../lambdas/aws/dynamo';
+import { dynamo, queryAll, tableName } from '../../lambdas/aws/dynamo';
 import { keys } from '../../lambdas/entities/keys';
 import { channelSubscribers } from '../../lambdas/centrifuge/hub';
 import { updateBot } from '../../lambdas/flows/bot-admin';
@@ -95,9 +95,10 @@ test('a socket subscribed is found by the next fan-out: the subscribers are read
   }
 });
 
-test('a bot turned off, or its client interface disabled, while a socket is open: nothing more is published to it', async () => {
+test('a bot turned off, or its client interface disabled, while a socket is open: nothing more is published to it, nor kept for recovery', async () => {
   const { session, chatId, bot } = await userWithChat();
-  const c = await live(realtimeOf(session));
+  // Recoverable: the channel keeps a stream, whose history a closed interface's publication must stay out of.
+  const c = await live(realtimeOf(session), { subscription: { recoverable: true } });
   const { item } = await createMessage(textMessage({ userId: session.user.id, botId: bot.id, chatId }, 'on'));
   await c.waitFor((d) => d.data?.id === item.id);
   // The publisher itself, on a stream record of a reply (not counted: the chat stays as it is).
@@ -117,7 +118,10 @@ test('a bot turned off, or its client interface disabled, while a socket is open
     // The publisher posts before it returns, and one socket's frames arrive in order: with the later one here,
     // the earlier would be too.
     await c.waitFor((d) => d.data?.id === shown);
-    expect({ off, published: c.publications.some((p) => p.data?.id === hidden) }).toEqual({ off, published: false });
+    // Nor kept for recovery: a socket that reconnects recovers nothing the closed interface held back.
+    const history = await queryAll({ KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': keys.channelHistoryPartition(realtimeOf(session).channel) }, ConsistentRead: true });
+    const kept = (id: string) => history.some((h) => (h.data as { data: { id: string } }).data.id === id);
+    expect({ off, published: c.publications.some((p) => p.data?.id === hidden), kept: kept(hidden), shownKept: kept(shown) }).toEqual({ off, published: false, kept: false, shownKept: true });
   }
 });
 

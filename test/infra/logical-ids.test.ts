@@ -5,7 +5,8 @@ import { template } from '../support/shapes';
 
 const PINNED: Record<string, string[]> = {
   'AWS::DynamoDB::Table': ['TableCD117FA1'],
-  'AWS::S3::Bucket': ['AccessLogs8B620ECA', 'Files8E6940B8'],
+  // Web holds only what each deploy writes (stack-web.ts), pinned all the same.
+  'AWS::S3::Bucket': ['AccessLogs8B620ECA', 'Files8E6940B8', 'Web3C8945DB'],
   'AWS::SecretsManager::Secret': ['JwtSecretB8834B39'],
   'AWS::SQS::Queue': [
     'PublisherDlq085B5D78',
@@ -41,6 +42,8 @@ const PINNED: Record<string, string[]> = {
     'CreateMessageFn2879BB61',
     'CreateSessionFn4070FE14',
     'CreateUploadFnFC5660F7',
+    // CDK's handler that copies the web build into its bucket on deploys (its ID is CDK's, fixed).
+    'CustomCDKBucketDeployment8693BB64968944B69AAFB0CC9EB8756C81C01536',
     'GetFileFn728F6295',
     'ListChatsFn8BBC1B7E',
     'ListMessagesFnD6515307',

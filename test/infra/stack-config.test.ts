@@ -10,6 +10,7 @@ test('no context: one dev stage with the defaults', () => {
   expect(DEFAULT_CONFIG).toMatchObject({
     stage: 'dev',
     realtime: true,
+    webHosting: true,
     corsOrigins: ['*'],
     throttle: { rateLimit: 200, burstLimit: 400 },
     routeThrottles: {},
@@ -33,6 +34,7 @@ test('every key, as the CLI passes them (strings)', () => {
     ...CDK_CONTEXT,
     stage: 'staging',
     realtime: 'false',
+    webHosting: 'false',
     corsOrigins: 'https://shop.example, http://localhost:8080',
     throttleRate: '50',
     throttleBurst: '100',
@@ -59,6 +61,7 @@ test('every key, as the CLI passes them (strings)', () => {
     {
       stage: 'staging',
       realtime: false,
+      webHosting: false,
       corsOrigins: ['https://shop.example', 'http://localhost:8080'],
       throttle: { rateLimit: 50, burstLimit: 100 },
       routeThrottles: { 'POST /api/client/session': { rateLimit: 1000, burstLimit: 2000 }, $connect: { rateLimit: 500, burstLimit: 1000 } },

@@ -117,3 +117,22 @@ describe('least privilege', () => {
     }
   });
 });
+
+test("CDK's bucket-deployment handler (deploys only): reads CDK's asset bucket, writes the web bucket, invalidates; nothing of the data", async () => {
+  const { res, ids } = await load('Defaults');
+  const [handlerId] = Object.keys(res).filter((k) => res[k].Type === 'AWS::Lambda::Function' && k.startsWith('CustomCDKBucketDeployment'));
+  const roleId = propsOf<FunctionProps>(res, handlerId).Role['Fn::GetAtt']![0];
+  const statements = valuesOfType<PolicyProps>(res, 'AWS::IAM::Policy')
+    .filter((r) => r.Properties.Roles.some((x) => x.Ref === roleId))
+    .flatMap((r) => r.Properties.PolicyDocument.Statement);
+  const grants = statements.map((st) => `${[st.Action].flat().join(',')} on ${[st.Resource].flat().map(flat).join(', ')}`);
+  const assets = 'arn:<AWS::Partition>:s3:::{"Fn::Sub":"cdk-hnb659fds-assets-${AWS::AccountId}-${AWS::Region}"}';
+  const web = `<${ids.web!.bucket}.Arn>`;
+  // CDK's grants as it makes them (lib/stack-web.ts acknowledges their wildcards), on its asset bucket and ours only.
+  expect(grants).toEqual([
+    `s3:GetObject*,s3:GetBucket*,s3:List* on ${assets}, ${assets}/*`,
+    `s3:GetObject*,s3:GetBucket*,s3:List*,s3:DeleteObject*,s3:PutObject,s3:PutObjectLegalHold,s3:PutObjectRetention,s3:PutObjectTagging,s3:PutObjectVersionTagging,s3:Abort* on ${web}, ${web}/*`,
+    'cloudfront:GetInvalidation,cloudfront:CreateInvalidation on *',
+  ]);
+  expect(grants.join('\n')).not.toMatch(new RegExp([ids.table, ids.bucket, ids.jwtSecret, 'dynamodb:', 'secretsmanager:'].join('|')));
+});

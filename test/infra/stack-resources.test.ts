@@ -134,13 +134,13 @@ test('each route has its own function: Node 22 on arm64, with the table, bucket 
   template.hasResourceProperties('AWS::ApiGatewayV2::Integration', { PayloadFormatVersion: '2.0' });
 });
 
-test('a Secrets Manager secret holds the JWT key; outputs name the API URL, table and bucket', () => {
+test('a Secrets Manager secret holds the JWT key; outputs name the API URL, table and bucket, the chat page and the widget tag', () => {
   template.resourceCountIs('AWS::SecretsManager::Secret', 1);
   template.hasResourceProperties('AWS::SecretsManager::Secret', {
     GenerateSecretString: Match.objectLike({ PasswordLength: 64, ExcludePunctuation: true }),
   });
   const outputs = (template.toJSON() as { Outputs: Record<string, unknown> }).Outputs;
-  expect(Object.keys(outputs).sort()).toEqual(['ApiUrl', 'BucketName', 'RealtimeUrl', 'TableName']);
+  expect(Object.keys(outputs).sort()).toEqual(['ApiUrl', 'BucketName', 'RealtimeUrl', 'TableName', 'WebUrl', 'WidgetScriptTag']);
 });
 
 describe('realtime', () => {

@@ -55,7 +55,10 @@ describe('abuse limits in the stack', () => {
 describe('settings (lib/stack-config.ts)', () => {
   test('defaults: retained data, 30-day logs, arm64 at 512 MB, HTTP access logs on, WebSocket access logs off', () => {
     template.hasResource('AWS::DynamoDB::Table', { DeletionPolicy: 'Retain', UpdateReplacePolicy: 'Retain' });
-    expect(valuesOfType(template, 'AWS::S3::Bucket').map((b) => b.DeletionPolicy)).toEqual(['Retain', 'Retain']);
+    // The files and their access logs; the web bucket holds only what each deploy writes, and goes with the stack.
+    const buckets = [ids.accessLogsBucket, ids.bucket, ids.web!.bucket];
+    expect(valuesOfType(template, 'AWS::S3::Bucket')).toHaveLength(buckets.length);
+    expect(buckets.map((b) => resources[b].DeletionPolicy)).toEqual(['Retain', 'Retain', 'Delete']);
     // What holds data stays with the table: the dead letters (not the live webhook queue) and the JWT key.
     const policyOf = (id: string) => resources[id]?.DeletionPolicy;
     const dlqs = [ids.queues.webhooks_dlq, ids.webhookDispatcherDlq, ids.publisherDlq!, ids.uploadCompleterDlq];
@@ -93,12 +96,14 @@ describe('settings (lib/stack-config.ts)', () => {
     // The shape cfn-lint also checks (test/support/shapes.ts): every setting given.
     const t = Template.fromJSON(await shape('EverySetting'));
     const tuned = { resources: resourcesOf(t), ids: await logicalIds('EverySetting') };
+    // The origins given, and the hosted chat page's (the distribution's), which calls the API and reads files.
+    const hosted = { 'Fn::Join': ['', ['https://', { 'Fn::GetAtt': [tuned.ids.web!.distribution, 'DomainName'] }]] };
     t.hasResourceProperties('AWS::ApiGatewayV2::Api', {
       ProtocolType: 'HTTP',
-      CorsConfiguration: Match.objectLike({ AllowOrigins: ['https://shop.example', 'http://localhost:8080'] }),
+      CorsConfiguration: Match.objectLike({ AllowOrigins: ['https://shop.example', 'http://localhost:8080', hosted] }),
     });
     t.hasResourceProperties('AWS::S3::Bucket', {
-      CorsConfiguration: { CorsRules: [Match.objectLike({ AllowedOrigins: ['https://shop.example', 'http://localhost:8080'] })] },
+      CorsConfiguration: { CorsRules: [Match.objectLike({ AllowedOrigins: ['https://shop.example', 'http://localhost:8080', hosted] })] },
     });
     for (const lg of valuesOfType<LogGroupProps>(t, 'AWS::Logs::LogGroup')) expect(lg.Properties.RetentionInDays).toBe(7);
     t.resourceCountIs('AWS::Logs::LogGroup', ALL_DEFS.length + 2); // + both APIs' access logs
@@ -108,7 +113,7 @@ describe('settings (lib/stack-config.ts)', () => {
     const s = tuned.ids;
     for (const q of [s.queues.webhooks_dlq, s.webhookDispatcherDlq, s.publisherDlq!, s.uploadCompleterDlq]) expect(tuned.resources[q]?.DeletionPolicy).toBe('Delete');
     t.hasResource('AWS::SecretsManager::Secret', { DeletionPolicy: 'Delete' });
-    expect(valuesOfType(t, 'AWS::S3::Bucket').map((b) => b.DeletionPolicy)).toEqual(['Delete', 'Delete']);
+    expect(valuesOfType(t, 'AWS::S3::Bucket').map((b) => b.DeletionPolicy)).toEqual(['Delete', 'Delete', 'Delete']);
     t.resourceCountIs('Custom::S3AutoDeleteObjects', 2);
     for (const def of ALL_DEFS) {
       const props = propsOf<FunctionProps>(tuned.resources, tuned.ids.functions[def.id]);

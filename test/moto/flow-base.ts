@@ -206,14 +206,14 @@ export class FlowBase {
     return { token: present(s.realtimeToken, 'the realtime token'), channel: present(s.channel, 'the realtime channel') };
   }
 
-  /** A socket of the user: $connect with its realtime token, then connect and subscribe (one frame or two). */
-  protected async socket(oneFrame: boolean): Promise<string> {
+  /** A socket of the user: $connect with its realtime token, then connect and subscribe (one frame or two; recoverable, as the client package subscribes, or plain). */
+  protected async socket(oneFrame: boolean, recoverable = true): Promise<string> {
     const conn = randomUUID();
     const { token, channel } = this.realtime();
     const open = await this.ws('ws_connect', wsEvent('$connect', conn, { query: { token } }));
     if (open.statusCode !== 200) throw new Error(`$connect: ${open.statusCode} ${open.body ?? ''}`);
     const connect = JSON.stringify({ id: 1, connect: { token } });
-    const subscribe = JSON.stringify({ id: 2, subscribe: { channel } });
+    const subscribe = JSON.stringify({ id: 2, subscribe: { channel, ...(recoverable && { recoverable }) } });
     const frames = oneFrame ? [`${connect}\n${subscribe}`] : [connect, subscribe];
     for (const body of frames) {
       const r = await this.ws('ws_default', wsEvent('$default', conn, { body }));

@@ -29,13 +29,19 @@ export class CoreFlows extends ApiFlows {
       sockets.push(randomUUID());
       const r = await this.ws('ws_connect', wsEvent('$connect', sockets[i], { query: { token: this.realtime(s).token } }));
       if (r.statusCode !== 200) throw new Error(`$connect ${i + 1}: ${r.statusCode} ${r.body ?? ''}`);
+      // The oldest subscribed recoverable: closing it also drops its entry in the channel's stream.
+      if (i === 0) {
+        const { token, channel } = this.realtime(s);
+        const body = `${JSON.stringify({ id: 1, connect: { token } })}\n${JSON.stringify({ id: 2, subscribe: { channel, recoverable: true } })}`;
+        if ((await this.ws('ws_default', wsEvent('$default', sockets[0], { body }))).statusCode !== 200) throw new Error('subscribe of the oldest socket');
+      }
     }
     const closed = sockets.filter((id) => (this.hx.rec.frames.get(id) ?? []).some((f) => f.includes('"code":3504')));
-    if (closed.length !== 1) throw new Error(`${closed.length} sockets got the Disconnect push 3504, not one`);
+    if (closed.length !== 1 || closed[0] !== sockets[0]) throw new Error(`${closed.length} sockets got the Disconnect push 3504, not the oldest alone`);
   }
 
   async ws_default(): Promise<void> {
-    await this.socket(false); // subscribe in its own frame: the transaction that checks the connection
+    await this.socket(false, false); // subscribe in its own frame: the transaction that checks the connection; no stream
     await this.socket(true); // connect and subscribe in one frame: a plain put
     // Another user's channel: refused (103), after the transaction's check failed and a read told why.
     const conn = await this.socket(false);

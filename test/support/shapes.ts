@@ -1,4 +1,4 @@
-// The stack shapes the CDK suites check (defaults, realtime off, alarms both ways, every setting, a pinned
+// The stack shapes the CDK suites check (defaults, realtime and web hosting off, alarms both ways, every setting, a pinned
 // region, two stages from context), synthesized ONCE per test run by one child process
 // (test/support/synth-shapes.ts, started by the global set-up) and read as JSON by the stack tests, cfn-lint,
 // the logical-ID and access-log tests and the IAM tier; beside each template, what the template cannot say
@@ -14,7 +14,7 @@ import type { QueueName } from '../../lib/routes';
 /** Stack id → props. Stage stacks come from context instead (STAGE_CONTEXT), as bin/app.ts makes them. */
 export const SHAPES: Record<string, ChatStackProps> = {
   Defaults: {},
-  RealtimeOff: { realtime: false },
+  RealtimeOff: { realtime: false, webHosting: false },
   AlarmEmailEveryOption: { tracing: true, removalPolicy: 'destroy', alarmEmail: 'ops@shop.example', wsAccessLogs: true, architecture: 'x86_64' },
   AlarmTopicRealtimeOff: { realtime: false, alarmTopicArn: 'arn:aws:sns:eu-west-1:123456789012:ops', env: { region: 'eu-west-1' } },
   EverySetting: {
@@ -111,6 +111,8 @@ export interface StackIds {
   /** Per stream consumer: its FIFO redo queue and that queue's dead-letter queue. */
   redoQueues: Record<'publisher' | 'webhook_dispatcher', { queue: string; dlq: string }>;
   uploadCompleterDlq: string;
+  /** The chat page and widget's bucket and distribution; only with webHosting on. */
+  web?: { bucket: string; distribution: string; deployment: string };
   /** Only with alarmEmail (a topic of our own). */
   alarmTopic?: string;
 }

@@ -74,6 +74,7 @@ function ids(s: ChatStack): StackIds {
       webhook_dispatcher: { queue: id(s.node.findChild('WebhookDispatcherRedoQueue')), dlq: id(s.redoDlqs.webhook_dispatcher) },
     },
     uploadCompleterDlq: id(s.uploadCompleterDlq),
+    web: s.web && { bucket: id(s.web.bucket), distribution: id(s.web.distribution), deployment: id(s.node.findChild('WebDeployment').node.findChild('CustomResource')) },
     // Only a topic of our own has one (alarmTopicArn imports an existing topic).
     alarmTopic: s.alarmTopic?.node.defaultChild ? id(s.alarmTopic) : undefined,
   };
