@@ -8,6 +8,7 @@ import { toJsonSchema, type ConversionConfig } from '@valibot/to-json-schema';
 import { parse, stringify } from 'yaml';
 import { BotUploadBody, ChatBody, EditBody, MessageBody, SessionBody, UploadBody, BotSenderBody } from '../lambdas/http/params';
 import { BotMessageBody } from '../lambdas/http/interactive';
+import { AnswerBody } from '../lambdas/http/answer';
 import { LIMITS } from '../lambdas/policies/limits';
 
 const ROOT = join(__dirname, '..');
@@ -166,6 +167,10 @@ export function requestSchemas(): Record<string, unknown> {
     ChatRequest: schema(ChatBody, `POST /api/client/chats ${generated}`),
     MessageRequest: schema(MessageBody, `A message the user sends ${generated}; files + complete_files at most ${LIMITS.filesPerMessage}`, filesCount),
     ...botMessageRequests(generated.replace('params.ts', 'params.ts and interactive.ts')),
+    AnswerRequest: schema(
+      AnswerBody,
+      `The visitor's answer ${generated.replace('params.ts', 'answer.ts')}: {value} for input_select, {card, payload} for a postback, {values} for a form, {rating, comment?} for input_csat`,
+    ),
     EditMessageRequest: schema(EditBody, `An edit of a bot-side message ${generated}`),
     TypingRequest: schema(BotSenderBody, `Who is typing ${generated}; the body may be empty (bot)`),
     DirectUploadRequest: schema(UploadBody, `The file a direct upload declares ${generated}; size at most MAX_UPLOAD_BYTES (100 MB by default), type defaults from mime_type`),

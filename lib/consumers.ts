@@ -2,6 +2,7 @@
 // deliverer, with how their events reach them. CDK and the local stream poller and SQS read the same entries.
 import { NOT_FOUND, ROUTES, WS_ROUTES, type FunctionDef } from './routes';
 import { REDO_MAX_RECEIVES } from '../lambdas/aws/stream-batch';
+import { INTERACTIVE_TYPES } from '../lambdas/entities/interactive';
 
 /**
  * Stream consumers and the events they take. The filter is the Lambda event-source filter pattern on AWS,
@@ -94,6 +95,8 @@ export const PUBLISHER: StreamConsumerDef = {
     { eventName: ['INSERT'], dynamodb: { NewImage: { entity: { S: ['message'] } } } },
     // A new version of a message the bot side edited.
     { eventName: ['MODIFY'], dynamodb: { NewImage: { entity: { S: ['message'] }, is_edited: { BOOL: [true] } } } },
+    // An interactive message changed (answered: the publisher sends it when edited_at moved, lambdas/realtime/publish.ts).
+    { eventName: ['MODIFY'], dynamodb: { NewImage: { entity: { S: ['message'] }, content_type: { S: [...INTERACTIVE_TYPES] } } } },
     // The bot side typing (written at most every 2 s per chat and sender; TTL removals are not published).
     { eventName: ['INSERT', 'MODIFY'], dynamodb: { NewImage: { entity: { S: ['typing'] } } } },
     // A direct upload settled (uploaded, or rejected with its reason): the page waiting on it learns at once.

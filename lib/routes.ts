@@ -79,6 +79,18 @@ export const ROUTES: RouteDef[] = [
     dynamodb: ['GetItem', 'BatchGetItem', 'UpdateItem'],
   },
   {
+    // The visitor answers an interactive message; the stream publishes the answered version.
+    id: 'answer_message',
+    scope: 'session-chat:update',
+    method: 'POST',
+    path: `${CLIENT}/chats/{chat_id}/messages/{message_id}/response`,
+    entry: 'lambdas/client/answer-message.ts',
+    jwt: true,
+    // BatchGetItem: the chat with the erasure check; GetItem: its pointer and the message; UpdateItem: the answer.
+    dynamodb: ['GetItem', 'BatchGetItem', 'UpdateItem'],
+    s3: ['s3:GetObject'],
+  },
+  {
     id: 'upload_file',
     scope: 'session:create',
     method: 'POST',

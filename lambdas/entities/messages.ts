@@ -17,7 +17,7 @@ export interface Message {
   sender: Sender;
   files: FileJson[] | null;
   is_edited: boolean;
-  /** When the bot side last edited it (null: never): a client keeps the copy with the latest. */
+  /** When it last changed, by an edit of the bot side or the visitor's answer (null: never): a client keeps the copy with the latest. */
   edited_at: string | null;
   created_at: string;
   /** Only on an interactive message (entities/interactive.ts). */
@@ -239,6 +239,27 @@ export async function applyEdit(key: Key, edit: MessageEdit): Promise<MessageIte
           ...(edit.kept.since && { ':since': edit.kept.since }),
           ...(edit.version !== undefined && { ':version': edit.version }),
         },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return messageFromItem(out.Attributes ?? {});
+  } catch (err) {
+    if (!isConditionFailed(err)) throw err;
+    return undefined;
+  }
+}
+
+/** Records the visitor's answer if none is recorded yet: the message as answered, or undefined (one was). */
+export async function applyAnswer(key: Key, submittedValues: string, at: string): Promise<MessageItem | undefined> {
+  try {
+    const out = await dynamo.send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: key,
+        // edited_at moves with it: the publisher sends a message whose edited_at changed as a new version.
+        UpdateExpression: 'SET submitted_values = :values, submitted_at = :at, edited_at = :at',
+        ConditionExpression: 'entity = :message AND attribute_exists(content_attributes) AND attribute_not_exists(submitted_at)',
+        ExpressionAttributeValues: { ':values': submittedValues, ':at': at, ':message': 'message' },
         ReturnValues: 'ALL_NEW',
       }),
     );

@@ -37,4 +37,7 @@ export const LIMITS = {
   placeholderLength: 200,
   /** The whole of content_attributes as JSON: keeps the message item small whatever the counts above allow. */
   contentAttributesBytes: 16 * 1024,
+  /** A visitor's answer to a form, per field type (email as RFC 5321 allows; textarea for longer text). */
+  answerLength: { text: 500, email: 254, tel: 32, textarea: 5000, select: 200 },
+  csatCommentLength: 2000,
 } as const;

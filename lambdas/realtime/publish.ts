@@ -72,9 +72,9 @@ export async function publicationOf(record: DynamoDBRecord): Promise<Publication
   });
   switch (entityOf(item)) {
     case 'message': {
-      // A new message, or a new version of an edited one (a client replaces its copy: same id, later edited_at).
+      // A new message, or a new version of one edited or answered (a client replaces its copy: same id, later edited_at).
       const m = messageFromItem(item);
-      if (inserted || (modified && m.is_edited && m.edited_at !== (old && messageFromItem(old).edited_at))) {
+      if (inserted || (modified && m.edited_at !== undefined && m.edited_at !== (old && messageFromItem(old).edited_at))) {
         return to(m, { type: 'message', data: await toMessage(m) }, inserted && m.count_in_chat ? m : undefined);
       }
       return undefined;

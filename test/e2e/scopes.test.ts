@@ -29,7 +29,7 @@ function fileForm(chatId?: string): FormData {
 async function world() {
   const me = await userWithChat();
   const bot = { authorization: `Bearer ${me.secretKey}` };
-  const reply = await call('POST', `/api/bot/chats/${me.chatId}/messages`, { headers: bot, json: { content: 'hello' } });
+  const reply = await call('POST', `/api/bot/chats/${me.chatId}/messages`, { headers: bot, json: { content: 'hello?', content_type: 'input_select', content_attributes: { items: [{ title: 'Yes', value: 'yes' }] } } });
   const file = await call('POST', '/api/client/files', { token: me.token, body: fileForm() });
   const task = await call('POST', `/api/bot/users/${me.userId}/export`, { headers: bot });
   const neighbour = await newSession(me.bot.client_key);
@@ -51,6 +51,7 @@ const REQUESTS: Record<string, (n: Names, w: World) => { json?: unknown; form?: 
   list_messages: () => ({}),
   create_message: () => ({ json: { content: 'x' } }),
   mark_read: () => ({}),
+  answer_message: () => ({ json: { value: 'yes' } }),
   upload_file: () => ({ form: fileForm() }),
   create_upload: () => ({ json: DECLARED }),
   get_file: () => ({}),

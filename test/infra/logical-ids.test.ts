@@ -23,6 +23,7 @@ const PINNED: Record<string, string[]> = {
     'WebhookSlowQueue43345862',
   ],
   'AWS::Lambda::Function': [
+    'AnswerMessageFn0BCD4ED3',
     'BotCreateMessageFnCF5D5579',
     'BotCreateUploadFnFAFB0090',
     'BotDeleteUserFn0A75BFE4',

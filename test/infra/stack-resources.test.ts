@@ -85,7 +85,7 @@ test('the files bucket: private, encrypted, SSL only, CORS for GET and POST uplo
   });
 });
 
-test('HTTP API: CORS for any origin with every header a handler reads; one route per table entry (nine client routes)', () => {
+test('HTTP API: CORS for any origin with every header a handler reads; one route per table entry (ten client routes)', () => {
   template.hasResourceProperties('AWS::ApiGatewayV2::Api', {
     ProtocolType: 'HTTP',
     CorsConfiguration: Match.objectLike({
@@ -108,7 +108,7 @@ test('HTTP API: CORS for any origin with every header a handler reads; one route
     .map((r) => r.Properties.RouteKey)
     .sort();
   expect(routeKeys).toEqual(ROUTES.map((r) => `${r.method} ${r.path}`).sort());
-  expect(routeKeys.filter((k) => k.includes('/api/client/'))).toHaveLength(9);
+  expect(routeKeys.filter((k) => k.includes('/api/client/'))).toHaveLength(10);
 });
 
 test('each route has its own function: Node 22 on arm64, with the table, bucket and secret configured', () => {

@@ -70,6 +70,31 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/client/chats/{chat_id}/messages/{message_id}/response": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A chat id (UUID). Malformed → 400, unknown → 404, another user's → 403. */
+                chat_id: components["parameters"]["ChatId"];
+                /** @description A message id (19 digits) */
+                message_id: components["schemas"]["MessageId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Answer an interactive message of the bot side (a quick reply, a postback, a form, a rating)
+         * @description The same answer again is a 200 with the same Message, writing nothing; a different one after an answer was recorded is a 409. The user's channel gets the answered Message (same id, later edited_at). Link actions are opened by the page, never answered here.
+         */
+        post: operations["answerMessage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/client/chats/{chat_id}/read": {
         parameters: {
             query?: never;
@@ -669,7 +694,7 @@ export interface components {
             sender: "user" | "bot" | "operator";
             files: null | components["schemas"]["File"][];
             is_edited: boolean;
-            /** @description When the bot side last edited it; a client keeps the copy with the latest */
+            /** @description When it last changed (the bot side's last edit, or the visitor's answer to an interactive message); a client keeps the copy with the latest */
             edited_at: components["schemas"]["Timestamp"] | null;
             created_at: components["schemas"]["Timestamp"];
             /** @description Only on a message of content_type input_select, cards, form or input_csat (docs/bot-api.md "Interactive messages"); its shape follows content_type */
@@ -925,6 +950,20 @@ export interface components {
             sender?: ("bot" | "operator") | null;
             /** @description A rating takes no attributes: send {} (any keys are ignored) */
             content_attributes: Record<string, never>;
+        };
+        /** @description The visitor's answer (generated from the valibot schema in lambdas/http/answer.ts): {value} for input_select, {card, payload} for a postback, {values} for a form, {rating, comment?} for input_csat */
+        AnswerRequest: {
+            value: string;
+        } | {
+            card: number;
+            payload: string;
+        } | {
+            values: {
+                [key: string]: string;
+            };
+        } | {
+            rating: number;
+            comment?: string;
         };
         /** @description An edit of a bot-side message (generated from the valibot schema in lambdas/http/params.ts) */
         EditMessageRequest: {
@@ -1302,6 +1341,44 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    answerMessage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A chat id (UUID). Malformed → 400, unknown → 404, another user's → 403. */
+                chat_id: components["parameters"]["ChatId"];
+                /** @description A message id (19 digits) */
+                message_id: components["schemas"]["MessageId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AnswerRequest"];
+            };
+        };
+        responses: {
+            /** @description The Message with content_attributes.submitted_values and submitted_at */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
