@@ -1,8 +1,8 @@
 // The stream consumers' throughput model: records/s per shard = batch size × parallelization ÷ batch time, for
 // the real handlers (publisher, webhook dispatcher) run in this process against the bench's stack on a batch of
 // many users' messages, each user with a live socket. The users' lanes run side by side (lambdas/aws/stream-batch.ts):
-// the batch waits on one lane (timed alone, the median of a few users', plus the AWS latency allowances its calls
-// wait for, with calls made side by side overlapping: cost-model.ts allowanceMs); the full batch's CPU time is shown
+// the batch waits on one lane (timed alone, the median of a few users': its own time on its CPU share, plus the AWS
+// latency allowances its calls wait for, with calls made side by side overlapping: cost-model.ts allowanceMs); the full batch's CPU time is shown
 // beside it. The local emulators answer one call at a time, so a full batch's wall time here would measure them,
 // not the handler.
 import { randomUUID } from 'node:crypto';
@@ -11,7 +11,7 @@ import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { PUBLISHER, STREAM_BATCH_SIZE, STREAM_DELIVERY, WEBHOOK_DISPATCHER, type StreamConsumerDef } from '../../lib/consumers';
 import { handlerLoader, type Invocation } from '../../lib/local/handlers';
-import { ALLOWANCE_MS, allowanceMs } from './cost-model';
+import { ALLOWANCE_MS, VCPU_MEMORY_MB, allowanceMs, memoryGb } from './cost-model';
 import { installMeters } from './meters';
 import { request, type Api, type LiveSession } from './http';
 import { ROOT } from './options';
@@ -26,9 +26,13 @@ export interface ConsumerFigures {
   lane_ms: number;
   /**
    * Of it, the time with a call in flight: the local emulators' and gateways' answers (DynamoDB Local's, mostly).
-   * The rest is the handler's own. In the model, not taken out of it.
+   * Taken out of the model: on AWS each call waits its allowance instead.
    */
   lane_calls_ms: number;
+  /** The rest, the handler's own time on this machine's core. */
+  lane_own_ms: number;
+  /** How many times as long that runs on the function's share of a vCPU (cost-model.ts VCPU_MEMORY_MB ÷ its memory, at least 1). */
+  cpu_scale: number;
   /** The AWS latency allowances of that lane's calls and of the batch's sends. */
   allowance_ms: number;
   /**
@@ -36,7 +40,7 @@ export interface ConsumerFigures {
    * local gateways' share (the @connections posts, the SQS API) in it. Shown beside the model, not in it.
    */
   batch_cpu_ms: number;
-  /** The lane's time with its allowances: what the batch waits. */
+  /** The lane's own time on the function's CPU share, with its allowances: what the batch waits. */
   batch_ms: number;
   records_per_s_per_shard: number;
 }
@@ -164,8 +168,9 @@ function inFlightMs(inv: Invocation): number {
 
 /**
  * A full batch's time on AWS. Its lanes wait on AWS side by side, so the wait is one lane's: a batch of one user's
- * records, run and timed alone, plus the allowances its calls wait for (any sends included; cost-model.ts
- * allowanceMs), plus the full batch's job sends beyond the lane's. Each of LANES_TIMED users' lanes is timed so,
+ * records, run and timed alone: the handler's own time (the lane's, less its calls in flight to the local
+ * emulators) on the function's share of a vCPU, plus the allowances its calls wait for on AWS instead (any sends
+ * included; cost-model.ts allowanceMs), plus the full batch's job sends beyond the lane's. Each of LANES_TIMED users' lanes is timed so,
  * and the median is the figure (one call slowed by the machine's load moves one lane's time, not the figure). The
  * full batch's CPU time is reported beside it.
  */
@@ -173,19 +178,22 @@ async function modelBatch(def: StreamConsumerDef, full: DynamoDBStreamEvent, lan
   // The full batch first: the lanes are then timed as on a consumer that has run before (its code compiled, the
   // bot's settings cached), not on its first records since it loaded.
   const whole = await invoke(def, full, seen);
-  const timed: { laneMs: number; callsMs: number; allowance: number }[] = [];
+  const scale = Math.max(1, VCPU_MEMORY_MB / (memoryGb(def) * 1024));
+  const timed: { laneMs: number; callsMs: number; allowance: number; batchMs: number }[] = [];
   for (const lane of lanes) {
     const one = await invoke(def, lane, seen);
     // The full batch's sends after the lanes (the dispatcher's jobs, 10 per call) beyond the lane's own.
     const sends = Math.max(0, (whole.counters.sqs ?? 0) - (one.counters.sqs ?? 0)) * ALLOWANCE_MS.sqs;
-    timed.push({ laneMs: (one.endedAt ?? one.startedAt) - one.startedAt, callsMs: inFlightMs(one), allowance: allowanceMs(one) + sends });
+    const [laneMs, callsMs, allowance] = [(one.endedAt ?? one.startedAt) - one.startedAt, inFlightMs(one), allowanceMs(one) + sends];
+    timed.push({ laneMs, callsMs, allowance, batchMs: (laneMs - callsMs) * scale + allowance });
   }
-  timed.sort((x, y) => x.laneMs + x.allowance - (y.laneMs + y.allowance));
-  const { laneMs, callsMs, allowance } = timed[Math.floor(timed.length / 2)];
-  const batchMs = laneMs + allowance;
+  timed.sort((x, y) => x.batchMs - y.batchMs);
+  const { laneMs, callsMs, allowance, batchMs } = timed[Math.floor(timed.length / 2)];
   return {
     lane_ms: Math.round(laneMs),
     lane_calls_ms: Math.round(callsMs),
+    lane_own_ms: Math.round((laneMs - callsMs) * 10) / 10,
+    cpu_scale: Math.round(scale * 100) / 100,
     allowance_ms: Math.round(allowance),
     batch_cpu_ms: Math.round(whole.cpuMs ?? 0),
     batch_ms: Math.round(batchMs),
@@ -245,6 +253,6 @@ export function streamTargets(s: StreamFigures): Record<string, Target> {
 export function reportStream(s: StreamFigures): void {
   out(`\nStream consumers: one batch of ${s.batch_size} records (${s.users_per_batch} users × ${s.records_per_user}), parallelization ${s.parallelization_factor}`);
   for (const [name, f] of [['publisher', s.publisher], ['dispatcher', s.dispatcher]] as const) {
-    out(`  ${name.padEnd(11)} lane ${f.lane_ms} ms (${f.lane_calls_ms} ms of it waiting on the local emulators) + ${f.allowance_ms} ms allowances = ${f.batch_ms} ms a batch: ${f.records_per_s_per_shard} records/s per shard (batch CPU ${f.batch_cpu_ms} ms)`);
+    out(`  ${name.padEnd(11)} lane ${f.lane_ms} ms here, ${f.lane_calls_ms} ms of it waiting on the local emulators; its own ${f.lane_own_ms} ms × ${f.cpu_scale} (its CPU share) + ${f.allowance_ms} ms allowances = ${f.batch_ms} ms a batch: ${f.records_per_s_per_shard} records/s per shard (batch CPU ${f.batch_cpu_ms} ms)`);
   }
 }
