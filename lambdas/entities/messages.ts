@@ -249,7 +249,7 @@ export async function applyEdit(key: Key, edit: MessageEdit): Promise<MessageIte
   }
 }
 
-/** Records the visitor's answer if none is recorded yet: the message as answered, or undefined (one was). */
+/** Records the visitor's answer if none is recorded yet and `at` is after its last edit: the message as answered, or undefined (refused). */
 export async function applyAnswer(key: Key, submittedValues: string, at: string): Promise<MessageItem | undefined> {
   try {
     const out = await dynamo.send(
@@ -258,7 +258,9 @@ export async function applyAnswer(key: Key, submittedValues: string, at: string)
         Key: key,
         // edited_at moves with it: the publisher sends a message whose edited_at changed as a new version.
         UpdateExpression: 'SET submitted_values = :values, submitted_at = :at, edited_at = :at',
-        ConditionExpression: 'entity = :message AND attribute_exists(content_attributes) AND attribute_not_exists(submitted_at)',
+        // edited_at only moves forward, as an edit's does.
+        ConditionExpression:
+          'entity = :message AND attribute_exists(content_attributes) AND attribute_not_exists(submitted_at) AND (attribute_not_exists(edited_at) OR edited_at < :at)',
         ExpressionAttributeValues: { ':values': submittedValues, ':at': at, ':message': 'message' },
         ReturnValues: 'ALL_NEW',
       }),

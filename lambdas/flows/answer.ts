@@ -76,10 +76,17 @@ export async function answerMessage(owner: ChatOwner, chatId: string, messageId:
     if (m.submitted_values === submitted) return toMessage(m);
     throw new ConflictError('This message was answered already, with another answer');
   };
-  if (item.submitted_values !== undefined) return recorded(item);
-  const answered = await applyAnswer(keys.message(owner.userId, chatId, messageId), submitted, new Date().toISOString());
-  if (answered) return toMessage(answered);
-  const now = await readMessage(owner.userId, chatId, messageId);
-  if (!now) throw new NotFoundError('Message not found');
-  return recorded(now);
+  let current = item;
+  for (let attempt = 0; current.submitted_values === undefined; attempt++) {
+    if (attempt >= 3) throw new ConflictError('The message is being edited concurrently; retry');
+    // After its last edit's time: a client keeps the copy with the latest edited_at.
+    const at = new Date(Math.max(Date.now(), (Date.parse(String(current.edited_at)) || 0) + 1)).toISOString();
+    const answered = await applyAnswer(keys.message(owner.userId, chatId, messageId), submitted, at);
+    if (answered) return toMessage(answered);
+    // Answered meanwhile, or edited after `at` was taken: read it again.
+    const now = await readMessage(owner.userId, chatId, messageId);
+    if (!now) throw new NotFoundError('Message not found');
+    current = now;
+  }
+  return recorded(current);
 }

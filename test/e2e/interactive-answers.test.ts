@@ -100,3 +100,17 @@ test('every refusal has its status and error, and writes nothing', async () => {
   }
   expect(await botItems(b.id)).toEqual(before);
 });
+
+test("an answer and the bot side's edits keep edited_at moving forward; an edit keeps the answer", async () => {
+  const { secretKey, chatId, sent, answer } = await asked();
+  const edit = (content: string) => bot('PATCH', `/chats/${chatId}/messages/${sent.form.id}`, secretKey, { json: { content } });
+  const edited = await edit('Your details, please');
+  expect(edited.status).toBe(200);
+  const answered = await answer(sent.form.id, { values: { name: 'Ann', email: 'ann@example.com' } });
+  expect(answered.status).toBe(200);
+  expect(answered.body.edited_at! > edited.body.edited_at!).toBe(true);
+  const later = await edit('Thanks, Ann');
+  expect(later.status).toBe(200);
+  expect(later.body.edited_at! > answered.body.edited_at!).toBe(true);
+  expect(later.body.content_attributes).toEqual(answered.body.content_attributes);
+});
