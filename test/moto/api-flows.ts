@@ -229,6 +229,21 @@ export class ApiFlows extends FlowBase {
     this.expectStatus(await this.http('bot_edit_message', { params: { ...params, message_id: userMessage.id }, headers: this.botAuth, ...json({ content: 'x' }) }), 403, "editing the user's message");
   }
 
+  /** The visitor answers a card's postback (the card's photo by file id): once; the same answer again writes nothing, another is a 409. */
+  async answer_message(): Promise<void> {
+    const params = { chat_id: this.need('chat').id };
+    const file = await this.upload('bot_upload_file', this.botAuth, params);
+    const actions = ['yes', 'no'].map((payload) => ({ type: 'postback', text: payload, payload }));
+    const card = { content: 'Pick one', content_type: 'cards', content_attributes: { items: [{ title: 'A card', media_url: file.id, actions }] } };
+    const asked = this.expectStatus<Message>(await this.http('bot_create_message', { params, ...json(card), headers: this.botAuth }), 201, 'a card');
+    const at = { params: { ...params, message_id: asked.id }, headers: this.auth(this.need('user').token) };
+    const answered = this.expectStatus<Message>(await this.http('answer_message', { ...at, ...json({ card: 0, payload: 'yes' }) }), 200, 'the answer');
+    await this.download(firstFileUrl(answered), file.bytes, "the answered card's photo url");
+    this.expectStatus(await this.http('answer_message', { ...at, ...json({ card: 0, payload: 'yes' }) }), 200, 'the same answer again');
+    this.expectStatus(await this.http('answer_message', { ...at, ...json({ card: 0, payload: 'no' }) }), 409, 'another answer');
+    this.expectStatus(await this.http('answer_message', { ...at, params: { ...params, message_id: '9'.repeat(19) }, ...json({ card: 0, payload: 'yes' }) }), 404, 'no such message');
+  }
+
   /** The bot side typing: the bot, then an operator, then the bot again (coalesced). */
   async bot_typing(): Promise<void> {
     const at = { params: { chat_id: this.need('chat').id }, headers: this.botAuth };

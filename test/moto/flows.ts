@@ -261,6 +261,7 @@ export const CORE_FLOW_ORDER = [
   'bot_create_message',
   'bot_list_messages',
   'bot_edit_message',
+  'answer_message',
   'bot_typing',
   'bot_mark_read',
   'not_found',
