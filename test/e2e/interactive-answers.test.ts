@@ -6,6 +6,7 @@ import { startReceiver } from '../support/receiver';
 import { until } from '../support/wait';
 import { updateBot } from '../../lambdas/flows/bot-admin';
 import { verifyWebhook } from '../../examples/echo-bot';
+import { checkWebhook } from '../support/openapi';
 
 const live = liveClientsClosedAfterEach();
 const bot = <M extends string, U extends string>(method: M, path: U, secret: string, opts: CallOptions = {}) =>
@@ -125,7 +126,7 @@ test('an answer reaches the bot as a signed message.response, its X-Webhook-Id t
   try {
     const { bot: b, secretKey, session, chatId, token, sent, answer } = await asked();
     const { bot: withHook } = await updateBot(b.id, { webhook_url: hook.url });
-    const responses = () => hook.hits.filter((h) => (h.body as { event: string }).event === 'message.response');
+    const responses = () => hook.hits.filter((h) => h.body.event === 'message.response');
     const res = await answer(sent.form.id, { values: { name: 'Ann', email: 'ann@example.com' } });
     expect(res.status).toBe(200);
     await until(() => responses().length >= 2, 10_000, 'the message.response and its retry');
@@ -142,6 +143,7 @@ test('an answer reaches the bot as a signed message.response, its X-Webhook-Id t
     expect(first.headers['x-webhook-id']).toBe(`${sent.form.id}:response`);
     expect(retry.headers['x-webhook-id']).toBe(first.headers['x-webhook-id']);
     for (const h of [first, retry]) {
+      expect(checkWebhook('message.response', h.headers, h.body)).toEqual([]);
       const ts = h.headers['x-webhook-timestamp'] as string;
       expect(verifyWebhook(withHook.webhook_secret as string, h.raw, ts, h.headers['x-webhook-signature'] as string)).toBe(true);
     }
@@ -153,7 +155,7 @@ test('an answer reaches the bot as a signed message.response, its X-Webhook-Id t
     expect((await answer(sent.form.id, { values: { name: 'Ann', email: 'ann@example.com' } })).status).toBe(200);
     const mark = await call('POST', `/api/client/chats/${chatId}/messages`, { token, json: { content: 'after the answer' } });
     expect(mark.status).toBe(201);
-    await until(() => hook.hits.some((h) => (h.body as { message: { id: string } }).message.id === mark.body.id), 10_000, 'the message.created mark');
+    await until(() => hook.hits.some((h) => h.body.event === 'message.created' && h.body.message.id === mark.body.id), 10_000, 'the message.created mark');
     expect(responses().length).toBe(2);
   } finally {
     hook.close();

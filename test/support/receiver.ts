@@ -5,7 +5,7 @@ import { freePort } from './ports';
 import type { Schemas } from './contract';
 
 /** What a webhook delivery holds: one of docs/openapi.yaml's events, told apart by `event`. */
-export type WebhookEvent = Schemas['WebhookMessageCreated'] | Schemas['WebhookUnreadReminder'];
+export type WebhookEvent = Schemas['WebhookMessageCreated'] | Schemas['WebhookMessageResponse'] | Schemas['WebhookUnreadReminder'];
 
 export interface Hit {
   at: number;
