@@ -44,7 +44,7 @@ export const ALLOWANCE_MS = { dynamodb: 5, sqs: 10, s3: 10, secrets: 10, connect
  */
 export function allowanceMs(inv: Invocation): number {
   const end = inv.endedAt ?? Infinity;
-  const spans = [...(inv.spans ?? [])].sort((a, b) => a.startedAt - b.startedAt);
+  const spans = spansByStart(inv);
   // Per call: the allowances waited for up to its answer on AWS (the longest chain ending with it).
   const upTo: number[] = [];
   spans.forEach((span, i) => {
@@ -55,6 +55,21 @@ export function allowanceMs(inv: Invocation): number {
     upTo.push(before + own);
   });
   return Math.max(0, ...upTo);
+}
+
+/** An invocation's calls, in the order they started. */
+const spansByStart = (inv: Invocation) => [...(inv.spans ?? [])].sort((a, b) => a.startedAt - b.startedAt);
+
+/** How long an invocation had at least one call in flight (a call never seen to end: until the invocation ended). */
+export function inFlightMs(inv: Invocation): number {
+  const end = inv.endedAt ?? inv.startedAt;
+  let [total, reached] = [0, -Infinity];
+  for (const span of spansByStart(inv)) {
+    const [from, to] = [Math.max(span.startedAt, reached), span.endedAt ?? end];
+    if (to > from) total += to - from;
+    reached = Math.max(reached, to);
+  }
+  return total;
 }
 
 /** The billed duration of one invocation: measured time plus the allowances it waits for, rounded up to the ms (Lambda's unit). */

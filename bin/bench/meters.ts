@@ -95,9 +95,7 @@ export async function installMeters(firstEvents: Map<string, unknown>): Promise<
     try {
       const recorder = meters.keyLoads;
       result = recorder ? await recorder.around(command, args.input as never, () => next(args)) : await next(args);
-      endSpan(span);
     } catch (err) {
-      endSpan(span);
       // A refused conditional write: AWS bills it 1 write unit (DynamoDB Local reports nothing).
       if ((err as Error).name === 'ConditionalCheckFailedException') {
         add(inv, 'refused_writes', 1);
@@ -105,6 +103,8 @@ export async function installMeters(firstEvents: Map<string, unknown>): Promise<
         if (onChannelStream(args.input)) add(inv, 'position_write_units', 1);
       }
       throw err;
+    } finally {
+      endSpan(span);
     }
     const stream = onChannelStream(args.input);
     if (stream && /^Put/.test(command)) add(inv, 'positions', 1);

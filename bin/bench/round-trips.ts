@@ -94,6 +94,11 @@ export async function roundTrips(
   record('bot_edit_message', await measure(entry('bot_edit_message'), () =>
     http('PATCH', `/api/bot/chats/${chat.id}/messages/${streamed.id}`, { bot: true, json: { content: `Once upon a time ${edits++}` } }),
   ));
+  // The visitor answers a bot's quick replies (each run a new question: an answered one takes no second answer).
+  record('answer_message', await measure(entry('answer_message'), async () => {
+    const asked = await http<Api['Message']>('POST', `/api/bot/chats/${chat.id}/messages`, { bot: true, json: { content: 'Which?', content_type: 'input_select', content_attributes: { items: [{ title: 'This one', value: 'this' }] } } });
+    return http('POST', `/api/client/chats/${chat.id}/messages/${asked.id}/response`, { token, json: { value: 'this' } });
+  }));
   // An unknown path: the default route's 404 { error} (no DynamoDB at all).
   record('not_found', await measure(NOT_FOUND.entry, () => fetch(`${apiUrl}/api/client/nope`).then((r) => r.text())));
   record('bot_upload_file', await measure(entry('bot_upload_file'), () => {

@@ -11,7 +11,7 @@ import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { PUBLISHER, STREAM_BATCH_SIZE, STREAM_DELIVERY, WEBHOOK_DISPATCHER, type StreamConsumerDef } from '../../lib/consumers';
 import { handlerLoader, type Invocation } from '../../lib/local/handlers';
-import { ALLOWANCE_MS, VCPU_MEMORY_MB, allowanceMs, memoryGb } from './cost-model';
+import { ALLOWANCE_MS, VCPU_MEMORY_MB, allowanceMs, inFlightMs, memoryGb } from './cost-model';
 import { installMeters } from './meters';
 import { request, type Api, type LiveSession } from './http';
 import { ROOT } from './options';
@@ -152,18 +152,6 @@ async function invoke(def: StreamConsumerDef, event: DynamoDBStreamEvent, seen: 
   const inv = seen.slice(mark).find((i) => i.event === event);
   if (!inv) throw new Error(`${def.id}: its invocation was not observed`);
   return inv;
-}
-
-/** How long an invocation had at least one call in flight. */
-function inFlightMs(inv: Invocation): number {
-  const end = inv.endedAt ?? inv.startedAt;
-  let [total, reached] = [0, -Infinity];
-  for (const span of [...(inv.spans ?? [])].sort((a, b) => a.startedAt - b.startedAt)) {
-    const [from, to] = [Math.max(span.startedAt, reached), span.endedAt ?? end];
-    if (to > from) total += to - from;
-    reached = Math.max(reached, to);
-  }
-  return total;
 }
 
 /**
