@@ -119,7 +119,7 @@ export const publisherFor = (realtime: boolean): StreamConsumerDef =>
 
 /**
  * The bot side's stream consumer. Webhooks, step 1: every new user message of a bot with a webhook becomes a
- * job on the webhook queue. A file's object lives as long as its record: a removed file record (a direct
+ * job on the webhook queue, and so does every answer to the bot's interactive messages. A file's object lives as long as its record: a removed file record (a direct
  * upload that never completed, expired by TTL after 24 h, or by its bot's retention) has its object deleted.
  * A message that attaches uploaded files makes them sent: kept as its bot's retention says, and given back to
  * the user's storage quota (an unsent file's bytes go back when its record is removed). And a change of a bot's retention starts the task that re-dates what the bot has stored.
@@ -163,6 +163,9 @@ export const WEBHOOK_DISPATCHER: StreamConsumerDef = {
     { eventName: ['INSERT'], dynamodb: { NewImage: { entity: { S: ['message'] }, attaches: { BOOL: [true] } } } },
     // A file record removed (TTL, or deleted), or an export's item expired: its object goes too.
     { eventName: ['REMOVE'], dynamodb: { OldImage: { entity: { S: ['file', 'export'] } } } },
+    // An interactive message changed: when newly answered (the old image without submitted_values), the bot's
+    // message.response job (lambdas/bot/webhook-dispatch.ts); an edit or a retention re-date, nothing.
+    { eventName: ['MODIFY'], dynamodb: { NewImage: { entity: { S: ['message'] }, content_type: { S: [...INTERACTIVE_TYPES] } } } },
     // A bot's settings changed (rare): a moved retention_set_at (the retention set) re-dates its messages and files.
     { eventName: ['MODIFY'], dynamodb: { NewImage: { entity: { S: ['bot'] } } } },
   ],

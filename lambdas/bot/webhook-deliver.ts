@@ -1,4 +1,4 @@
-// Webhook queues (SQS, both lanes) → one signed POST per job (a user message's event, or a due unread reminder). A
+// Webhook queues (SQS, both lanes) → one signed POST per job (a user message's event, an answer's, or a due unread reminder). A
 // failure is queued again with a growing delay; after the last retry the job goes to the dead-letter queue and is
 // logged. A delivery the address rule refuses (a private or loopback address) goes there at once, never retried.
 // Jobs run in parallel, so one bot's failing receiver never delays another bot's events; a receiver that runs to
@@ -8,7 +8,7 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import { getBot, type Bot } from '../entities/bots';
 import { config, requireEnv } from '../shared/config';
 import { sendToQueue } from '../aws/sqs';
-import { buildWebhookEvent, mayStillSend } from '../flows/webhook-events';
+import { buildWebhookEvent, mayStillSend, webhookId } from '../flows/webhook-events';
 import { laneOf, markBotSlow, queueJob, withoutLane, type LaneJob } from '../flows/webhook-lanes';
 import { deliver } from '../adapters/webhooks';
 import { log } from '../shared/log';
@@ -17,14 +17,14 @@ import { fireReminder, reminderId } from '../flows/reminders';
 type Job = LaneJob;
 
 const jobFields = (job: Job) =>
-  job.kind === 'reminder' ? { bot_id: job.bot_id, chat_id: job.chat_id, reminder_burst: job.burst, attempt: job.attempt } : { bot_id: job.bot_id, message_id: job.message.id, attempt: job.attempt };
+  job.kind === 'reminder' ? { bot_id: job.bot_id, chat_id: job.chat_id, reminder_burst: job.burst, attempt: job.attempt } : { bot_id: job.bot_id, message_id: job.message.id, event: job.event_type ?? 'message.created', attempt: job.attempt };
 
 /** The event of a job and its X-Webhook-Id; a reminder is built once (at its first attempt), or not at all. */
 async function eventOf(job: Job, token: string, bot: Bot): Promise<{ id: string; event: { event: string }; retry: Job } | undefined> {
   if (job.kind !== 'reminder') {
     const event = await buildWebhookEvent(job, bot);
     if (!event) log('info', 'webhook not sent: the user was erased, or the chat is gone', jobFields(job));
-    return event && { id: job.message.id, event, retry: job };
+    return event && { id: webhookId(job), event, retry: job };
   }
   // A retry carries the event it built; its user may have been erased since (fireReminder checks a first attempt).
   if (job.event && !(await mayStillSend(job))) return undefined;

@@ -1,4 +1,5 @@
-// DynamoDB stream → for each new user message of a bot with a webhook, one job on its bot's webhook lane; for the
+// DynamoDB stream → for each new user message of a bot with a webhook, one job on its bot's webhook lane (and
+// one for each answer to the bot's interactive messages); for the
 // first reply of a burst, with unread reminders on, the reminder's job, delayed until due; for each message
 // that attaches uploaded files, those files kept as the bot's retention says (and given back to the user's
 // storage quota); for each removed file record, its object deleted (and its bytes given back if never sent);
@@ -74,6 +75,7 @@ async function dispatch(record: DynamoDBRecord): Promise<WebhookJob | undefined>
     return undefined;
   }
   if (record.eventName === 'MODIFY' && item && old) {
+    if (entityOf(item) === 'message') return answerJob(messageFromItem(old), messageFromItem(item));
     if (entityOf(item) !== 'bot') return undefined;
     const [before, after] = [botFromItem(old), botFromItem(item)];
     if (before.retention_set_at !== after.retention_set_at) await startRetentionTask(after.id, after.updated_at, after.retention_days);
@@ -85,6 +87,18 @@ async function dispatch(record: DynamoDBRecord): Promise<WebhookJob | undefined>
   // Its files and its webhook side by side: a record waits on the longer of the two, not on both.
   const [, job] = await Promise.all([message.attaches && keepSentFiles(message, bot ?? {}), webhookStep(message, bot)]);
   return job;
+}
+
+/**
+ * A bot's interactive message just answered (recorded once: the old image has no submitted_values): its
+ * message.response job, if the bot has a webhook. An edit, a retention re-date or a repeated answer changes
+ * the message without newly answering it: nothing. A redelivered record queues it again, with the same id.
+ */
+async function answerJob(before: MessageItem, after: MessageItem): Promise<WebhookJob | undefined> {
+  if (before.submitted_values !== undefined || after.submitted_values === undefined || after.sender_type !== 'outcoming') return undefined;
+  const bot = await getBot(after.bot_id);
+  if (!bot?.webhook_url) return undefined;
+  return { event_type: 'message.response', bot_id: bot.id, message: after, attempt: 0 };
 }
 
 /** A new message's webhook part: a user message's job (queued with the batch's), or a reply's reminder. */

@@ -1,4 +1,4 @@
-// The event a bot's webhook receives for each user message (built when it is delivered), and whether an event
+// The event a bot's webhook receives for each user message and each answer to a bot's interactive message (built when it is delivered), and whether an event
 // about a chat may still go out; reminders are built in flows/reminders.ts, deliveries in adapters/webhooks.ts.
 import { toChat, type ChatItem } from '../entities/chats';
 import { chatUserAndRevocation } from '../policies/revocation';
@@ -8,11 +8,19 @@ import { retainedUnread, retentionWindow, type Retained } from '../policies/rete
 /** What the dispatcher queues for a user message: enough to build the event later, without reading anything now. */
 export interface WebhookJob {
   kind?: 'message';
+  /** Which event: a new user message (the default), or the user's answer to an interactive message of the bot. */
+  event_type?: 'message.response';
   bot_id: string;
   message: MessageItem;
   /** 0 for the first delivery, then 1, 2, ... for the retries. */
   attempt: number;
 }
+
+/**
+ * A message job's X-Webhook-Id, the same on every retry: the message id for its message.created; for its
+ * message.response, the id with a suffix (an answer is recorded once, so one id per message is exact).
+ */
+export const webhookId = (job: WebhookJob): string => (job.event_type === 'message.response' ? `${job.message.id}:response` : job.message.id);
 
 /** The user as every event shows it. */
 export interface WebhookUser {
@@ -23,7 +31,7 @@ export interface WebhookUser {
 }
 
 export interface WebhookEvent {
-  event: 'message.created';
+  event: 'message.created' | 'message.response';
   bot_id: string;
   chat: ReturnType<typeof toChat>;
   user: WebhookUser;
@@ -68,7 +76,7 @@ export async function buildWebhookEvent(job: WebhookJob, bot: Retained = {}): Pr
   if (!chat && !erased) ({ chat, user, erased } = await chatAndUser(m, true));
   if (erased || !chat) return undefined;
   return {
-    event: 'message.created',
+    event: job.event_type ?? 'message.created',
     bot_id: job.bot_id,
     chat: { ...toChat(chat), unread_msg_by_user: await retainedUnread(chat, 'user', retentionWindow(bot)) },
     user,

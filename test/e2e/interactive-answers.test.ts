@@ -2,6 +2,11 @@
 import { botItems, call, newSession, userWithChat, type CallOptions } from '../support/api';
 import { liveClientsClosedAfterEach } from '../support/realtime';
 import { realtimeOf, type Message } from '../support/contract';
+import { startReceiver } from '../support/receiver';
+import { until } from '../support/wait';
+import { updateBot } from '../../lambdas/flows/bot-admin';
+import { verifyWebhook } from '../../examples/echo-bot';
+import { checkWebhook } from '../support/openapi';
 
 const live = liveClientsClosedAfterEach();
 const bot = <M extends string, U extends string>(method: M, path: U, secret: string, opts: CallOptions = {}) =>
@@ -113,4 +118,46 @@ test("an answer and the bot side's edits keep edited_at moving forward; an edit 
   expect(later.status).toBe(200);
   expect(later.body.edited_at! > answered.body.edited_at!).toBe(true);
   expect(later.body.content_attributes).toEqual(answered.body.content_attributes);
+});
+
+test('an answer reaches the bot as a signed message.response, its X-Webhook-Id the same on a retry; an edit and the same answer again send none', async () => {
+  // The first delivery fails (a 500), so the answer comes again as its retry.
+  const hook = await startReceiver((n) => (n === 1 ? 500 : 200));
+  try {
+    const { bot: b, secretKey, session, chatId, token, sent, answer } = await asked();
+    const { bot: withHook } = await updateBot(b.id, { webhook_url: hook.url });
+    const responses = () => hook.hits.filter((h) => h.body.event === 'message.response');
+    const res = await answer(sent.form.id, { values: { name: 'Ann', email: 'ann@example.com' } });
+    expect(res.status).toBe(200);
+    await until(() => responses().length >= 2, 10_000, 'the message.response and its retry');
+    const [first, retry] = responses();
+    expect(first.body).toEqual({
+      event: 'message.response',
+      bot_id: b.id,
+      chat: expect.objectContaining({ id: chatId }),
+      user: expect.objectContaining({ id: session.user.id, external_id: session.user.external_id }),
+      message: res.body,
+    });
+    expect(res.body.content_attributes?.submitted_values).toEqual({ name: 'Ann', email: 'ann@example.com' });
+    expect(retry.raw).toBe(first.raw);
+    expect(first.headers['x-webhook-id']).toBe(`${sent.form.id}:response`);
+    expect(retry.headers['x-webhook-id']).toBe(first.headers['x-webhook-id']);
+    for (const h of [first, retry]) {
+      expect(checkWebhook('message.response', h.headers, h.body)).toEqual([]);
+      const ts = h.headers['x-webhook-timestamp'] as string;
+      expect(verifyWebhook(withHook.webhook_secret as string, h.raw, ts, h.headers['x-webhook-signature'] as string)).toBe(true);
+    }
+
+    // An edit of the answered message and the same answer again change nothing the bot hears of; a user message
+    // after them is the mark: its message.created comes once what the dispatcher got before it was handled.
+    expect((await bot('PATCH', `/chats/${chatId}/messages/${sent.form.id}`, secretKey, { json: { content: 'Thanks!' } })).status).toBe(200);
+    expect((await bot('PATCH', `/chats/${chatId}/messages/${sent.input_csat.id}`, secretKey, { json: { content: 'Rate us later' } })).status).toBe(200);
+    expect((await answer(sent.form.id, { values: { name: 'Ann', email: 'ann@example.com' } })).status).toBe(200);
+    const mark = await call('POST', `/api/client/chats/${chatId}/messages`, { token, json: { content: 'after the answer' } });
+    expect(mark.status).toBe(201);
+    await until(() => hook.hits.some((h) => h.body.event === 'message.created' && h.body.message.id === mark.body.id), 10_000, 'the message.created mark');
+    expect(responses().length).toBe(2);
+  } finally {
+    hook.close();
+  }
 });

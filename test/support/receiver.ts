@@ -1,11 +1,11 @@
 // A webhook receiver run by a test: records every request (headers, raw body, parsed body, when) and answers
-// `status` (after `delayMs`, a receiver that takes its time); closed by the returned `close` (register it in afterAll).
+// `status` (a number, or one per request numbered from 1; after `delayMs`, a receiver that takes its time); closed by the returned `close` (register it in afterAll).
 import { createServer, type IncomingMessage } from 'node:http';
 import { freePort } from './ports';
 import type { Schemas } from './contract';
 
 /** What a webhook delivery holds: one of docs/openapi.yaml's events, told apart by `event`. */
-export type WebhookEvent = Schemas['WebhookMessageCreated'] | Schemas['WebhookUnreadReminder'];
+export type WebhookEvent = Schemas['WebhookMessageCreated'] | Schemas['WebhookMessageResponse'] | Schemas['WebhookUnreadReminder'];
 
 export interface Hit {
   at: number;
@@ -15,7 +15,7 @@ export interface Hit {
   body: WebhookEvent;
 }
 
-export async function startReceiver(status = 200, delayMs = 0): Promise<{ url: string; hits: Hit[]; close(): void }> {
+export async function startReceiver(status: number | ((n: number) => number) = 200, delayMs = 0): Promise<{ url: string; hits: Hit[]; close(): void }> {
   const hits: Hit[] = [];
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -23,8 +23,9 @@ export async function startReceiver(status = 200, delayMs = 0): Promise<{ url: s
     req.on('end', () => {
       const raw = Buffer.concat(chunks).toString();
       hits.push({ at: Date.now(), headers: req.headers, raw, body: JSON.parse(raw) as WebhookEvent });
+      const answer = typeof status === 'number' ? status : status(hits.length);
       setTimeout(() => {
-        res.writeHead(status);
+        res.writeHead(answer);
         res.end();
       }, delayMs);
     });

@@ -37,3 +37,10 @@ test('webhook dispatcher: only new messages marked for it (user messages of a bo
   expect(passes(WEBHOOK_DISPATCHER.filters, record('INSERT', message({ sender_type: { S: 'outcoming' } })))).toBe(false);
   expect(passes(WEBHOOK_DISPATCHER.filters, record('MODIFY', message({ webhook: { BOOL: true } })))).toBe(false);
 });
+
+test('webhook dispatcher: a change of an interactive message (the handler sends message.response only for a new answer); no other message change', () => {
+  const interactive = message({ sender_type: { S: 'outcoming' }, content_type: { S: 'input_select' } });
+  expect(passes(WEBHOOK_DISPATCHER.filters, record('MODIFY', interactive))).toBe(true);
+  expect(passes(WEBHOOK_DISPATCHER.filters, record('MODIFY', message({ sender_type: { S: 'outcoming' }, content_type: { S: 'text' } })))).toBe(false);
+  expect(passes(WEBHOOK_DISPATCHER.filters, record('REMOVE', interactive))).toBe(false);
+});

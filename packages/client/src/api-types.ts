@@ -439,6 +439,30 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "message.response": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The user's answer to an interactive message of the bot, POSTed to the bot's webhook URL
+         * @description Sent once per interactive message of the bot (`input_select`, `cards`, `form`, `input_csat`) when the user
+         *     answers it (`POST /api/client/chats/{chat_id}/messages/{message_id}/response`): the message carries
+         *     `content_attributes.submitted_values` and `submitted_at`. Never for an edit of the message, nor for the
+         *     same answer sent again. Signed, retried and dead-lettered exactly like `message.created`; dedupe by
+         *     `X-Webhook-Id`.
+         */
+        post: operations["messageResponseWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "chat.unread_reminder": {
         parameters: {
             query?: never;
@@ -767,6 +791,15 @@ export interface components {
         WebhookMessageCreated: {
             /** @constant */
             event: "message.created";
+            bot_id: components["schemas"]["Uuid"];
+            chat: components["schemas"]["Chat"];
+            user: components["schemas"]["ChatUser"];
+            message: components["schemas"]["Message"];
+        };
+        /** @description The bot's interactive message, answered (its content_attributes hold submitted_values and submitted_at) */
+        WebhookMessageResponse: {
+            /** @constant */
+            event: "message.response";
             bot_id: components["schemas"]["Uuid"];
             chat: components["schemas"]["Chat"];
             user: components["schemas"]["ChatUser"];
@@ -1874,6 +1907,35 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["WebhookMessageCreated"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the event */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    messageResponseWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description `<message id>:response`, the same on every retry */
+                "X-Webhook-Id": string;
+                /** @description Unix seconds when this attempt was signed */
+                "X-Webhook-Timestamp": string;
+                /** @description Hex HMAC-SHA256 of `<timestamp>.<raw body>` with the webhook secret (`whsec_…`) */
+                "X-Webhook-Signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookMessageResponse"];
             };
         };
         responses: {
