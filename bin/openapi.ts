@@ -152,9 +152,15 @@ function botMessageRequests(generated: string): Record<string, unknown> {
   return {
     BotMessageRequest: {
       description: `A reply of the bot side ${generated}; sender defaults to bot, content_type to text; content_attributes for an interactive content_type (docs/api.md)`,
-      // anyOf, not oneOf with a discriminator: content_type may be absent (text), which a discriminator cannot read.
-      anyOf: names.map((n) => ({ $ref: ref(n) })),
-      'x-content-type-schemas': mapping,
+      // Exactly one matches: an interactive shape names its content_type, the plain one takes only the others or
+      // none (text). The discriminator is the interactive shapes', whose content_type is required: the plain
+      // shape's may be absent, which a discriminator cannot read.
+      oneOf: [{ $ref: ref(names[0]) }, { $ref: ref('BotInteractiveMessageRequest') }],
+    },
+    BotInteractiveMessageRequest: {
+      description: `A reply of an interactive content_type ${generated}, with its content_attributes`,
+      oneOf: names.slice(1).map((n) => ({ $ref: ref(n) })),
+      discriminator: { propertyName: 'content_type', mapping: Object.fromEntries(Object.entries(mapping).filter(([, to]) => to !== ref(names[0]))) },
     },
     ...shapes,
   };

@@ -42,7 +42,7 @@ export interface StreamConsumerDef extends FunctionDef {
 
 /**
  * Records per stream batch by default. A batch's users run side by side (one lane each, lambdas/aws/stream-batch.ts),
- * so a shard's throughput grows with the batch: batch size × parallelization ÷ batch time (docs/benchmarks.md).
+ * so a batch waits on AWS's answers about as long as one user's records; its CPU adds up (docs/benchmarks.md).
  */
 export const STREAM_BATCH_SIZE = 100;
 
@@ -78,7 +78,8 @@ export const PUBLISHER: StreamConsumerDef = {
   redoQueueEnv: 'PUBLISHER_REDO_QUEUE_URL',
   s3: ['s3:GetObject'],
   manageConnections: true,
-  // Waits on DynamoDB and the @connections API; little CPU (docs/cost.md).
+  // Its CPU per record (the AWS SDK's, some 4.5 calls a record) bounds a shard's throughput; a stage that needs
+  // more per shard sets streamConsumerMemorySize (docs/sizing.md), cheaper per exchange at this one (docs/cost.md).
   memorySize: 256,
   // A user's records go out one after another, each at worst the chat's update in up to three writes (a read
   // or an older message raced it), the bot's read, a Query of the channel's sockets, then the posts (in

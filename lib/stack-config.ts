@@ -51,6 +51,11 @@ export interface StackConfig {
   /** Memory of every function, MB (CPU grows with it). */
   /** MB of every function; unset, each function gets its own (lib/routes.ts FunctionDef.memorySize). */
   memorySize?: number;
+  /**
+   * MB of the stream consumers (publisher, webhook dispatcher), over memorySize: their CPU per record bounds a
+   * shard's throughput, and Lambda's CPU share grows with memory up to a whole vCPU at 1,769 MB (docs/sizing.md).
+   */
+  streamConsumerMemorySize?: number;
   architecture: 'arm64' | 'x86_64';
   /** Lambda active tracing (X-Ray). API Gateway HTTP and WebSocket APIs cannot trace. */
   tracing: boolean;
@@ -72,7 +77,7 @@ export interface StackConfig {
   limits: Partial<Record<LimitVariable, number>>;
   /**
    * Records per invocation of each stream consumer (publisher, webhook dispatcher), 1 to 10,000: a batch's users
-   * run side by side, so larger batches are what lets a shard keep up (docs/scale.md "Stream consumers").
+   * wait on AWS side by side (docs/scale.md "Stream consumers").
    */
   streamBatchSize: number;
   /** Seconds a stream consumer may wait to fill a batch (0 to 300); 0: a batch goes as soon as records are read. */
@@ -134,6 +139,7 @@ export const CONTEXT_KEYS = [
   'logRetentionDays',
   'removalPolicy',
   'memorySize',
+  'streamConsumerMemorySize',
   'architecture',
   'tracing',
   'wsAccessLogs',
@@ -159,7 +165,7 @@ const ORIGIN = /^https?:\/\/[a-z0-9.-]+(:\d{1,5})?$/;
 /** Defaults filled in, then every setting checked; the stack calls this on its props too. */
 export function resolveConfig(given: Partial<StackConfig>): StackConfig {
   // Only our settings (the stack passes all its props, env and description included), and only those given.
-  const fields = [...Object.keys(DEFAULT_CONFIG), 'memorySize', 'alarmEmail', 'alarmTopicArn', 'warmThroughput'];
+  const fields = [...Object.keys(DEFAULT_CONFIG), 'memorySize', 'streamConsumerMemorySize', 'alarmEmail', 'alarmTopicArn', 'warmThroughput'];
   const defined = Object.fromEntries(Object.entries(given).filter(([k, v]) => v !== undefined && fields.includes(k)));
   const c: StackConfig = { ...DEFAULT_CONFIG, ...defined };
   const fail = (message: string): never => {
@@ -191,8 +197,9 @@ export function resolveConfig(given: Partial<StackConfig>): StackConfig {
     fail(`logRetentionDays must be one of CloudWatch's values ${RETENTION_DAYS.join(', ')} (9999 = forever): ${c.logRetentionDays}`);
   }
   if (c.removalPolicy !== 'retain' && c.removalPolicy !== 'destroy') fail(`removalPolicy must be retain or destroy: "${c.removalPolicy as string}"`);
-  if (c.memorySize !== undefined && !(Number.isInteger(c.memorySize) && c.memorySize >= 128 && c.memorySize <= 10240)) {
-    fail(`memorySize must be a whole number of MB from 128 to 10240: ${c.memorySize}`);
+  for (const key of ['memorySize', 'streamConsumerMemorySize'] as const) {
+    const mb = c[key];
+    if (mb !== undefined && !(Number.isInteger(mb) && mb >= 128 && mb <= 10240)) fail(`${key} must be a whole number of MB from 128 to 10240: ${mb}`);
   }
   if (c.architecture !== 'arm64' && c.architecture !== 'x86_64') fail(`architecture must be arm64 or x86_64: "${c.architecture as string}"`);
   if (c.alarmEmail !== undefined && !/^[^\s@,]+@[^\s@,]+\.[^\s@,]+$/.test(c.alarmEmail)) fail(`alarmEmail is not an email address: "${c.alarmEmail}"`);

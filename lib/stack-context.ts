@@ -37,6 +37,7 @@ export function configsFromContext(context: Record<string, unknown>): StackConfi
     logRetentionDays: int('logRetentionDays'),
     removalPolicy: get('removalPolicy') as StackConfig['removalPolicy'] | undefined,
     memorySize: int('memorySize'),
+    streamConsumerMemorySize: int('streamConsumerMemorySize'),
     architecture: get('architecture') as StackConfig['architecture'] | undefined,
     tracing: bool('tracing'),
     wsAccessLogs: bool('wsAccessLogs'),

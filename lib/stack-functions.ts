@@ -21,7 +21,7 @@ const ROOT = join(__dirname, '..');
 export const pascal = (id: string) => id.replace(/(^|_)(\w)/g, (_m, _s, c: string) => c.toUpperCase());
 
 /** One function per definition, granted exactly what the definition lists and nothing else. */
-export function makeFunction(stack: StackParts, def: FunctionDef): NodejsFunction {
+export function makeFunction(stack: StackParts, def: FunctionDef, memorySize?: number): NodejsFunction {
   const name = pascal(def.id);
   const { config } = stack;
   const environment: Record<string, string> = { ...stack.baseEnv };
@@ -42,7 +42,7 @@ export function makeFunction(stack: StackParts, def: FunctionDef): NodejsFunctio
     handler: 'handler',
     runtime: lambda.Runtime.NODEJS_22_X,
     architecture: config.architecture === 'x86_64' ? lambda.Architecture.X86_64 : lambda.Architecture.ARM_64,
-    memorySize: config.memorySize ?? def.memorySize ?? FUNCTION_MEMORY_MB,
+    memorySize: memorySize ?? config.memorySize ?? def.memorySize ?? FUNCTION_MEMORY_MB,
     // JSON lines, Lambda's own START/END/REPORT lines off (CloudWatch metrics carry duration and errors).
     loggingFormat: lambda.LoggingFormat[LAMBDA_LOGGING.format === 'JSON' ? 'JSON' : 'TEXT'],
     ...(LAMBDA_LOGGING.systemLogLevel && {
@@ -118,7 +118,7 @@ export function makeFunction(stack: StackParts, def: FunctionDef): NodejsFunctio
  * its FIFO redo queue (what a batch set aside, one group per user), whose own dead-letter queue is `redoDlq`.
  */
 export function streamConsumer(stack: StackParts, def: StreamConsumerDef, dlq: sqs.Queue, redoDlq: sqs.Queue): NodejsFunction {
-  const fn = makeFunction(stack, def);
+  const fn = makeFunction(stack, def, stack.config.streamConsumerMemorySize);
   const redo = new sqs.Queue(stack, `${pascal(def.id)}RedoQueue`, {
     fifo: true,
     enforceSSL: true,

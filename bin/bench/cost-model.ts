@@ -82,6 +82,13 @@ export function billedMs(inv: Invocation): number {
 export const VCPU_MEMORY_MB = 1769;
 
 /**
+ * A stream batch's time on AWS. Its users' lanes run side by side but on the function's one thread, so the batch
+ * waits for all their CPU (`cpuMs`, on a whole core) on its share of a vCPU (`cpuScale` times as long), plus what
+ * one lane's calls wait for on AWS (`allowanceMs`; the others' waits overlap with that CPU).
+ */
+export const streamBatchMs = (o: { cpuMs: number; cpuScale: number; allowanceMs: number }): number => o.cpuMs * o.cpuScale + o.allowanceMs;
+
+/**
  * The GB-seconds an invocation's CPU time would add on AWS, where it runs on its memory's share of a vCPU
  * rather than on a whole core as here: (VCPU_MEMORY_MB / memory - 1) times as long again, at its memory.
  * Not in the bill above (the measured time is): a bound of what the model leaves out, from cpuMs, itself an

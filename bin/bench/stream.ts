@@ -1,22 +1,25 @@
 // The stream consumers' throughput model: records/s per shard = batch size × parallelization ÷ batch time, for
 // the real handlers (publisher, webhook dispatcher) run in this process against the bench's stack on a batch of
-// many users' messages, each user with a live socket. The users' lanes run side by side (lambdas/aws/stream-batch.ts):
-// the batch waits on one lane (timed alone, the median of a few users': its own time on its CPU share, plus the AWS
-// latency allowances its calls wait for, with calls made side by side overlapping: cost-model.ts allowanceMs); the full batch's CPU time is shown
-// beside it. The local emulators answer one call at a time, so a full batch's wall time here would measure them,
-// not the handler.
+// many users' messages, each user with a live socket. The users' lanes run side by side (lambdas/aws/stream-batch.ts),
+// but on the one thread of the function: the batch waits for all its lanes' CPU on the function's share of a vCPU,
+// plus the AWS latency allowances of one lane's calls (timed alone, the median of a few users'; calls made side by
+// side overlapping: cost-model.ts allowanceMs). The local emulators answer one call at a time, so a full batch's
+// wall time here would measure them, not the handler.
 import { randomUUID } from 'node:crypto';
+import { fork } from 'node:child_process';
+import { join } from 'node:path';
 import WebSocket from 'ws';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { PUBLISHER, STREAM_BATCH_SIZE, STREAM_DELIVERY, WEBHOOK_DISPATCHER, type StreamConsumerDef } from '../../lib/consumers';
-import { handlerLoader, type Invocation } from '../../lib/local/handlers';
-import { ALLOWANCE_MS, VCPU_MEMORY_MB, allowanceMs, inFlightMs, memoryGb } from './cost-model';
+import type { Invocation } from '../../lib/local/handlers';
+import { ALLOWANCE_MS, VCPU_MEMORY_MB, memoryGb, streamBatchMs } from './cost-model';
+import type { ChildReply, ChildRequest } from './stream-child';
 import { installMeters } from './meters';
 import { request, type Api, type LiveSession } from './http';
-import { ROOT } from './options';
 import { out } from './report';
 import type { Target } from './targets';
+import { options } from './options';
 
 /** The issue's target for a shard. */
 export const STREAM_TARGET_RECORDS_PER_S = 1000;
@@ -26,23 +29,26 @@ export interface ConsumerFigures {
   lane_ms: number;
   /**
    * Of it, the time with a call in flight: the local emulators' and gateways' answers (DynamoDB Local's, mostly).
-   * Taken out of the model: on AWS each call waits its allowance instead.
+   * On AWS each call waits its allowance instead.
    */
   lane_calls_ms: number;
-  /** The rest, the handler's own time on this machine's core. */
+  /** The rest: the handler's time between its calls, on this machine's core (its CPU beyond the calls' own). */
   lane_own_ms: number;
-  /** How many times as long that runs on the function's share of a vCPU (cost-model.ts VCPU_MEMORY_MB ÷ its memory, at least 1). */
-  cpu_scale: number;
   /** The AWS latency allowances of that lane's calls and of the batch's sends. */
   allowance_ms: number;
   /**
-   * The process's CPU time while the full batch ran (its lanes share one function's CPU): an upper bound, with the
-   * local gateways' share (the @connections posts, the SQS API) in it. Shown beside the model, not in it.
+   * The process's CPU time while the full batch ran: its lanes share one thread, so this is the CPU the batch
+   * waits for. An upper bound of the handler's: the local gateways' share (the @connections posts, the SQS API),
+   * the sockets' and the local stream poller's are in it.
    */
   batch_cpu_ms: number;
-  /** The lane's own time on the function's CPU share, with its allowances: what the batch waits. */
+  /** How many times as long that CPU runs on the function's share of a vCPU (cost-model.ts VCPU_MEMORY_MB ÷ its memory, at least 1). */
+  cpu_scale: number;
+  /** batch_cpu_ms × cpu_scale + allowance_ms: what a batch takes on AWS. */
   batch_ms: number;
   records_per_s_per_shard: number;
+  /** The same with the function at a whole vCPU (1,769 MB; cpu_scale 1): what more memory would buy. */
+  records_per_s_per_shard_at_1_vcpu: number;
 }
 
 export interface StreamFigures {
@@ -59,6 +65,8 @@ export interface StreamFigures {
 const SEQ_BASE = BigInt(Date.now()) * 1_000_000n;
 /** Users whose lane is timed alone, beside the batch's: the median of their times is the figure. */
 const LANES_TIMED = 3;
+/** Users whose records each consumer runs first, unmeasured (stream-child.ts `warm`). */
+const LANES_WARM = 3;
 /** Conversations made at once while the batch's users are set up (their setup is not timed). */
 const AT_ONCE = 4;
 
@@ -139,57 +147,47 @@ function streamBatch(perUser: Record<string, unknown>[][]): DynamoDBStreamEvent 
   return { Records: records };
 }
 
-/** Runs a batch through the consumer's real handler (warm), and returns its observed invocation. */
-async function invoke(def: StreamConsumerDef, event: DynamoDBStreamEvent, seen: Invocation[]): Promise<Invocation> {
-  const handler = await handlerLoader<(e: DynamoDBStreamEvent, c: unknown) => Promise<{ batchItemFailures: unknown[] }>>(ROOT)(def.entry);
-  const context = { getRemainingTimeInMillis: () => def.timeoutSeconds * 1000 };
-  // Warm: the module loaded and its clients connected (a cold start is the cold-init phase's).
-  await handler({ Records: [] }, context);
-  const mark = seen.length;
-  const out = await handler(event, context);
-  if (out.batchItemFailures.length) throw new Error(`${def.id}: the bench batch failed ${out.batchItemFailures.length} records`);
-  // This batch's own (the stack's poller runs the same handler on what the conversations wrote).
-  const inv = seen.slice(mark).find((i) => i.event === event);
-  if (!inv) throw new Error(`${def.id}: its invocation was not observed`);
-  return inv;
+/** Runs the consumer's batches in a process of its own (stream-child.ts): its CPU time is the handler's alone. */
+async function runApart(def: StreamConsumerDef, req: Omit<ChildRequest, 'entry' | 'timeoutSeconds'>): Promise<ChildReply> {
+  const child = fork(join(__dirname, 'stream-child.ts'), { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  const answer = new Promise<ChildReply>((resolve, reject) => {
+    child.once('message', (m: { reply?: ChildReply; error?: string }) => (m.reply ? resolve(m.reply) : reject(new Error(`${def.id}: ${m.error}`))));
+    child.once('exit', (code) => reject(new Error(`${def.id}: the batch's process ended (${code}) without an answer`)));
+  });
+  child.send({ entry: def.entry, timeoutSeconds: def.timeoutSeconds, ...req } satisfies ChildRequest);
+  return answer;
 }
 
 /**
- * A full batch's time on AWS. Its lanes wait on AWS side by side, so the wait is one lane's: a batch of one user's
- * records, run and timed alone: the handler's own time (the lane's, less its calls in flight to the local
- * emulators) on the function's share of a vCPU, plus the allowances its calls wait for on AWS instead (any sends
- * included; cost-model.ts allowanceMs), plus the full batch's job sends beyond the lane's. Each of LANES_TIMED users' lanes is timed so,
- * and the median is the figure (one call slowed by the machine's load moves one lane's time, not the figure). The
- * full batch's CPU time is reported beside it.
+ * A full batch's time on AWS (cost-model.ts streamBatchMs): the full batch's CPU time here, on the function's share
+ * of a vCPU, plus the allowances one lane's calls wait for on AWS (any sends included; cost-model.ts allowanceMs) and
+ * the full batch's job sends beyond the lane's. Each of LANES_TIMED users' lanes is run alone for its allowances,
+ * and the median lane is the figure.
  */
-async function modelBatch(def: StreamConsumerDef, full: DynamoDBStreamEvent, lanes: DynamoDBStreamEvent[], seen: Invocation[]): Promise<ConsumerFigures> {
-  // The full batch first: the lanes are then timed as on a consumer that has run before (its code compiled, the
-  // bot's settings cached), not on its first records since it loaded.
-  const whole = await invoke(def, full, seen);
+async function modelBatch(def: StreamConsumerDef, full: DynamoDBStreamEvent, warm: DynamoDBStreamEvent[], lanes: DynamoDBStreamEvent[]): Promise<ConsumerFigures> {
+  const apart = await runApart(def, { warm, full, lanes });
   const scale = Math.max(1, VCPU_MEMORY_MB / (memoryGb(def) * 1024));
-  const timed: { laneMs: number; callsMs: number; allowance: number; batchMs: number }[] = [];
-  for (const lane of lanes) {
-    const one = await invoke(def, lane, seen);
-    // The full batch's sends after the lanes (the dispatcher's jobs, 10 per call) beyond the lane's own.
-    const sends = Math.max(0, (whole.counters.sqs ?? 0) - (one.counters.sqs ?? 0)) * ALLOWANCE_MS.sqs;
-    const [laneMs, callsMs, allowance] = [(one.endedAt ?? one.startedAt) - one.startedAt, inFlightMs(one), allowanceMs(one) + sends];
-    timed.push({ laneMs, callsMs, allowance, batchMs: (laneMs - callsMs) * scale + allowance });
-  }
-  timed.sort((x, y) => x.batchMs - y.batchMs);
-  const { laneMs, callsMs, allowance, batchMs } = timed[Math.floor(timed.length / 2)];
+  // The full batch's sends after the lanes (the dispatcher's jobs, 10 per call) beyond a lane's own.
+  const timed = apart.lanes.map((l) => ({ ...l, allowance: l.allowanceMs + Math.max(0, apart.fullSqs - l.sqs) * ALLOWANCE_MS.sqs }));
+  timed.sort((x, y) => x.allowance - y.allowance);
+  const { laneMs, callsMs, allowance } = timed[Math.floor(timed.length / 2)];
+  const cpuMs = apart.fullCpuMs;
+  const perShard = (cpuScale: number) =>
+    Math.round((full.Records.length * STREAM_DELIVERY.parallelizationFactor * 1000) / streamBatchMs({ cpuMs, cpuScale, allowanceMs: allowance }));
   return {
     lane_ms: Math.round(laneMs),
     lane_calls_ms: Math.round(callsMs),
     lane_own_ms: Math.round((laneMs - callsMs) * 10) / 10,
-    cpu_scale: Math.round(scale * 100) / 100,
     allowance_ms: Math.round(allowance),
-    batch_cpu_ms: Math.round(whole.cpuMs ?? 0),
-    batch_ms: Math.round(batchMs),
-    records_per_s_per_shard: Math.round((full.Records.length * STREAM_DELIVERY.parallelizationFactor * 1000) / batchMs),
+    batch_cpu_ms: Math.round(cpuMs),
+    cpu_scale: Math.round(scale * 100) / 100,
+    batch_ms: Math.round(streamBatchMs({ cpuMs, cpuScale: scale, allowanceMs: allowance })),
+    records_per_s_per_shard: perShard(scale),
+    records_per_s_per_shard_at_1_vcpu: perShard(1),
   };
 }
 
-/** One full batch of each consumer: STREAM_BATCH_SIZE records of STREAM_BATCH_SIZE / 2 users, a message and a reply each. */
+/** One full batch of each consumer: STREAM_BATCH_SIZE records of STREAM_BATCH_SIZE / 2 users (40 of 20 with --quick), a message and a reply each. */
 export async function streamThroughput(apiUrl: string, webhookUrl: string): Promise<StreamFigures> {
   const meters = await installMeters(new Map());
   const sockets: WebSocket[] = [];
@@ -198,13 +196,14 @@ export async function streamThroughput(apiUrl: string, webhookUrl: string): Prom
     const { bot, secretKey } = await createBot({ name: 'bench stream' });
     // Its messages are the dispatcher's too (marked for the webhook at the send).
     await updateBot(bot.id, { webhook_url: webhookUrl });
-    const users = STREAM_BATCH_SIZE / 2;
-    // LANES_TIMED more users than the batch has: each one's lane is timed alone.
+    // A quick run's batch is smaller: the CPU a record takes is the same, the set-up shorter.
+    const users = options.quick ? 20 : STREAM_BATCH_SIZE / 2;
+    // LANES_WARM + LANES_TIMED more users than the batch has: each one's lane runs alone.
     // Made AT_ONCE at a time (each user's own requests in order), each user's items at its place.
     const conversations: Conversation[] = [];
     let next = 0;
     const worker = async () => {
-      for (let n = next++; n < users + LANES_TIMED; n = next++) conversations[n] = await conversation(apiUrl, { client_key: bot.client_key, secretKey }, n, sockets);
+      for (let n = next++; n < users + LANES_WARM + LANES_TIMED; n = next++) conversations[n] = await conversation(apiUrl, { client_key: bot.client_key, secretKey }, n, sockets);
     };
     await Promise.all(Array.from({ length: AT_ONCE }, worker));
     // The stack's own consumers done with what the conversations wrote, so that they do not run beside the timed batches.
@@ -213,9 +212,9 @@ export async function streamThroughput(apiUrl: string, webhookUrl: string): Prom
     await quiet(meters.seen);
     const perUser = conversations.map((c) => c.items);
     const full = streamBatch(perUser.slice(0, users));
-    const lanes = perUser.slice(users).map((items) => streamBatch([items]));
-    const publisher = await modelBatch(PUBLISHER, full, lanes, meters.seen);
-    const dispatcher = await modelBatch(WEBHOOK_DISPATCHER, full, lanes, meters.seen);
+    const [warm, lanes] = [perUser.slice(users, users + LANES_WARM), perUser.slice(users + LANES_WARM)].map((some) => some.map((items) => streamBatch([items])));
+    const publisher = await modelBatch(PUBLISHER, full, warm, lanes);
+    const dispatcher = await modelBatch(WEBHOOK_DISPATCHER, full, warm, lanes);
     return {
       batch_size: full.Records.length,
       parallelization_factor: STREAM_DELIVERY.parallelizationFactor,
@@ -241,6 +240,6 @@ export function streamTargets(s: StreamFigures): Record<string, Target> {
 export function reportStream(s: StreamFigures): void {
   out(`\nStream consumers: one batch of ${s.batch_size} records (${s.users_per_batch} users × ${s.records_per_user}), parallelization ${s.parallelization_factor}`);
   for (const [name, f] of [['publisher', s.publisher], ['dispatcher', s.dispatcher]] as const) {
-    out(`  ${name.padEnd(11)} lane ${f.lane_ms} ms here, ${f.lane_calls_ms} ms of it waiting on the local emulators; its own ${f.lane_own_ms} ms × ${f.cpu_scale} (its CPU share) + ${f.allowance_ms} ms allowances = ${f.batch_ms} ms a batch: ${f.records_per_s_per_shard} records/s per shard (batch CPU ${f.batch_cpu_ms} ms)`);
+    out(`  ${name.padEnd(11)} batch CPU ${f.batch_cpu_ms} ms here × ${f.cpu_scale} (its CPU share) + ${f.allowance_ms} ms a lane's allowances = ${f.batch_ms} ms a batch: ${f.records_per_s_per_shard} records/s per shard (${f.records_per_s_per_shard_at_1_vcpu} at a whole vCPU; a lane alone: ${f.lane_ms} ms here, ${f.lane_own_ms} ms of it between calls)`);
   }
 }

@@ -41,6 +41,8 @@ export function checkTargets(r: {
   // A client send: the chat read (with the erasure check: one BatchGetItem), the rate counter (off in the
   // benchmark's stack), the put; no transaction.
   check('round_trips.create_message', r.round_trips.create_message, '<=', 3);
+  // A visitor's answer: the chat read (with the erasure check), the message read, the conditional update.
+  check('round_trips.answer_message', r.round_trips.answer_message, '=', 3);
   check('round_trips.create_session_returning', r.round_trips.create_session_returning, '<=', 2);
   check('round_trips.create_session_new', r.round_trips.create_session_new, '<=', 3);
   // The channel's sockets (and its stream position), the chat's activity and counter, then the position: the

@@ -13,6 +13,7 @@ import type { UnitKey } from '../../bin/bench/cost-model';
 import type { RealtimeFigures } from '../../bin/bench/realtime';
 import type { RoundTripFigures } from '../../bin/bench/round-trips';
 import type { ScaleFigures } from '../../bin/bench/scale';
+import type { StreamFigures } from '../../bin/bench/stream';
 import { TABLE_SCHEMA } from '../../lib/table-schema';
 import type { Target } from '../../bin/bench/targets';
 import type { ThroughputFigures } from '../../bin/bench/throughput';
@@ -26,6 +27,7 @@ type BenchResult = RoundTripFigures &
     quick: boolean;
     cost: CostFigures;
     scale: ScaleFigures;
+    stream: StreamFigures;
     realtime_ms: RealtimeFigures;
     cpu_steal_pct: number | undefined;
     targets: Record<string, Target>;
@@ -100,6 +102,14 @@ test('the quick benchmark prints one JSON object with every figure, and writes i
   for (const key of ['realtime_ms.median', 'realtime_ms.p99', 'realtime_ms.fanout50_median']) expect(result.targets).toHaveProperty([key]);
   // The stream consumers' modelled shard throughput (bin/bench/stream.ts), judged against 1,000 records/s.
   for (const key of ['stream.publisher_records_per_s_per_shard', 'stream.dispatcher_records_per_s_per_shard']) expect(result.targets).toHaveProperty([key]);
+  // Its parts add up (cost-model.ts streamBatchMs): all the batch's CPU, measured in a process of its own, on the
+  // function's share of a vCPU, plus one lane's waits; a whole vCPU takes at least as many records.
+  for (const c of [result.stream.publisher, result.stream.dispatcher]) {
+    expect(c.batch_cpu_ms).toBeGreaterThan(0);
+    const modelled = c.batch_cpu_ms * c.cpu_scale + c.allowance_ms;
+    expect(Math.abs(c.batch_ms - modelled)).toBeLessThanOrEqual(0.01 * modelled + 1);
+    expect(c.records_per_s_per_shard_at_1_vcpu).toBeGreaterThanOrEqual(c.records_per_s_per_shard);
+  }
   // Every function is bundled and cold-started (with the event it got from the stack).
   expect(Object.keys(result.bundle_kb).length).toBeGreaterThanOrEqual(19);
   const functions = Object.keys(result.bundle_kb).sort();

@@ -81,9 +81,12 @@ export async function createContext(base: string): Promise<FuzzContext> {
         const chat = await ok<Chat>('chat', 'POST', '/api/client/chats', { token, json: { name: `fuzz ${u}.${c}`, additional_info: { fuzz: true } } }, 201);
         const mine = await ok<Message>('user message', 'POST', `/api/client/chats/${chat.id}/messages`, { token, json: { content: 'hello from the fuzzer' } }, 201);
         const reply = await ok<Message>('bot message', 'POST', `/api/bot/chats/${chat.id}/messages`, { ...asBot, json: { content: 'a reply' } }, 201);
+        // A question with quick replies: the visitor's answer (POST .../response) has one to answer, or to refuse.
+        const items = [{ title: 'Yes', value: 'yes' }, { title: 'No', value: 'no' }];
+        const ask = await ok<Message>('bot question', 'POST', `/api/bot/chats/${chat.id}/messages`, { ...asBot, json: { content: 'Go on?', content_type: 'input_select', content_attributes: { items } } }, 201);
         const file = await ok<FileInfo>('bot upload', 'POST', '/api/bot/files', { ...asBot, body: upload(token, { chat_id: chat.id }) }, 201);
         if (record) acks.push({ chatId: chat.id, messageId: mine.id }, { chatId: chat.id, messageId: reply.id });
-        user.chats.push({ id: chat.id, botKey: secretKey, userMessageIds: [mine.id], botMessageIds: [reply.id], botFileIds: [file.id] });
+        user.chats.push({ id: chat.id, botKey: secretKey, userMessageIds: [mine.id], botMessageIds: [reply.id, ask.id], botFileIds: [file.id] });
       }
       ctx.users.push(user);
     }

@@ -117,7 +117,8 @@ describe('settings (lib/stack-config.ts)', () => {
     t.resourceCountIs('Custom::S3AutoDeleteObjects', 2);
     for (const def of ALL_DEFS) {
       const props = propsOf<FunctionProps>(tuned.resources, tuned.ids.functions[def.id]);
-      expect([def.id, props.MemorySize, props.Architectures]).toEqual([def.id, 1024, ['x86_64']]);
+      // The stream consumers at their own setting (streamConsumerMemorySize), over memorySize.
+      expect([def.id, props.MemorySize, props.Architectures]).toEqual([def.id, 'filters' in def ? 1769 : 1024, ['x86_64']]);
       expect(props.Environment?.Variables.BOT_CACHE_TTL_MS).toBe('0');
       expect(props.Environment?.Variables.CHAT_LIST_SHARDS).toBe('64');
     }

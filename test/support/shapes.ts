@@ -23,6 +23,7 @@ export const SHAPES: Record<string, ChatStackProps> = {
     logRetentionDays: 7,
     removalPolicy: 'destroy',
     memorySize: 1024,
+    streamConsumerMemorySize: 1769,
     architecture: 'x86_64',
     wsAccessLogs: true,
     botCacheTtlMs: 0,

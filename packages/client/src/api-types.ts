@@ -842,7 +842,9 @@ export interface components {
             }[] | null;
         };
         /** @description A reply of the bot side (generated from the valibot schema in lambdas/http/params.ts and interactive.ts); sender defaults to bot, content_type to text; content_attributes for an interactive content_type (docs/api.md) */
-        BotMessageRequest: components["schemas"]["BotPlainMessageRequest"] | components["schemas"]["InputSelectMessageRequest"] | components["schemas"]["CardsMessageRequest"] | components["schemas"]["FormMessageRequest"] | components["schemas"]["CsatMessageRequest"];
+        BotMessageRequest: components["schemas"]["BotPlainMessageRequest"] | components["schemas"]["BotInteractiveMessageRequest"];
+        /** @description A reply of an interactive content_type (generated from the valibot schema in lambdas/http/params.ts and interactive.ts), with its content_attributes */
+        BotInteractiveMessageRequest: components["schemas"]["InputSelectMessageRequest"] | components["schemas"]["CardsMessageRequest"] | components["schemas"]["FormMessageRequest"] | components["schemas"]["CsatMessageRequest"];
         /** @description A reply of the bot side without content_attributes (generated from the valibot schema in lambdas/http/params.ts and interactive.ts) */
         BotPlainMessageRequest: {
             /**
@@ -874,7 +876,10 @@ export interface components {
              * @default
              */
             content?: string;
-            /** @constant */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             content_type: "input_select";
             files?: string[] | null;
             client_message_id?: string | null;
@@ -899,7 +904,10 @@ export interface components {
              * @default
              */
             content?: string;
-            /** @constant */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             content_type: "cards";
             files?: string[] | null;
             client_message_id?: string | null;
@@ -937,7 +945,10 @@ export interface components {
              * @default
              */
             content?: string;
-            /** @constant */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             content_type: "form";
             files?: string[] | null;
             client_message_id?: string | null;
@@ -970,7 +981,10 @@ export interface components {
              * @default
              */
             content?: string;
-            /** @constant */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             content_type: "input_csat";
             files?: string[] | null;
             client_message_id?: string | null;

@@ -1,0 +1,77 @@
+// A stream consumer's bench batches run in a process of their own (forked by stream.ts), so that the CPU time
+// measured is the handler's: the bench's process also runs the local gateways, the stack's stream poller and the
+// webhook deliverer, whose work would land in any CPU time taken there.
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { join } from 'node:path';
+import type { ClientRequest } from 'node:http';
+import type { DynamoDBStreamEvent } from 'aws-lambda';
+import { handlerLoader, type Invocation } from '../../lib/local/handlers';
+import { allowanceMs, inFlightMs } from './cost-model';
+import { installMeters } from './meters';
+
+export interface ChildRequest {
+  entry: string;
+  timeoutSeconds: number;
+  /** Run first, unmeasured: the handler's code compiled and its caches filled, as on a consumer that has been running. */
+  warm: DynamoDBStreamEvent[];
+  full: DynamoDBStreamEvent;
+  /** Run one by one after the full batch, with the bench's meters: each lane's calls and when they were in flight. */
+  lanes: DynamoDBStreamEvent[];
+}
+
+export interface ChildLane {
+  laneMs: number;
+  callsMs: number;
+  allowanceMs: number;
+  sqs: number;
+}
+
+export interface ChildReply {
+  /** The process's CPU time (user and system) while the full batch ran, unobserved: the handler's and its SDK clients'. */
+  fullCpuMs: number;
+  /** The SQS requests the full batch sent (the dispatcher's job batches). */
+  fullSqs: number;
+  lanes: ChildLane[];
+}
+
+type Handler = (e: DynamoDBStreamEvent, c: unknown) => Promise<{ batchItemFailures: unknown[] }>;
+
+async function run(req: ChildRequest): Promise<ChildReply> {
+  const handler = await handlerLoader<Handler>(join(__dirname, '..', '..'))(req.entry);
+  const context = { getRemainingTimeInMillis: () => req.timeoutSeconds * 1000 };
+  const ok = async (event: DynamoDBStreamEvent) => {
+    const out = await handler(event, context);
+    if (out.batchItemFailures.length) throw new Error(`${req.entry}: the bench batch failed ${out.batchItemFailures.length} records`);
+  };
+  for (const event of req.warm) await ok(event);
+  // The full batch with nothing observing it (an async context would tax every promise): only its SQS requests counted.
+  const sqsPort = new URL(process.env.SQS_ENDPOINT ?? 'http://localhost:1').port;
+  let fullSqs = 0;
+  const onRequest = (m: unknown) => {
+    const r = (m as { request: ClientRequest }).request;
+    if (String(r.getHeader('host') ?? '').endsWith(`:${sqsPort}`)) fullSqs++;
+  };
+  subscribe('http.client.request.start', onRequest);
+  const cpu = process.cpuUsage();
+  await ok(req.full);
+  const used = process.cpuUsage(cpu);
+  unsubscribe('http.client.request.start', onRequest);
+  const meters = await installMeters(new Map());
+  const lanes: ChildLane[] = [];
+  for (const event of req.lanes) {
+    const mark = meters.seen.length;
+    await ok(event);
+    const one = meters.seen.slice(mark).find((i: Invocation) => i.event === event);
+    if (!one) throw new Error(`${req.entry}: a lane's invocation was not observed`);
+    lanes.push({ laneMs: (one.endedAt ?? one.startedAt) - one.startedAt, callsMs: inFlightMs(one), allowanceMs: allowanceMs(one), sqs: one.counters.sqs ?? 0 });
+  }
+  meters.uninstall();
+  return { fullCpuMs: (used.user + used.system) / 1000, fullSqs, lanes };
+}
+
+process.once('message', (req: ChildRequest) => {
+  run(req).then(
+    (reply) => process.send?.({ reply }, () => process.exit(0)),
+    (err: Error) => process.send?.({ error: err.stack ?? err.message }, () => process.exit(1)),
+  );
+});
