@@ -38,6 +38,8 @@ export function renderForm(form: HTMLFormElement, m: Message, a: FormAttributes,
     const row = el('div', 'field');
     const label = el('label', '', f.label);
     label.htmlFor = id;
+    // Seen as a star; a screen reader hears `required` from the input itself.
+    if (f.required) label.append(Object.assign(el('span', 'required', ' *'), { ariaHidden: 'true' }));
     const input = control(f);
     input.id = id;
     input.name = f.name;

@@ -39,6 +39,7 @@ export const widgetCss = (primary: string): string => `
 .attach:focus-within { outline: 3px solid ${primary}; border-radius: 8px; }
 .interactive { display: flex; flex-wrap: wrap; gap: 6px; margin-top: 8px; }
 .interactive.form, .interactive.input_csat { flex-direction: column; align-items: stretch; }
+.interactive.cards { align-items: flex-start; }
 .interactive fieldset { border: 0; margin: 0; padding: 0; display: flex; flex-direction: column; gap: 6px; min-width: 0; }
 .interactive button { all: unset; cursor: pointer; border: 1px solid ${primary}; color: ${primary}; background: #fff; border-radius: 999px; padding: 4px 11px; }
 .interactive button:focus-visible, .interactive a:focus-visible, .interactive input:focus-visible { outline: 3px solid ${primary}; outline-offset: 2px; }
