@@ -73,16 +73,14 @@ function renderMessages(): void {
     next.set(m.id, known?.version === version ? known : { version, li: renderMessage(m, (id, answer) => chat!.answer(id, answer)) });
   }
   drawn = next;
-  // In order, moving only what is out of place; what is left after the last one shown is gone.
+  // What is no longer shown (an older version, another chat's) goes first; then, in order, only what is out of
+  // place moves (a moved element loses focus, and the ones after a redrawn message stay where they are).
+  const kept = new Set<Element>([...next.values()].map((d) => d.li));
+  for (const child of [...list.children]) if (!kept.has(child)) child.remove();
   let at = list.firstElementChild;
   for (const { li } of next.values()) {
     if (li === at) at = at.nextElementSibling;
     else list.insertBefore(li, at);
-  }
-  while (at) {
-    const gone = at;
-    at = at.nextElementSibling;
-    gone.remove();
   }
   if (atBottom || all.length < 30) list.scrollTop = list.scrollHeight;
 }

@@ -115,7 +115,8 @@ test('cards: the chat’s photo and a web image, a link that opens a new tab, an
   await page.getByRole('button', { name: 'Buy the cup', pressed: true, disabled: true }).waitFor();
 });
 
-test('a form: labelled inputs of their type; a bad e-mail refused by the browser, then by the server with a readable message; a good one stored and shown', async () => {
+test('a form: labelled inputs of their type, kept as typed while a message above is edited; a bad e-mail refused by the browser, then by the server with a readable message; a good one stored and shown', async () => {
+  const above = (await call('POST', `/api/bot/chats/${chatId}/messages`, { headers: auth, json: { content: 'One moment' } })).body as Message;
   const asked = await ask('Where can we reach you?', 'form', {
     items: [
       { name: 'name', label: 'Name', type: 'text', required: true },
@@ -128,7 +129,13 @@ test('a form: labelled inputs of their type; a bad e-mail refused by the browser
   const email = form.getByLabel('E-mail');
   expect(await email.getAttribute('type')).toBe('email');
   expect(await form.getByLabel('Size').locator('option').allTextContents()).toEqual(['Choose…', 'Small', 'Large']);
-  await form.getByLabel('Name').fill('Ann');
+  // Typing while the message above gets a newer version: the field keeps its text and the focus.
+  await form.getByLabel('Name').focus();
+  await page.keyboard.type('An');
+  expect((await call('PATCH', `/api/bot/chats/${chatId}/messages/${above.id}`, { headers: auth, json: { content: 'One moment, please' } })).status).toBe(200);
+  await page.getByText('One moment, please').waitFor();
+  await page.keyboard.type('n');
+  expect(await form.getByLabel('Name').inputValue()).toBe('Ann');
   await form.getByLabel('Size').selectOption('Large');
   // Not an address at all: the browser's own validation stops it, with its message.
   await email.fill('not-an-email');
