@@ -1,8 +1,8 @@
 // The browser chat page: a thin UI on the client package (packages/client), which does all of the protocol
 // (session, realtime or polling, the message store, uploads, read marks). Config: ?api=<base URL>&client_key=
 // <cli_...> on the URL, else config.json beside the page (config.ts). Here what the page shows and what its
-// controls do; one message's element in message-view.ts, the typing line in typing.ts, the status and error
-// lines in notices.ts.
+// controls do; one message's element in message-view.ts (a bot's question's in interactive-view.ts), the typing
+// line in typing.ts, the status and error lines in notices.ts.
 import { createChatClient, type Chat, type ChatClient, type Widget } from '../packages/client/src';
 import { loadConfig } from './config';
 import { renderMessage } from './message-view';
@@ -53,13 +53,35 @@ function renderChatList(): void {
 /** The bot side's typing line of the chat shown. */
 const typingLine = new TypingLine(() => $('typing'), () => current?.id);
 
-/** Shows the current chat's messages: the package keeps them deduplicated, in created_at order, edits applied. */
+/** The element drawn for each message shown, with the version it shows (edited_at). */
+let drawn = new Map<string, { version: string; li: HTMLLIElement }>();
+
+/**
+ * Shows the current chat's messages: the package keeps them deduplicated, in created_at order, edits applied. Only a
+ * new message or a newer version is drawn; the rest stay in place, so a form being filled keeps its values and focus.
+ */
 function renderMessages(): void {
   typingLine.render();
   const list = $('messages');
-  const all = current?.messages ?? [];
+  const chat = current;
+  const all = chat?.messages ?? [];
   const atBottom = list.scrollHeight - list.scrollTop - list.clientHeight < 40;
-  list.replaceChildren(...all.map(renderMessage));
+  const next = new Map<string, { version: string; li: HTMLLIElement }>();
+  for (const m of all) {
+    const version = m.edited_at ?? '';
+    const known = drawn.get(m.id);
+    next.set(m.id, known?.version === version ? known : { version, li: renderMessage(m, (id, answer) => chat!.answer(id, answer)) });
+  }
+  drawn = next;
+  // What is no longer shown (an older version, another chat's) goes first; then, in order, only what is out of
+  // place moves (a moved element loses focus, and the ones after a redrawn message stay where they are).
+  const kept = new Set<Element>([...next.values()].map((d) => d.li));
+  for (const child of [...list.children]) if (!kept.has(child)) child.remove();
+  let at = list.firstElementChild;
+  for (const { li } of next.values()) {
+    if (li === at) at = at.nextElementSibling;
+    else list.insertBefore(li, at);
+  }
   if (atBottom || all.length < 30) list.scrollTop = list.scrollHeight;
 }
 

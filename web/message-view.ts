@@ -1,55 +1,48 @@
-// One message as the chat page shows it: its text, its files (a photo inline, anything else a link that opens
-// in a new tab), its time and whether it was edited.
+// One message as the chat page and the widget show it: its text, its files (a photo inline, anything else a link
+// that opens in a new tab), a bot's question with what answers it (interactive-view.ts), its time and whether it
+// was edited.
 import type { Message } from '../packages/client/src';
+import { el, isWebUrl } from './dom';
+import { cardMediaIds, isInteractive, renderInteractive, type AnswerFn } from './interactive-view';
 
-/** The list item of one message (text set as text, never as HTML). */
-export function renderMessage(m: Message): HTMLLIElement {
-  const li = document.createElement('li');
-  li.className = `message ${m.sender_type}`;
+/** The list item of one message (text set as text, never as HTML); `answer` sends a reply to a bot's question. */
+export function renderMessage(m: Message, answer: AnswerFn): HTMLLIElement {
+  const li = el('li', `message ${m.sender_type}`);
   li.dataset.id = m.id;
   const who = m.sender_type === 'incoming' ? 'You' : m.sender === 'operator' ? 'Operator' : 'Bot';
   li.setAttribute('aria-label', `${who}, ${new Date(m.created_at).toLocaleString()}`);
+  const interactive = isInteractive(m);
+  let questionId: string | undefined;
   if (m.content) {
-    const p = document.createElement('p');
-    p.className = 'text';
-    p.textContent = m.content;
+    const p = el('p', 'text', m.content);
+    if (interactive) p.id = questionId = `question-${m.id}`;
     li.append(p);
   }
+  const inCards = cardMediaIds(m);
   for (const f of m.files ?? []) {
+    if (f.id && inCards.has(f.id)) continue; // a card's image, shown in its card
     if (!isWebUrl(f.url)) {
       // Not an http(s) address (the API never sends one): named, not linked.
-      const span = document.createElement('span');
-      span.textContent = f.name ?? f.type;
-      li.append(span);
+      li.append(el('span', '', f.name ?? f.type));
     } else if (f.type === 'photo') {
-      const img = document.createElement('img');
+      const img = el('img');
       img.src = f.url;
       img.alt = f.name ?? 'photo';
       img.loading = 'lazy';
       li.append(img);
     } else {
-      const a = document.createElement('a');
+      const a = el('a', '', f.name ?? f.type);
       a.href = f.url;
-      a.textContent = f.name ?? f.type;
       a.target = '_blank';
       a.rel = 'noopener';
       li.append(a);
     }
   }
-  const time = document.createElement('time');
-  time.className = 'meta';
+  if (interactive) li.append(renderInteractive(m, answer, questionId));
+  const time = el('time', 'meta');
   time.dateTime = m.created_at;
   time.textContent = new Date(m.created_at).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
   if (m.is_edited) time.textContent += ' · edited';
   li.append(time);
   return li;
-}
-
-/** Only http(s) addresses become a link or an image: never javascript: or data:. */
-function isWebUrl(url: string | null | undefined): url is string {
-  try {
-    return ['http:', 'https:'].includes(new URL(url ?? '', location.href).protocol);
-  } catch {
-    return false;
-  }
 }

@@ -1,6 +1,7 @@
 // The widget (/widget.js) on a page of another origin, in real headless Chromium: one script tag, a hostile
 // stylesheet and a strict Content-Security-Policy on the host page. The panel still looks as it should, talks to
-// the bot, counts unread replies for the host page, and takes another visitor through identify().
+// the bot (a quick reply answered too), counts unread replies for the host page, and takes another visitor through
+// identify().
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -98,6 +99,14 @@ test('one script tag on another origin, under a hostile stylesheet and the docum
   expect(chats).toHaveLength(1);
   await botReply(secretKey, chats[0].id, 'Hi! How can I help?');
   await log.getByText('Hi! How can I help?').waitFor();
+  // A bot's question, drawn and answered as on the chat page, under the host's CSS and CSP.
+  const headers = { authorization: `Bearer ${secretKey}` };
+  const items = [{ title: 'Small', value: 's' }, { title: 'Large', value: 'l' }];
+  const asked = (await call('POST', `/api/bot/chats/${chats[0].id}/messages`, { headers, json: { content: 'Which size?', content_type: 'input_select', content_attributes: { items } } })).body as { id: string };
+  await log.getByRole('group', { name: 'Which size?' }).getByRole('button', { name: 'Large' }).click();
+  await log.getByRole('button', { name: 'Large', pressed: true, disabled: true }).waitFor();
+  const answered = async () => ((await call('GET', `/api/bot/chats/${chats[0].id}/messages`, { headers })).body as { id: string; content_attributes?: { submitted_values?: unknown } }[]).find((m) => m.id === asked.id)?.content_attributes?.submitted_values;
+  await until(async () => (await answered()) === 'l', 10_000, 'the answer in the bot’s history');
 
   // Closed: a reply is unread, on the badge and for the host page's listener; opened again, read.
   await p.getByRole('button', { name: 'Close chat' }).first().click();

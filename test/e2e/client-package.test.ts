@@ -1,7 +1,7 @@
 // @nexus-chat/client (packages/client) against the run's stack, in Node with `ws` and an in-memory storage: the
 // visitor kept, sessions renewed, sends retried exactly once, the store's order and versions, files both ways,
-// unread counts, catch-up after a dropped socket, an expired realtime token, and polling when the session has no
-// realtime block.
+// answers to a bot's question, unread counts, catch-up after a dropped socket, an expired realtime token, and
+// polling when the session has no realtime block.
 import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { SignJWT } from 'jose';
@@ -134,6 +134,22 @@ test('the store: a reply and its edits through realtime, each id once in created
   chat.add([reply], true);
   expect(chat.messages.map((m) => m.content)).toEqual(['question', 'answer, whole']);
   expect(updates).toHaveLength(2);
+});
+
+test('answer: a quick reply is recorded and replaces the question in the store; a value not offered is a 400, another answer a 409, each with the server\'s error', async () => {
+  const c = client();
+  const chat = await c.chat();
+  const items = [{ title: 'Yes', value: 'yes' }, { title: 'No', value: 'no' }];
+  const asked = (await asBot('POST', `/chats/${chat.id}/messages`, { content: 'Sure?', content_type: 'input_select', content_attributes: { items } })).body;
+  await until(() => ids(chat).includes(asked.id), 10_000, 'the question');
+  await expect(chat.answer(asked.id, { value: 'maybe' })).rejects.toMatchObject({ name: 'ApiError', status: 400, message: "value: must be one of the message's items (400)" });
+  const updated = next<Message>((fn) => chat.on('updated', fn));
+  const answered = await chat.answer(asked.id, { value: 'yes' });
+  expect(answered).toMatchObject({ id: asked.id, content_attributes: { items, submitted_values: 'yes', submitted_at: answered.edited_at } });
+  expect((await updated).content_attributes).toEqual(answered.content_attributes);
+  expect(chat.messages.find((m) => m.id === asked.id)).toEqual(answered);
+  expect(await chat.answer(asked.id, { value: 'yes' })).toEqual(answered);
+  await expect(chat.answer(asked.id, { value: 'no' })).rejects.toMatchObject({ status: 409, message: 'This message was answered already, with another answer (409)' });
 });
 
 test('sendFile: a small file in one request, a large one straight to storage (progress to 1), a rejected one with its reason', async () => {

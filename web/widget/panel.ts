@@ -1,6 +1,7 @@
 // The widget's elements, in a shadow root under one host element: a launcher button with the unread badge, and a
 // panel (title bar, the chat's messages, who is typing, a composer). It only draws; widget.ts drives it.
-import type { Message } from '../../packages/client/src';
+import type { AnswerRequest, Message } from '../../packages/client/src';
+import { el } from '../dom';
 import { renderMessage } from '../message-view';
 import { adoptStyles, widgetCss } from './styles';
 
@@ -10,6 +11,8 @@ export interface PanelActions {
   sendFile(file: File): Promise<void>;
   pickChat(id: string): void;
   newChat(): void;
+  /** Answers a bot's question in the chat shown (its answered copy comes back through upsert). */
+  answer(messageId: string, answer: AnswerRequest): Promise<unknown>;
 }
 
 export interface PanelSettings {
@@ -19,14 +22,6 @@ export interface PanelSettings {
 }
 
 const ICON = '<svg viewBox="0 0 24 24" aria-hidden="true"><path d="M4 4h16a2 2 0 0 1 2 2v10a2 2 0 0 1-2 2H8l-4 4V6a2 2 0 0 1 2-2z"/></svg>';
-
-/** An element with its class and text, as the panel builds them (text is always text, never HTML). */
-function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls = '', text = ''): HTMLElementTagNameMap[K] {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text) e.textContent = text;
-  return e;
-}
 
 export class Panel {
   readonly host = document.createElement('nexus-chat-widget');
@@ -162,7 +157,7 @@ export class Panel {
 
   /** A new message in its place, or an edited one redrawn where it is. */
   upsert(m: Message, order: Message[]): void {
-    const li = renderMessage(m);
+    const li = renderMessage(m, (id, answer) => this.actions.answer(id, answer));
     const old = this.shown.get(m.id);
     this.shown.set(m.id, li);
     if (old) return old.replaceWith(li);

@@ -37,6 +37,27 @@ export const widgetCss = (primary: string): string => `
 .attach { cursor: pointer; padding: 8px 4px; display: flex; color: #6b7280; }
 .attach input { position: absolute; width: 1px; height: 1px; opacity: 0; }
 .attach:focus-within { outline: 3px solid ${primary}; border-radius: 8px; }
+.interactive { display: flex; flex-wrap: wrap; gap: 6px; margin-top: 8px; }
+.interactive.form, .interactive.input_csat { flex-direction: column; align-items: stretch; }
+.interactive.cards { align-items: flex-start; }
+.interactive fieldset { border: 0; margin: 0; padding: 0; display: flex; flex-direction: column; gap: 6px; min-width: 0; }
+.interactive button { all: unset; cursor: pointer; border: 1px solid ${primary}; color: ${primary}; background: #fff; border-radius: 999px; padding: 4px 11px; }
+.interactive button:focus-visible, .interactive a:focus-visible, .interactive input:focus-visible { outline: 3px solid ${primary}; outline-offset: 2px; }
+.interactive button:disabled { cursor: default; opacity: 0.55; }
+.interactive button[aria-pressed='true'] { background: ${primary}; color: #fff; opacity: 1; font-weight: 600; }
+.interactive .submit { align-self: flex-start; background: ${primary}; color: #fff; }
+.card { border: 1px solid #e5e7eb; border-radius: 10px; padding: 8px; display: flex; flex-direction: column; gap: 4px; }
+.card p { margin: 0; }
+.card-title { font-weight: 600; }
+.card .actions { display: flex; flex-wrap: wrap; gap: 6px; align-items: center; }
+.card a.action { color: ${primary}; }
+.field { display: flex; flex-direction: column; gap: 2px; }
+.field label, .input_csat label { font-size: 12px; color: #6b7280; }
+.field input, .field textarea, .field select, .input_csat textarea { border: 1px solid #d1d5db; border-radius: 8px; padding: 5px 7px; background: #fff; }
+.interactive .star { border: 0; background: none; color: #9ca3af; font-size: 22px; padding: 0 2px; }
+.interactive .star.lit, .interactive .star[aria-pressed='true'] { color: #d97706; background: none; opacity: 1; }
+.refusal { margin: 0; padding: 5px 7px; border-radius: 8px; background: #fef2f2; color: #991b1b; font-size: 12px; }
+.summary { margin: 0; font-size: 12px; color: #6b7280; }
 .sr { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
 `;
 

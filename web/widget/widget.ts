@@ -65,6 +65,7 @@ class Widget implements ChatWidget {
         sendFile: async (file) => void (await this.current().sendFile(file)),
         pickChat: (id) => void this.show(id),
         newChat: () => void this.client.createChat({ name: 'Chat' }).then((c) => this.show(c.id)),
+        answer: (id, answer) => this.current().answer(id, answer),
       },
     );
     (document.body ?? document.documentElement).append(this.panel.host);

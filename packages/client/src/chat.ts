@@ -1,10 +1,10 @@
 // One chat: its messages (a MessageStore), its unread count, and what a visitor does in it: read the history,
-// send text or a file, mark it read. Events: message, updated, typing, read, unread.
+// send text or a file, answer a bot's question, mark it read. Events: message, updated, typing, read, unread.
 import { Emitter } from './emitter';
 import { MessageStore } from './store';
 import { randomKey, type Transport } from './http';
 import { uploadFile, type FileLike, type SendFileOptions, type SettledFiles } from './upload';
-import type { ChatInfo, Message, MessageRequest } from './types';
+import type { AnswerRequest, ChatInfo, Message, MessageRequest } from './types';
 
 /** How many messages a history page holds (the API's largest page). */
 const PAGE = 500;
@@ -127,6 +127,21 @@ export class Chat extends Emitter<ChatEvents> {
   async sendFile(file: FileLike, opts: SendFileOptions & { content?: string } = {}): Promise<Message> {
     const uploaded = await uploadFile(this.host.transport, this.host.files, file, opts, this.host.fetchFn);
     return this.sendText(opts.content ?? '', { content_type: uploaded.type, files: [uploaded.id] });
+  }
+
+  /**
+   * Answers an interactive message of the bot side: {value} (input_select), {card, payload} (a card's postback),
+   * {values} (form) or {rating, comment?} (input_csat). Resolves with the answered Message (also put in the store,
+   * so `updated` fires); the same answer again resolves the same, so a retry is safe. Throws an ApiError: 400 a
+   * value the message does not take (the server's message names the field), 409 answered already with another.
+   */
+  async answer(messageId: string, answer: AnswerRequest): Promise<Message> {
+    const answered = await this.host.transport.request<Message>('POST', `/api/client/chats/${this.id}/messages/${encodeURIComponent(messageId)}/response`, {
+      json: answer,
+      retry: true,
+    });
+    this.add([answered], false);
+    return answered;
   }
 
   /** Marks the chat read (POST /read): the unread count goes to 0. One request at a time. */

@@ -13,5 +13,15 @@ export type MessageRequest = Schemas['MessageRequest'];
 export type UploadedFile = Schemas['UploadedFile'];
 export type UploadTicket = Schemas['UploadTicket'];
 export type FileType = Schemas['FileType'];
+/** The visitor's answer to an interactive message: {value} | {card, payload} | {values} | {rating, comment?}. */
+export type AnswerRequest = Schemas['AnswerRequest'];
+export type Choice = Schemas['Choice'];
+export type Card = Schemas['Card'];
+export type CardAction = Schemas['CardAction'];
+export type FormField = Schemas['FormField'];
+export type InputSelectAttributes = Schemas['InputSelectAttributes'];
+export type CardsAttributes = Schemas['CardsAttributes'];
+export type FormAttributes = Schemas['FormAttributes'];
+export type CsatAttributes = Schemas['CsatAttributes'];
 /** What arrives on the user's channel. */
 export type Publication = Schemas['RealtimePublication'];
