@@ -1,13 +1,16 @@
-// An example bot that uses only the public surface: it receives signed webhooks for user messages (and logs
-// what it would e-mail for an unread reminder) and
+// An example bot that uses only the public surface: it receives signed webhooks for user messages and for the
+// answers to its interactive messages (and logs what it would e-mail for an unread reminder), and
 // answers through the Bot API the way a bot backed by a language model does: it shows it is typing, then
-// posts the start of its answer and streams the rest in by editing that message. Every write is retried on 429,
-// 503 and network errors with the same idempotency key (botApiCall), so a reply is never lost or doubled.
+// posts the start of its answer and streams the rest in by editing that message. `menu`, `card`, `form` and
+// `rate` get an interactive message instead (echo-bot-interactive.ts), and each answer to one gets words.
+// Every write is retried on 429, 503 and network errors with the same idempotency key (botApiCall), so a reply
+// is never lost or doubled.
 // `npm start` runs it for the demo bot; run it alone against any stack with
 //   API_URL=https://... BOT_SECRET_KEY=sk_... WEBHOOK_SECRET=whsec_... PORT=3002 npx tsx examples/echo-bot.ts
 // and set the bot's webhook to http(s)://<where this runs>/webhook.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { askFor, CARD_PHOTO, keywordOf, responseWords, type AnsweredMessage, type Keyword } from './echo-bot-interactive';
 
 export interface EchoBotOptions {
   port: number;
@@ -34,10 +37,11 @@ export function verifyWebhook(secret: string, rawBody: string, timestamp: string
   return given.length === expected.length && timingSafeEqual(given, expected);
 }
 
+/** message.created (a user message) or message.response (the user's answer to one of the bot's messages). */
 interface WebhookEvent {
-  event: string;
+  event: 'message.created' | 'message.response';
   chat: { id: string };
-  message: { id: string; content: string; files: { type: string; name: string | null; size: number | null }[] | null };
+  message: AnsweredMessage & { id: string; content: string; files: { type: string; name: string | null; size: number | null }[] | null };
 }
 
 /** chat.unread_reminder: replies the user has left unread (the bot's setting unread_reminder_seconds). */
@@ -102,13 +106,15 @@ export async function botApiCall(
   idempotencyKey?: string,
   policy: RetryPolicy = RETRY,
 ): Promise<{ status: number; body: { id?: string; error?: string } }> {
-  const headers: Record<string, string> = { authorization: `Bearer ${api.secretKey}`, 'content-type': 'application/json' };
+  // A body is JSON, or a multipart form (a file upload) whose content-type, with its boundary, fetch sets.
+  const form = body instanceof FormData;
+  const headers: Record<string, string> = { authorization: `Bearer ${api.secretKey}`, ...(!form && { 'content-type': 'application/json' }) };
   if (idempotencyKey) headers['idempotency-key'] = idempotencyKey;
   for (let attempt = 1; ; attempt++) {
     const backoff = Math.min(policy.maxWaitMs, policy.baseMs * 2 ** (attempt - 1)) * (0.5 + Math.random() / 2);
     let wait: number;
     try {
-      const res = await fetch(`${api.apiUrl}/api/bot${path}`, { method, headers, body: JSON.stringify(body), signal: AbortSignal.timeout(10_000) });
+      const res = await fetch(`${api.apiUrl}/api/bot${path}`, { method, headers, body: form ? body : JSON.stringify(body), signal: AbortSignal.timeout(10_000) });
       const text = await res.text();
       if ((res.status !== 429 && res.status !== 503) || attempt >= policy.attempts) {
         let parsed: { id?: string; error?: string };
@@ -131,22 +137,42 @@ export async function botApiCall(
 
 export async function startEchoBot(o: EchoBotOptions): Promise<Server> {
   const log = o.log ?? ((line: string) => console.log(`[echo-bot] ${line}`));
-  const seen = new Set<string>(); // webhooks are at least once: answer each message once
+  const seen = new Set<string>(); // webhooks are at least once: handle each event once
   const botApi = async (method: string, path: string, body: unknown, expected: number[], key?: string) => {
     const reply = await botApiCall(o, method, path, body, key);
     if (!expected.includes(reply.status)) throw new Error(`${method} ${path}: ${reply.status} ${reply.body.error ?? ''}`);
     return reply.body;
   };
-  const answer = async (event: WebhookEvent) => {
-    const chat = `/chats/${event.chat.id}`;
+  const typing = async (chat: string) => {
     // Typing has no key, but a repeat is harmless (one publication per 2 s at most): retried like the rest, and
     // its failure never costs the reply.
     await botApi('POST', `${chat}/typing`, { sender: 'bot' }, [200]).catch((err) => log(`typing not shown: ${(err as Error).message}`));
     await sleep(o.thinkMs ?? 600);
-    const [first, ...rest] = streamSteps(replyTo(event.message));
-    // The key is made from the user's message: a retry, or this webhook delivered again, finds the same reply
-    // (200) instead of sending a second.
-    const message = await botApi('POST', `${chat}/messages`, { content: first, content_type: 'text' }, [200, 201], `echo-reply-${event.message.id}`);
+  };
+  // The card's photo, a file of the chat, so it shows with no other server. An upload has no key: one whose reply
+  // was lost, or a card asked again after a restart, leaves a spare file, which expires unsent after 24 h.
+  const uploadPhoto = async (chatId: string): Promise<string> => {
+    const form = new FormData();
+    form.append('chat_id', chatId);
+    form.append('file', new Blob([CARD_PHOTO], { type: 'image/png' }), 'echo-bot.png');
+    return (await botApi('POST', '/files', form, [201])).id as string;
+  };
+  /** A keyword's interactive message; the key is the user message's, like an echo's. */
+  const ask = async (chatId: string, keyword: Keyword, key: string) => {
+    await typing(`/chats/${chatId}`);
+    // Without its photo (the upload failed after every retry) a card is still worth sending.
+    const photoId = keyword === 'card' ? await uploadPhoto(chatId).catch((err) => void log(`card photo not uploaded: ${(err as Error).message}`)) : undefined;
+    await botApi('POST', `/chats/${chatId}/messages`, askFor(keyword, { apiUrl: o.apiUrl, photoId: photoId ?? undefined }), [200, 201], key);
+  };
+  /**
+   * Words, streamed in. The key is made from what is answered: a retry, or the webhook delivered again, finds the
+   * same reply (200) instead of sending a second.
+   */
+  const say = async (chatId: string, words: string, key: string) => {
+    const chat = `/chats/${chatId}`;
+    await typing(chat);
+    const [first, ...rest] = streamSteps(words);
+    const message = await botApi('POST', `${chat}/messages`, { content: first, content_type: 'text' }, [200, 201], key);
     // Each edit carries its number: were two to arrive out of order, the older would be refused, not applied.
     // The number is also the edit's idempotency key: the same edit sent again (its reply lost) answers 200.
     for (const [i, content] of rest.entries()) {
@@ -177,9 +203,18 @@ export async function startEchoBot(o: EchoBotOptions): Promise<Server> {
     if (!id || seen.has(id)) return;
     seen.add(id);
     if (seen.size > 10_000) seen.delete(seen.values().next().value as string);
-    if (event.event === 'chat.unread_reminder') return log(reminderLine(event as ReminderEvent));
-    if (event.event !== 'message.created') return;
-    answer(event).catch((err) => log(`reply failed: ${(err as Error).message}`));
+    if (event.event === 'chat.unread_reminder') return log(reminderLine(event));
+    handle(event)?.catch((err) => log(`reply failed: ${(err as Error).message}`));
+  }
+  function handle({ event, chat, message }: WebhookEvent): Promise<void> | undefined {
+    if (event === 'message.response') {
+      // A message is answered once (the service keeps the first answer): one reply per answered message.
+      const words = responseWords(message);
+      return words === undefined ? undefined : say(chat.id, words, `echo-answer-${message.id}`);
+    }
+    if (event !== 'message.created') return undefined;
+    const keyword = message.files?.length ? undefined : keywordOf(message.content);
+    return keyword ? ask(chat.id, keyword, `echo-reply-${message.id}`) : say(chat.id, replyTo(message), `echo-reply-${message.id}`);
   }
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

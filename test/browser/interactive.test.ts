@@ -1,11 +1,15 @@
 // A bot's questions on the chat page in real headless Chromium, against the run's stack: the bot asks through the
-// Bot API, the visitor answers with the mouse and the keyboard, and the answer is what the Bot API's history reads.
+// Bot API, the visitor answers with the mouse and the keyboard, and the answer is what the Bot API's history reads;
+// last, the echo bot asks and acknowledges the answers.
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { launchChromium } from '../support/browser';
 import { apiUrl, call, newBot } from '../support/api';
 import { until } from '../support/wait';
 import { present, type Message } from '../support/contract';
 import type { PageGlobals } from './page-globals';
+import { freePort } from '../support/ports';
+import { updateBot } from '../../lambdas/flows/bot-admin';
+import { startEchoBot } from '../../examples/echo-bot';
 
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
 
@@ -14,6 +18,7 @@ let ctx: BrowserContext;
 let page: Page;
 let clientKey = '';
 let auth: { authorization: string };
+let botOf = { id: '', secretKey: '' };
 let chatId = '';
 const errors: string[] = [];
 
@@ -30,6 +35,7 @@ async function open(): Promise<Page> {
 beforeAll(async () => {
   browser = await launchChromium();
   const { bot, secretKey } = await newBot();
+  botOf = { id: bot.id, secretKey };
   clientKey = bot.client_key;
   auth = { authorization: `Bearer ${secretKey}` };
   ctx = await browser.newContext();
@@ -173,4 +179,38 @@ test('a rating: five named stars and a comment; the rating is stored and shown o
   expect(await answerOf(asked.id)).toEqual({ rating: 4, comment: 'Quick help' });
   await form.getByText('Rated 4 of 5').waitFor();
   await form.getByRole('button', { name: '4 stars', pressed: true, disabled: true }).waitFor();
+});
+
+test('with the echo bot: `menu` typed on the page shows quick replies, a click gets "You chose …"; the card shows its photo and its postback gets its words', async () => {
+  // The webhook is set only now: the tests above answer without a bot listening.
+  const port = await freePort();
+  const { bot } = await updateBot(botOf.id, { webhook_url: `http://127.0.0.1:${port}/webhook` });
+  const echo = await startEchoBot({ port, apiUrl: apiUrl(), secretKey: botOf.secretKey, webhookSecret: bot.webhook_secret as string, thinkMs: 0, streamStepMs: 0, log: (l) => errors.push(l) });
+  const send = async (text: string) => {
+    await page.getByRole('textbox', { name: 'Message' }).fill(text);
+    await page.getByRole('textbox', { name: 'Message' }).press('Enter');
+  };
+  try {
+    await send('menu');
+    const menu = page.getByRole('group', { name: 'What would you like to drink?' });
+    await menu.waitFor();
+    expect(await menu.getByRole('button').allTextContents()).toEqual(['Tea', 'Coffee', 'Juice']);
+    await menu.getByRole('button', { name: 'Coffee' }).click();
+    await page.getByText('You chose Coffee', { exact: true }).waitFor();
+    await menu.getByRole('button', { name: 'Coffee', pressed: true, disabled: true }).waitFor();
+
+    await send('card');
+    const card = page.getByRole('group', { name: 'The echo bot', exact: true });
+    await card.waitFor();
+    await page.waitForFunction(() => {
+      const img = (globalThis as unknown as PageGlobals).document.querySelector('.card img[alt="The echo bot"]');
+      return img?.complete && (img.naturalWidth ?? 0) > 0;
+    });
+    expect(await card.getByRole('link', { name: 'Read the API docs' }).getAttribute('href')).toBe(`${apiUrl()}/docs`);
+    await card.getByRole('button', { name: 'Say hello' }).click();
+    await page.getByText('You pressed Say hello (payload: hello)', { exact: true }).waitFor();
+  } finally {
+    echo.closeAllConnections();
+    echo.close();
+  }
 });
