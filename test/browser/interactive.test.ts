@@ -181,7 +181,7 @@ test('a rating: five named stars and a comment; the rating is stored and shown o
   await form.getByRole('button', { name: '4 stars', pressed: true, disabled: true }).waitFor();
 });
 
-test('with the echo bot: `menu` typed on the page shows quick replies, a click gets "You chose …"; the card shows its photo and its postback gets its words', async () => {
+test('with the echo bot: `menu` shows quick replies, a click gets "You chose …" and a second tab the choice disabled; the card\'s postback gets its words; `form` refuses a bad e-mail, then thanks; `rate` is stored and thanked', async () => {
   // The webhook is set only now: the tests above answer without a bot listening.
   const port = await freePort();
   const { bot } = await updateBot(botOf.id, { webhook_url: `http://127.0.0.1:${port}/webhook` });
@@ -198,6 +198,11 @@ test('with the echo bot: `menu` typed on the page shows quick replies, a click g
     await menu.getByRole('button', { name: 'Coffee' }).click();
     await page.getByText('You chose Coffee', { exact: true }).waitFor();
     await menu.getByRole('button', { name: 'Coffee', pressed: true, disabled: true }).waitFor();
+    // The visitor's other tab shows the choice made, and no choice left.
+    const other = await open();
+    await other.getByRole('group', { name: 'What would you like to drink?' }).getByRole('button', { name: 'Coffee', pressed: true, disabled: true }).waitFor();
+    expect(await other.getByRole('group', { name: 'What would you like to drink?' }).getByRole('button', { disabled: false }).count()).toBe(0);
+    await other.close();
 
     await send('card');
     const card = page.getByRole('group', { name: 'The echo bot', exact: true });
@@ -209,6 +214,29 @@ test('with the echo bot: `menu` typed on the page shows quick replies, a click g
     expect(await card.getByRole('link', { name: 'Read the API docs' }).getAttribute('href')).toBe(`${apiUrl()}/docs`);
     await card.getByRole('button', { name: 'Say hello' }).click();
     await page.getByText('You pressed Say hello (payload: hello)', { exact: true }).waitFor();
+
+    // The form: a bad e-mail refused with a readable message (the server's, for one the browser takes), then a good one.
+    await send('form');
+    const form = page.getByRole('form', { name: 'Tell me who you are.' });
+    await form.waitFor();
+    await form.getByLabel('Name').fill('Ann');
+    await form.getByLabel('E-mail').fill('ann@example');
+    await form.getByRole('button', { name: 'Send' }).click();
+    await form.getByRole('alert').waitFor();
+    expect(await form.getByRole('alert').textContent()).toBe('E-mail: must be an e-mail address (400)');
+    await form.getByLabel('E-mail').fill('ann@example.com');
+    await form.getByRole('button', { name: 'Send' }).click();
+    await page.getByText('Thanks, Ann (ann@example.com)', { exact: true }).waitFor();
+
+    // The rating: stored, as the Bot API's history reads it, and acknowledged.
+    await send('rate');
+    const rating = page.getByRole('form', { name: 'How did I do?' });
+    await rating.waitFor();
+    await rating.getByRole('button', { name: '5 stars' }).click();
+    await rating.getByRole('button', { name: 'Send rating' }).click();
+    await page.getByText('Thanks for rating 5/5', { exact: true }).waitFor();
+    const history = (await call('GET', `/api/bot/chats/${chatId}/messages`, { headers: auth })).body as Message[];
+    expect(history.find((m) => m.content === 'How did I do?')?.content_attributes?.submitted_values).toEqual({ rating: 5 });
   } finally {
     echo.closeAllConnections();
     echo.close();
