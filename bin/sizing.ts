@@ -51,6 +51,8 @@ ${line('route throttles (`routeThrottles`, rate; burst twice)', (s) =>
 ${line('Lambda concurrency', (s) => n(s.lambdaConcurrency))}
 ${line('DynamoDB write / read units/s', (s) => `${n(s.writeUnitsPerSecond)} / ${n(s.readUnitsPerSecond)}`)}
 ${line('warm throughput (`warmWriteUnits` / `warmReadUnits`)', (s) => `${n(s.warm.write)} / ${n(s.warm.read)}`)}
+${line('stream records/s to the publisher / the dispatcher', (s) => `${n(s.consumerRecordsPerSecond.publisher)} / ${n(s.consumerRecordsPerSecond.dispatcher)}`)}
+${line('shards the consumers need (at 256 MB / at 1,769 MB)', (s) => (s.consumerShards ? `${n(s.consumerShards.asDeployed)} / ${n(s.consumerShards.atOneVcpu)}` : 'not measured'))}
 ${line('stream shards (at least)', (s) => n(s.streamShards))}
 ${line('stream records/s per shard (at most)', (s) => n(s.recordsPerShardPerSecond))}
 ${line('quotas to raise (to)', raise)}
@@ -72,14 +74,24 @@ ${line('cost per hour, USD (list prices)', (s) => n(s.usdPerHour, 2))}
   take the others' rate. The new-connections quota is checked against that wave.
 - **Lambda concurrency.** The exchange's billed seconds (each function's measured time and the AWS latency
   allowances: [cost.md](cost.md)) times exchanges/s, and the visit's GB-seconds at the smallest memory (256 MB,
-  so it errs high) times visits/s. Each function also scales by at most ${n(AWS_QUOTAS.lambdaScalingPer10Seconds.value)} executions every 10 s.
+  so it errs high) times visits/s; the stream consumers by their records: records/s ÷ what one shard takes is
+  how many of their invocations are busy at once. Each function also scales by at most ${n(AWS_QUOTAS.lambdaScalingPer10Seconds.value)} executions every 10 s.
 - **DynamoDB.** Write and read units per exchange and per visit, as AWS bills them (the cost block). Warm
   throughput pre-splits the table for twice the peak (at least the table's own ${n(AWS_QUOTAS.dynamoWarmWriteUnitsPerSecond.value)} / ${n(AWS_QUOTAS.dynamoWarmReadUnitsPerSecond.value)}). One
   partition takes ${n(AWS_QUOTAS.dynamoPartitionWriteUnitsPerSecond.value)} writes and ${n(AWS_QUOTAS.dynamoPartitionReadUnitsPerSecond.value)} reads a second, so the table has at least the shards shown, and
   each stream shard follows one partition.
 - **Stream consumers.** The publisher takes batches of ${CONSUMERS.publisherBatch} records and the webhook dispatcher of ${CONSUMERS.dispatcherBatch}, with a
-  parallelization factor of ${CONSUMERS.parallelization} per shard (\`lib/consumers.ts\`): a shard's records/s must stay within what the publisher
-  handles per shard ([benchmarks.md](benchmarks.md)).
+  parallelization factor of ${CONSUMERS.parallelization} per shard (\`lib/consumers.ts\`), so a shard's records go through one batch at a time. The
+  records each is given are the exchange's, as the cost block counts them, times exchanges/s. A shard keeps up to
+  the bench's records/s per shard${
+    results.stream
+      ? ` (publisher ${n(results.stream.publisher.records_per_s_per_shard)}, dispatcher ${n(results.stream.dispatcher.records_per_s_per_shard)} at 256 MB; ${n(results.stream.publisher.records_per_s_per_shard_at_1_vcpu)} and ${n(results.stream.dispatcher.records_per_s_per_shard_at_1_vcpu)} at a whole vCPU)`
+      : ' (not in these results)'
+  }: their CPU per record, on one thread, bounds it ([benchmarks.md](benchmarks.md#stream-consumers)). The stage
+  needs twice the records/s in shards, so warm write throughput is raised to make that many partitions
+  (1,000 write units each) when the table's own need makes fewer. The second figure is the shards with both
+  consumers at 1,769 MB (\`streamConsumerMemorySize\`, [deploy.md](deploy.md)): fewer partitions, a dearer
+  GB-second. The warm throughput and the quotas shown are for the consumers at 256 MB.
 - **One bot.** The bench's scale block gives what one bot can take before a key its conversations share reaches
   its limit${
     scale

@@ -23,6 +23,8 @@ export const VISIT_MINUTES = 10;
 
 export interface FunctionCost {
   invocations: number;
+  /** The stream records its invocations were given (a stream consumer's; 0 for the others). */
+  stream_records: number;
   billed_ms: number;
   gb_seconds: number;
   dynamodb_write_units: number;
@@ -106,8 +108,9 @@ function tally(invs: Invocation[], logBytes: number, logLines: number, perFuncti
     // The SQS event source's ReceiveMessage and DeleteMessageBatch of the job's batch.
     if (inv.entry === WEBHOOK_DELIVERER.entry) u.sqs_requests += 2;
     if (perFunction) {
-      const f = (perFunction[def.id] ??= { invocations: 0, billed_ms: 0, gb_seconds: 0, dynamodb_write_units: 0, dynamodb_read_units: 0, cpu_ms: 0, cpu_share_gb_seconds: 0 });
+      const f = (perFunction[def.id] ??= { invocations: 0, stream_records: 0, billed_ms: 0, gb_seconds: 0, dynamodb_write_units: 0, dynamodb_read_units: 0, cpu_ms: 0, cpu_share_gb_seconds: 0 });
       f.invocations += 1;
+      f.stream_records += (inv.event as { Records?: unknown[] }).Records?.length ?? 0;
       f.billed_ms += billed;
       f.gb_seconds += gbSeconds;
       f.dynamodb_write_units += c.write_units ?? 0;

@@ -11,10 +11,12 @@ export interface BenchResults {
   cost: {
     exchange_units: Record<string, number>;
     overhead_units: Record<string, number>;
-    exchange_functions: Record<string, { invocations: number; billed_ms: number }>;
+    exchange_functions: Record<string, { invocations: number; billed_ms: number; stream_records?: number }>;
     usd_per_1m_exchanges: number;
     usd_per_1m_conversations_overhead: number;
   };
+  /** A stream shard's throughput per consumer (bin/bench/stream.ts); absent from results of a bench without the stream phase. */
+  stream?: Record<'publisher' | 'dispatcher', { records_per_s_per_shard: number; records_per_s_per_shard_at_1_vcpu: number }>;
   /** Absent from results of a bench without the scale phase. */
   scale?: { max_exchanges_per_s_per_bot: number | null; max_sessions_per_s_per_bot: number | null; exchanges_limited_by: string };
 }
@@ -62,8 +64,13 @@ export interface Sizing {
   writeUnitsPerSecond: number;
   readUnitsPerSecond: number;
   warm: { read: number; write: number };
+  /** The shards the table's partitions give (warm throughput), or more: as many as the consumers need to keep up. */
   streamShards: number;
   recordsPerShardPerSecond: number;
+  /** Records/s the publisher and the dispatcher are given (the exchange's, as the cost block counts them). */
+  consumerRecordsPerSecond: { publisher: number; dispatcher: number };
+  /** The shards the consumers need at their memory, and with a whole vCPU (1,769 MB); undefined without a stream block. */
+  consumerShards?: { asDeployed: number; atOneVcpu: number };
   /** Quotas the peak needs raised: name → the value to ask for. */
   raise: Partial<Record<keyof typeof AWS_QUOTAS, number>>;
   /** undefined: the results have no scale block. */
@@ -84,8 +91,10 @@ export function size(r: BenchResults, peak: Peak): Sizing {
   // Each publication is a post to the @connections API (a callback request).
   const callbacks = E * ex.websocket_messages;
   const stageRate = Math.max(DEFAULT_THROTTLE.rateLimit, roundUp(Math.max(http, ws) * HEADROOM));
-  const exchangeSeconds = Object.values(r.cost.exchange_functions).reduce((s, f) => s + f.billed_ms / 1000, 0);
-  const concurrency = E * exchangeSeconds + (N * ov.lambda_gb_seconds) / SMALLEST_GB;
+  // The stream consumers, when the bench measured them, are counted below by their records (their billed time in
+  // the cost block is one record's batch, not a busy shard's).
+  const CONSUMER_IDS = r.stream ? ['publisher', 'webhook_dispatcher'] : [];
+  const exchangeSeconds = Object.entries(r.cost.exchange_functions).reduce((s, [id, f]) => s + (CONSUMER_IDS.includes(id) ? 0 : f.billed_ms / 1000), 0);
   const wcu = E * ex.dynamodb_write_units + N * ov.dynamodb_write_units;
   const rcu = E * ex.dynamodb_read_units + N * ov.dynamodb_read_units;
   const warm = {
@@ -93,7 +102,21 @@ export function size(r: BenchResults, peak: Peak): Sizing {
     write: Math.max(AWS_QUOTAS.dynamoWarmWriteUnitsPerSecond.value, roundUp(wcu * HEADROOM)),
   };
   // A stream shard follows a table partition; warm throughput makes at least this many partitions.
-  const shards = Math.ceil(Math.max(warm.write / AWS_QUOTAS.dynamoPartitionWriteUnitsPerSecond.value, warm.read / AWS_QUOTAS.dynamoPartitionReadUnitsPerSecond.value));
+  const partitions = Math.ceil(Math.max(warm.write / AWS_QUOTAS.dynamoPartitionWriteUnitsPerSecond.value, warm.read / AWS_QUOTAS.dynamoPartitionReadUnitsPerSecond.value));
+  // Each consumer keeps up on a shard up to the bench's records/s (one batch at a time, parallelization 1): more
+  // shards, made by more warm write throughput, are what lets the stream keep up beyond that.
+  const records = { publisher: E * (r.cost.exchange_functions.publisher?.stream_records ?? 0), dispatcher: E * (r.cost.exchange_functions.webhook_dispatcher?.stream_records ?? 0) };
+  const shardsFor = (perShard: (c: 'publisher' | 'dispatcher') => number) =>
+    Math.max(...(['publisher', 'dispatcher'] as const).map((c) => Math.ceil((records[c] * HEADROOM) / Math.max(1, perShard(c)))));
+  const consumerShards = r.stream && {
+    asDeployed: shardsFor((c) => r.stream![c].records_per_s_per_shard),
+    atOneVcpu: shardsFor((c) => r.stream![c].records_per_s_per_shard_at_1_vcpu),
+  };
+  const shards = Math.max(partitions, consumerShards?.asDeployed ?? 0);
+  // A consumer busy on a shard is one execution: records/s ÷ what a shard takes, per consumer (Little's law).
+  const consumersBusy = r.stream ? records.publisher / Math.max(1, r.stream.publisher.records_per_s_per_shard) + records.dispatcher / Math.max(1, r.stream.dispatcher.records_per_s_per_shard) : 0;
+  const concurrency = E * exchangeSeconds + (N * ov.lambda_gb_seconds) / SMALLEST_GB + consumersBusy;
+  warm.write = Math.max(warm.write, roundUp(shards * AWS_QUOTAS.dynamoPartitionWriteUnitsPerSecond.value));
   const apiGateway = http + ws + callbacks;
   const raise: Sizing['raise'] = {};
   const need = (name: keyof typeof AWS_QUOTAS, value: number) => {
@@ -104,7 +127,7 @@ export function size(r: BenchResults, peak: Peak): Sizing {
   need('webSocketNewConnectionsPerSecond', wave);
   need('lambdaConcurrentExecutions', concurrency);
   need('dynamoTableReadUnitsPerSecond', rcu);
-  need('dynamoTableWriteUnitsPerSecond', wcu);
+  need('dynamoTableWriteUnitsPerSecond', Math.max(wcu, warm.write / HEADROOM));
   const maxE = r.scale?.max_exchanges_per_s_per_bot ?? null;
   const maxS = r.scale?.max_sessions_per_s_per_bot ?? null;
   return {
@@ -128,6 +151,8 @@ export function size(r: BenchResults, peak: Peak): Sizing {
     streamShards: shards,
     // Stream records are item writes, each at least one write unit: at most the write units a second.
     recordsPerShardPerSecond: wcu / shards,
+    consumerRecordsPerSecond: records,
+    consumerShards,
     raise,
     oneBotFits: r.scale && (maxE === null || E <= maxE) && (maxS === null || N <= maxS),
     usdPerHour: (3600 * (E * r.cost.usd_per_1m_exchanges + N * r.cost.usd_per_1m_conversations_overhead)) / 1e6,
