@@ -41,3 +41,17 @@ try:
         _backend.transact_write_items = _transact_write_items
 except Exception:  # noqa: BLE001 - a moto this does not fit runs as it is
     pass
+
+# A sitecustomize this one shadows (the Python's own, further on the path) still runs.
+try:
+    import importlib.machinery
+    import importlib.util
+    import os
+    import sys
+
+    _here = os.path.dirname(os.path.abspath(__file__))
+    _spec = importlib.machinery.PathFinder.find_spec("sitecustomize", [p for p in sys.path if os.path.abspath(p or ".") != _here])
+    if _spec is not None and _spec.loader is not None:
+        _spec.loader.exec_module(importlib.util.module_from_spec(_spec))
+except Exception:  # noqa: BLE001 - as without this file
+    pass
