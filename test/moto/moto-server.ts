@@ -2,6 +2,7 @@
 // auth) so the test can create what the template describes and the IAM users; `enforceAuth()` then makes
 // every later request need a valid SigV4 signature and an IAM policy allowing its action.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { delimiter, join } from 'node:path';
 import { freePort } from '../../lib/local/ports';
 
 export interface Moto {
@@ -23,7 +24,8 @@ export async function startMoto(timeoutMs = 30_000): Promise<Moto> {
     `while kill -0 ${process.pid} 2>/dev/null && kill -0 $m 2>/dev/null; do sleep 0.5; done`;
   const child: ChildProcess = spawn('sh', ['-c', guard], {
     // A huge count: open until enforceAuth() sets it to 0 through /moto-api/reset-auth.
-    env: { ...process.env, INITIAL_NO_AUTH_ACTION_COUNT: '1000000000', MOTO_PORT: String(port) },
+    // python/sitecustomize.py: moto's TransactWriteItems copies each table once, not once per item (same result).
+    env: { ...process.env, INITIAL_NO_AUTH_ACTION_COUNT: '1000000000', MOTO_PORT: String(port), PYTHONPATH: [join(__dirname, 'python'), process.env.PYTHONPATH].filter(Boolean).join(delimiter) },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });

@@ -5,9 +5,9 @@
 // (the constructs' logical IDs, cdk-nag's report). Loading aws-cdk-lib under jest costs seconds per file; this
 // module never loads it.
 import { spawnSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, join } from 'node:path';
 import type { ChatStackProps } from '../../lib/stack';
 import type { QueueName } from '../../lib/routes';
 
@@ -158,8 +158,25 @@ export async function stagedSynth(): Promise<{ templates: string[]; nag: { templ
   return { templates, nag: await beside('staged.nag.json') };
 }
 
-/** A real synth with every function bundled into `outdir`, in a child process: esbuild's lines stay there. */
+/**
+ * A real synth with every function bundled into `outdir`, in a child process: esbuild's lines stay there.
+ * CDK runs the project's esbuild as `npx --no-install esbuild ...` once per function; npx's own start costs about
+ * 0.8 s of CPU each, 30 s a synth. An `npx` first on the child's PATH runs node_modules/.bin/esbuild with the
+ * same arguments instead (the same binary CDK's npx resolves), and refuses anything else.
+ */
 export function synthBundled(outdir: string): void {
-  const run = spawnSync(process.execPath, synthArgs(outdir, '--bundled'), { cwd: ROOT, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
-  if (run.status !== 0) throw new Error(`bundled synth failed (exit ${run.status}):\n${run.stdout}\n${run.stderr}`);
+  const shim = mkdtempSync(join(tmpdir(), 'npx-shim-'));
+  try {
+    writeFileSync(
+      join(shim, 'npx'),
+      `#!/bin/sh\nif [ "$1" = --no-install ] && [ "$2" = esbuild ]; then shift 2; exec '${join(ROOT, 'node_modules', '.bin', 'esbuild')}' "$@"; fi\n` +
+        `echo "npx shim (test/support/shapes.ts): only 'npx --no-install esbuild' is expected here, got: npx $*" >&2; exit 127\n`,
+      { mode: 0o755 },
+    );
+    const env = { ...process.env, PATH: `${shim}${delimiter}${process.env.PATH ?? ''}` };
+    const run = spawnSync(process.execPath, synthArgs(outdir, '--bundled'), { cwd: ROOT, env, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+    if (run.status !== 0) throw new Error(`bundled synth failed (exit ${run.status}):\n${run.stdout}\n${run.stderr}`);
+  } finally {
+    rmSync(shim, { recursive: true, force: true });
+  }
 }
