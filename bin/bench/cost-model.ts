@@ -1,5 +1,5 @@
 // How the cost phase turns what an invocation did locally into what AWS would bill (docs/cost.md
-// explains each rule). Pure functions and constants; cost.ts runs the exchanges.
+// explains each rule). Pure functions, constants and the cost block's types; cost.ts runs the exchanges.
 import type { Invocation } from '../../lib/local/handlers';
 import { FUNCTION_MEMORY_MB, LAMBDA_LOGGING, NOT_FOUND, ROUTES, WS_ROUTES, type FunctionDef } from '../../lib/routes';
 import { PUBLISHER, WEBHOOK_DELIVERER, WEBHOOK_DISPATCHER } from '../../lib/consumers';
@@ -142,4 +142,39 @@ export const memoryGb = (def: FunctionDef) => (def.memorySize ?? FUNCTION_MEMORY
 /** USD for `units` at `prices`. */
 export function usdOf(units: Partial<Record<string, number>>, prices: Record<string, number>): number {
   return Object.entries(units).reduce((sum, [k, n]) => sum + (n ?? 0) * (prices[k] ?? 0), 0);
+}
+
+// The cost block's parts (cost.ts fills them).
+
+export interface FunctionCost {
+  invocations: number;
+  /** The stream records its invocations were given (a stream consumer's; 0 for the others). */
+  stream_records: number;
+  billed_ms: number;
+  gb_seconds: number;
+  dynamodb_write_units: number;
+  dynamodb_read_units: number;
+  /** The process's CPU time while it ran (an upper bound of its own: Invocation.cpuMs), and the GB-seconds it would add on AWS. */
+  cpu_ms: number;
+  cpu_share_gb_seconds: number;
+}
+
+/**
+ * What a stream position costs (lambdas/entities/channel-stream.ts): the units the exchanges' commands spent on
+ * channels' positions and histories, per publication positioned, and their share of an exchange's bill. Already
+ * in the exchange's units; a history item is deleted by TTL (no unit) after history_ttl_hours.
+ */
+export interface PositionCost {
+  publications_per_exchange: number;
+  write_units_per_publication: number;
+  read_units_per_publication: number;
+  history_ttl_hours: number;
+  usd_per_1m_exchanges: number;
+}
+
+/** What the bill leaves out: the exchange's CPU time on its functions' share of a vCPU (cost-model.ts cpuShareGbSeconds). */
+export interface CpuShareBound {
+  cpu_ms_per_exchange: number;
+  gb_seconds_per_exchange: number;
+  usd_per_1m_exchanges: number;
 }

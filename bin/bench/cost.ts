@@ -13,46 +13,13 @@ import { WEBHOOK_DELIVERER } from '../../lib/consumers';
 import { installMeters } from './meters';
 import { pollUntil, request, type Api, type LiveSession, type WebhookReceiver } from './http';
 import { PRICES } from './prices';
-import { UNIT_KEYS, accessLogBytes, billedMs, cpuShareGbSeconds, defOf, memoryGb, platformLogBytes, usdOf, zeroUnits, LOG_EVENT_OVERHEAD_BYTES, type UnitKey, type Units } from './cost-model';
+import { UNIT_KEYS, accessLogBytes, type CpuShareBound, type FunctionCost, type PositionCost, billedMs, cpuShareGbSeconds, defOf, memoryGb, platformLogBytes, usdOf, zeroUnits, LOG_EVENT_OVERHEAD_BYTES, type UnitKey, type Units } from './cost-model';
 import { idleSocketHour, type IdleSocketHour } from './idle';
 import { options } from './options';
 import { round } from './stats';
 
 /** How long a visitor's socket stays open per conversation (connection minutes are billed per minute). */
 export const VISIT_MINUTES = 10;
-
-export interface FunctionCost {
-  invocations: number;
-  /** The stream records its invocations were given (a stream consumer's; 0 for the others). */
-  stream_records: number;
-  billed_ms: number;
-  gb_seconds: number;
-  dynamodb_write_units: number;
-  dynamodb_read_units: number;
-  /** The process's CPU time while it ran (an upper bound of its own: Invocation.cpuMs), and the GB-seconds it would add on AWS. */
-  cpu_ms: number;
-  cpu_share_gb_seconds: number;
-}
-
-/**
- * What a stream position costs (lambdas/entities/channel-stream.ts): the units the exchanges' commands spent on
- * channels' positions and histories, per publication positioned, and their share of an exchange's bill. Already
- * in the exchange's units; a history item is deleted by TTL (no unit) after history_ttl_hours.
- */
-export interface PositionCost {
-  publications_per_exchange: number;
-  write_units_per_publication: number;
-  read_units_per_publication: number;
-  history_ttl_hours: number;
-  usd_per_1m_exchanges: number;
-}
-
-/** What the bill leaves out: the exchange's CPU time on its functions' share of a vCPU (cost-model.ts cpuShareGbSeconds). */
-export interface CpuShareBound {
-  cpu_ms_per_exchange: number;
-  gb_seconds_per_exchange: number;
-  usd_per_1m_exchanges: number;
-}
 
 /** The conversations whose socket subscribed recoverable (the client package's): the same exchange, positioned. */
 export interface RecoverableCost {
