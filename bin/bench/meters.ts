@@ -220,7 +220,7 @@ function transactionTableUnits(input: TransactInput): number {
 }
 
 /** The port a request goes to, from its Host header (its socket may not be connected yet when the channel fires). */
-function portOf(request: ClientRequest): string {
+export function portOf(request: ClientRequest): string {
   const host = String(request.getHeader('host') ?? request.host ?? '');
   return host.includes(':') ? (host.split(':').pop() as string) : '80';
 }

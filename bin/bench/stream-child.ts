@@ -7,7 +7,7 @@ import type { ClientRequest } from 'node:http';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { handlerLoader, type Invocation } from '../../lib/local/handlers';
 import { allowanceMs, inFlightMs } from './cost-model';
-import { installMeters } from './meters';
+import { installMeters, portOf } from './meters';
 
 export interface ChildRequest {
   entry: string;
@@ -48,8 +48,7 @@ async function run(req: ChildRequest): Promise<ChildReply> {
   const sqsPort = new URL(process.env.SQS_ENDPOINT ?? 'http://localhost:1').port;
   let fullSqs = 0;
   const onRequest = (m: unknown) => {
-    const r = (m as { request: ClientRequest }).request;
-    if (String(r.getHeader('host') ?? '').endsWith(`:${sqsPort}`)) fullSqs++;
+    if (portOf((m as { request: ClientRequest }).request) === sqsPort) fullSqs++;
   };
   subscribe('http.client.request.start', onRequest);
   const cpu = process.cpuUsage();
