@@ -107,7 +107,8 @@ test('the quick benchmark prints one JSON object with every figure, and writes i
   for (const c of [result.stream.publisher, result.stream.dispatcher]) {
     expect(c.batch_cpu_ms).toBeGreaterThan(0);
     const modelled = c.batch_cpu_ms * c.cpu_scale + c.allowance_ms;
-    expect(Math.abs(c.batch_ms - modelled)).toBeLessThanOrEqual(0.01 * modelled + 1);
+    // Up to the rounding of what the JSON shows: batch_cpu_ms to the ms (× cpu_scale), cpu_scale to 0.01, the others to the ms.
+    expect(Math.abs(c.batch_ms - modelled)).toBeLessThanOrEqual(0.5 * c.cpu_scale + 0.005 * c.batch_cpu_ms + 1);
     expect(c.records_per_s_per_shard_at_1_vcpu).toBeGreaterThanOrEqual(c.records_per_s_per_shard);
   }
   // Every function is bundled and cold-started (with the event it got from the stack).
