@@ -6,6 +6,11 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 
 const ROOT = join(__dirname, '..', '..');
+/**
+ * The type checks run TypeScript 7's native compiler (the `typescript-7` alias): the same diagnostics as 5.9's in a
+ * fifth of its CPU. typescript-eslint and openapi-typescript keep TypeScript 5.9, the API they are built on.
+ */
+const TSC = 'typescript-7/bin/tsc';
 
 /** A package's command-line script under Node; its exit status and its output's lines. */
 function run(script: string, args: string[], env: Record<string, string> = {}) {
@@ -19,15 +24,15 @@ function run(script: string, args: string[], env: Record<string, string> = {}) {
 }
 
 test('tsc --noEmit: the service, its tests and tools type-check', () => {
-  expect(run('typescript/bin/tsc', ['--noEmit'])).toEqual({ status: 0, output: [] });
+  expect(run(TSC, ['--noEmit'])).toEqual({ status: 0, output: [] });
 }, 180_000);
 
 test('tsc --noEmit -p web: the chat page type-checks against the generated API types', () => {
-  expect(run('typescript/bin/tsc', ['--noEmit', '-p', 'web'])).toEqual({ status: 0, output: [] });
+  expect(run(TSC, ['--noEmit', '-p', 'web'])).toEqual({ status: 0, output: [] });
 }, 120_000);
 
 test('tsc --noEmit -p packages/client: the client package type-checks with the DOM library and no Node types', () => {
-  expect(run('typescript/bin/tsc', ['--noEmit', '-p', 'packages/client'])).toEqual({ status: 0, output: [] });
+  expect(run(TSC, ['--noEmit', '-p', 'packages/client'])).toEqual({ status: 0, output: [] });
 }, 120_000);
 
 test('eslint: no finding of the recommended and type-checked rules (eslint.config.mjs; `npm run lint`)', () => {
