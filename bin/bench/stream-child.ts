@@ -4,7 +4,7 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { join } from 'node:path';
 import type { ClientRequest } from 'node:http';
-import type { DynamoDBStreamEvent } from 'aws-lambda';
+import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { handlerLoader, type Invocation } from '../../lib/local/handlers';
 import { allowanceMs, inFlightMs } from './cost-model';
 import { installMeters, portOf } from './meters';
@@ -14,6 +14,12 @@ export interface ChildRequest {
   timeoutSeconds: number;
   /** Run first, unmeasured: the handler's code compiled and its caches filled, as on a consumer that has been running. */
   warm: DynamoDBStreamEvent[];
+  /**
+   * Then the warm users' records again this many times, together, each round with later sequence numbers (so each
+   * is new work: counted, positioned, posted, queued): the JIT's steady state of a consumer under load, which the
+   * SDK's code reaches only after thousands of calls (its CPU a call falls about threefold on the way).
+   */
+  warmRounds: number;
   full: DynamoDBStreamEvent;
   /** Run one by one after the full batch, with the bench's meters: each lane's calls and when they were in flight. */
   lanes: DynamoDBStreamEvent[];
@@ -34,6 +40,15 @@ export interface ChildReply {
   lanes: ChildLane[];
 }
 
+/** Sequence numbers a bench event leaves free between rounds (stream.ts numbers each event's records from its base). */
+const ROUND_STRIDE = 1_000_000n;
+
+/** A record as a later round delivers it: the same item at a later sequence number. */
+function later(record: DynamoDBRecord, round: number): DynamoDBRecord {
+  const seq = BigInt(record.dynamodb?.SequenceNumber ?? '0') + BigInt(round) * ROUND_STRIDE;
+  return { ...record, eventID: `${record.eventID}-${round}`, dynamodb: { ...record.dynamodb, SequenceNumber: String(seq).padStart(21, '0') } };
+}
+
 type Handler = (e: DynamoDBStreamEvent, c: unknown) => Promise<{ batchItemFailures: unknown[] }>;
 
 async function run(req: ChildRequest): Promise<ChildReply> {
@@ -44,6 +59,8 @@ async function run(req: ChildRequest): Promise<ChildReply> {
     if (out.batchItemFailures.length) throw new Error(`${req.entry}: the bench batch failed ${out.batchItemFailures.length} records`);
   };
   for (const event of req.warm) await ok(event);
+  const records = req.warm.flatMap((e) => e.Records);
+  for (let round = 1; round <= req.warmRounds; round++) await ok({ Records: records.map((r) => later(r, round)) });
   // The full batch with nothing observing it (an async context would tax every promise): only its SQS requests counted.
   const sqsPort = new URL(process.env.SQS_ENDPOINT ?? 'http://localhost:1').port;
   let fullSqs = 0;

@@ -106,6 +106,8 @@ test('the quick benchmark prints one JSON object with every figure, and writes i
   // function's share of a vCPU, plus one lane's waits; a whole vCPU takes at least as many records.
   for (const c of [result.stream.publisher, result.stream.dispatcher]) {
     expect(c.batch_cpu_ms).toBeGreaterThan(0);
+    // Measured warm: the child ran more records before the batch than the batch has (stream-child.ts warmRounds).
+    expect(c.warm_records).toBeGreaterThan(result.stream.batch_size);
     const modelled = c.batch_cpu_ms * c.cpu_scale + c.allowance_ms;
     // Up to the rounding of what the JSON shows: batch_cpu_ms to the ms (× cpu_scale), cpu_scale to 0.01, the others to the ms.
     expect(Math.abs(c.batch_ms - modelled)).toBeLessThanOrEqual(0.5 * c.cpu_scale + 0.005 * c.batch_cpu_ms + 1);
