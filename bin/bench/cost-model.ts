@@ -172,6 +172,16 @@ export interface PositionCost {
   usd_per_1m_exchanges: number;
 }
 
+/**
+ * The exchange's price per million with the stream consumers (`consumers`, per exchange) at a whole vCPU (1,769 MB,
+ * the stage's `streamConsumerMemorySize`), where stream.ts's records_per_s_per_shard_at_1_vcpu holds: their billed
+ * times here are a whole core's already, so only their GB-seconds change.
+ */
+export function usdWithConsumersAtOneVcpu(usdPer1m: number, consumers: FunctionCost[], gbSecondPrice: number): number {
+  const more = consumers.reduce((gb, f) => gb + (f.billed_ms / 1000) * (VCPU_MEMORY_MB / 1024) - f.gb_seconds, 0);
+  return Math.round((usdPer1m + more * gbSecondPrice * 1e6) * 100) / 100;
+}
+
 /** What the bill leaves out: the exchange's CPU time on its functions' share of a vCPU (cost-model.ts cpuShareGbSeconds). */
 export interface CpuShareBound {
   cpu_ms_per_exchange: number;

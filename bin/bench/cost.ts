@@ -9,11 +9,11 @@ import WebSocket from 'ws';
 import type { Invocation } from '../../lib/local/handlers';
 import { functionLogs } from '../../lib/local/tool-stack';
 import { NOT_FOUND, ROUTES, WS_ROUTES } from '../../lib/routes';
-import { WEBHOOK_DELIVERER } from '../../lib/consumers';
+import { PUBLISHER, WEBHOOK_DELIVERER, WEBHOOK_DISPATCHER } from '../../lib/consumers';
 import { installMeters } from './meters';
 import { pollUntil, request, type Api, type LiveSession, type WebhookReceiver } from './http';
 import { PRICES } from './prices';
-import { UNIT_KEYS, accessLogBytes, type CpuShareBound, type FunctionCost, type PositionCost, billedMs, cpuShareGbSeconds, defOf, memoryGb, platformLogBytes, usdOf, zeroUnits, LOG_EVENT_OVERHEAD_BYTES, type UnitKey, type Units } from './cost-model';
+import { UNIT_KEYS, accessLogBytes, type CpuShareBound, type FunctionCost, type PositionCost, billedMs, cpuShareGbSeconds, defOf, memoryGb, platformLogBytes, usdOf, zeroUnits, LOG_EVENT_OVERHEAD_BYTES, type UnitKey, type Units, usdWithConsumersAtOneVcpu } from './cost-model';
 import { idleSocketHour, type IdleSocketHour } from './idle';
 import { options } from './options';
 import { round } from './stats';
@@ -41,6 +41,8 @@ export interface CostFigures {
   usd_per_1m_exchanges_by_unit: Record<UnitKey, number>;
   usd_per_1m_conversations_overhead: number;
   cpu_share_bound: CpuShareBound;
+  /** The same exchange with the publisher and the dispatcher at 1,769 MB (cost-model.ts usdWithConsumersAtOneVcpu). */
+  usd_per_1m_exchanges_consumers_at_1_vcpu: number;
   position: PositionCost;
   recoverable: RecoverableCost;
   /** An idle page's socket for an hour, reconnecting at each idle timeout or kept open by the keepalive (idle.ts). */
@@ -233,15 +235,18 @@ export async function cost(apiUrl: string, receiver: WebhookReceiver): Promise<C
         history_ttl_hours: HISTORY_TTL_SECONDS / 3600,
         usd_per_1m_exchanges: round(((positions.write_units * prices.dynamodb_write_units + positions.read_units * prices.dynamodb_read_units) / nRecoverable) * 1e6, 4),
       };
+      const perExchange = Object.fromEntries(Object.entries(functions).map(([id, f]) => [id, perEach(f as unknown as Record<string, number>, n) as unknown as FunctionCost]));
+      const usdPer1m = round(usdOf(exchangeUnits, prices) * 1e6, 2);
+      const consumers = [PUBLISHER.id, WEBHOOK_DISPATCHER.id].flatMap((id) => perExchange[id] ?? []);
       const byUnit = Object.fromEntries(UNIT_KEYS.map((k) => [k, round(exchangeUnits[k] * prices[k] * 1e6, 4)])) as Record<UnitKey, number>;
       return {
         exchanges: n,
         conversations,
         exchange_units: exchangeUnits,
         overhead_units: overheadUnits,
-        exchange_functions: Object.fromEntries(Object.entries(functions).map(([id, f]) => [id, perEach(f as unknown as Record<string, number>, n) as unknown as FunctionCost])),
+        exchange_functions: perExchange,
         prices: { as_of: PRICES.as_of, source: PRICES.source, region: PRICES.region, architecture: PRICES.architecture, ...prices },
-        usd_per_1m_exchanges: round(usdOf(exchangeUnits, prices) * 1e6, 2),
+        usd_per_1m_exchanges: usdPer1m,
         usd_per_1m_exchanges_by_unit: byUnit,
         usd_per_1m_conversations_overhead: overheadUsd(perEach(overhead, plainConversations, 6)),
         cpu_share_bound: {
@@ -249,6 +254,7 @@ export async function cost(apiUrl: string, receiver: WebhookReceiver): Promise<C
           gb_seconds_per_exchange: round(sumOf(functions, 'cpu_share_gb_seconds') / n, 6),
           usd_per_1m_exchanges: round((sumOf(functions, 'cpu_share_gb_seconds') / n) * prices.lambda_gb_seconds * 1e6, 2),
         },
+        usd_per_1m_exchanges_consumers_at_1_vcpu: usdWithConsumersAtOneVcpu(usdPer1m, consumers, prices.lambda_gb_seconds),
         position,
         recoverable: {
           exchanges: nRecoverable,

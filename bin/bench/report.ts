@@ -62,6 +62,7 @@ export function reportCost(c: CostFigures): void {
       ` ${p.read_units_per_publication} read units, kept ${p.history_ttl_hours} h (TTL deletes are free): $${p.usd_per_1m_exchanges} per million exchanges`,
   );
   const b = c.cpu_share_bound;
+  out(`With the stream consumers at a whole vCPU (1,769 MB: stream.ts's figures at 1 vCPU): $${c.usd_per_1m_exchanges_consumers_at_1_vcpu} per million exchanges`);
   out(`Not in the bill: that CPU (${b.cpu_ms_per_exchange} ms per exchange, at most) run on the functions' share of a vCPU would add up to ${b.gb_seconds_per_exchange} GB-s, $${b.usd_per_1m_exchanges} per million exchanges`);
 }
 

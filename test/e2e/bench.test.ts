@@ -161,6 +161,11 @@ test('the quick benchmark prints one JSON object with every figure, and writes i
   expect(bound.gb_seconds_per_exchange).toBeGreaterThanOrEqual(((bound.cpu_ms_per_exchange / 1000) * (1769 - 512)) / 1024 - 1e-5);
   expect(bound.gb_seconds_per_exchange).toBeLessThanOrEqual(((bound.cpu_ms_per_exchange / 1000) * (1769 - 256)) / 1024 + 1e-5);
   expect(result.targets['cost.usd_per_1m_exchanges']).toMatchObject({ value: cost.usd_per_1m_exchanges, target: '<= 14' });
+  // What the stream's throughput at a whole vCPU would cost: the publisher's and the dispatcher's billed time at
+  // 1,769 MB instead of their own memory, the rest of the exchange as it is.
+  const consumerGbSeconds = ['publisher', 'webhook_dispatcher'].map((id) => cost.exchange_functions[id]).reduce((gb, f) => gb + (f.billed_ms / 1000) * (1769 / 1024) - f.gb_seconds, 0);
+  expect(cost.usd_per_1m_exchanges_consumers_at_1_vcpu).toBeGreaterThan(cost.usd_per_1m_exchanges);
+  expect(cost.usd_per_1m_exchanges_consumers_at_1_vcpu).toBeCloseTo(cost.usd_per_1m_exchanges + consumerGbSeconds * Number(cost.prices.lambda_gb_seconds) * 1e6, 1);
   // An idle page's socket-hour: without the keepalive it reconnects at each 10-minute idle timeout (a $connect, the
   // connect and subscribe frame, the page's catch-up read of its chat, a $disconnect, with their DynamoDB units);
   // with it, 7 keepalives (every 9 minutes)
