@@ -35,6 +35,11 @@ export interface LocalSettings {
   webhookSlowConcurrency: number;
   /** The WebSocket gateway closes a socket that sent nothing this long (API Gateway's idle timeout, 10 minutes). */
   wsIdleMs: number;
+  /**
+   * The stream poller's pause between reads while records may come (within 2 s of an invocation): each read is a
+   * GetRecords of DynamoDB Local, about 3 ms of CPU between the emulator and the stack.
+   */
+  streamPollMs: number;
 }
 
 function port(name: string, fallback: number): number {
@@ -99,6 +104,7 @@ export function localSettings(): LocalSettings {
     webhookConcurrency: concurrency('WEBHOOK_CONCURRENCY', WEBHOOK_CONCURRENCY.fast),
     webhookSlowConcurrency: concurrency('WEBHOOK_SLOW_CONCURRENCY', WEBHOOK_CONCURRENCY.slow),
     wsIdleMs: ms('LOCAL_WS_IDLE_MS', 10 * 60_000, 100),
+    streamPollMs: ms('LOCAL_STREAM_POLL_MS', 10, 1),
   };
 }
 

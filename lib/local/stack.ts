@@ -208,6 +208,7 @@ export async function startLocalStack(s: LocalSettings, log: (line: string) => v
       deadLetterDir,
       checkpointFile,
       log,
+      idleMs: s.streamPollMs,
       // Realtime on: a restart publishes the backlog once the sockets the crash cut are back (or a while passed).
       holdBacklog: ws ? (stopped) => socketsBack({ liveConnections: ws.connections, maxMs: s.streamResumeWaitMs, log, stopped }) : undefined,
     });

@@ -31,3 +31,20 @@ test('records keep it quick: a round that read some does not sleep', async () =>
   const pacer = new PollPacer(100, 5000, 0);
   expect(await timed(() => pacer.rest(3))).toBeLessThan(90);
 });
+
+describe('LOCAL_STREAM_POLL_MS: the pause while busy, from the environment (lib/local/settings.ts)', () => {
+  const saved = process.env.LOCAL_STREAM_POLL_MS;
+  afterEach(() => (saved === undefined ? delete process.env.LOCAL_STREAM_POLL_MS : (process.env.LOCAL_STREAM_POLL_MS = saved)));
+  const read = async (value: string | undefined) => {
+    if (value === undefined) delete process.env.LOCAL_STREAM_POLL_MS;
+    else process.env.LOCAL_STREAM_POLL_MS = value;
+    const { localSettings } = await import('../../lib/local/settings');
+    return localSettings().streamPollMs;
+  };
+
+  test('10 ms unless set; a whole number of ms at least 1 when set', async () => {
+    expect(await read(undefined)).toBe(10);
+    expect(await read('25')).toBe(25);
+    for (const bad of ['0', '2.5', 'fast']) await expect(read(bad)).rejects.toThrow(`LOCAL_STREAM_POLL_MS must be a whole number of ms, 1 or more, got "${bad}"`);
+  });
+});
