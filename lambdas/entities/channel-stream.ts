@@ -77,9 +77,9 @@ export async function positionPublication(channel: string, seq: string, data: un
   const at = seq ? padded(seq) : undefined;
   for (let tries = 1; stream; tries++) {
     if (stream.lastSeq && at && at < stream.lastSeq) return 'done';
-    const again = stream.lastSeq !== undefined && at === stream.lastSeq;
+    const again: boolean = stream.lastSeq !== undefined && at === stream.lastSeq;
     const { epoch } = stream;
-    const offset = again ? stream.offset : stream.offset + 1;
+    const offset: number = again ? stream.offset : stream.offset + 1;
     const kept = await conditionMet(
       dynamo.send(
         new PutCommand({
@@ -93,33 +93,43 @@ export async function positionPublication(channel: string, seq: string, data: un
       ),
     );
     if (again && kept) return { epoch, offset, stream };
-    try {
-      if (!kept) throw new PositionMoved(await readStream(channel));
-      const out = await dynamo.send(
-        new UpdateCommand({
-          TableName: tableName(),
-          Key: keys.channelStream(channel),
-          UpdateExpression: `SET #offset = :offset, #ttl = :ttl${at ? ', last_seq = :seq' : ''}`,
-          ConditionExpression: '#offset = :prev AND epoch = :epoch',
-          ExpressionAttributeNames: { '#offset': 'offset', '#ttl': 'ttl' },
-          ExpressionAttributeValues: { ':epoch': epoch, ':offset': offset, ':prev': stream.offset, ':ttl': ttl(), ...(at && { ':seq': at }) },
-          ReturnValues: 'ALL_NEW',
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        }),
-      );
-      return { epoch, offset, stream: streamFromItem(out.Attributes ?? {}) };
-    } catch (err) {
-      const moved = err instanceof PositionMoved ? err.stream : isConditionFailed(err) ? fromFailed(err) : 'rethrow';
-      if (moved === 'rethrow' || tries >= 5) throw err;
-      stream = moved;
-    }
+    // The history's slot taken by a later record, or the position moved since `known`: from the stream as it is now.
+    const moved: Positioned | Moved = kept ? await movePosition(channel, stream, offset, at) : { now: await readStream(channel) };
+    if (!('now' in moved)) return moved;
+    if (tries >= 5) throw new Error(`the position of ${channel} moved under each of 5 tries`);
+    stream = moved.now;
   }
   return 'done';
 }
 
-class PositionMoved extends Error {
-  constructor(readonly stream: ChannelStream | undefined) {
-    super('the channel position moved');
+/** What a write found instead of the position it expected: the stream as it is now (undefined: erased). */
+interface Moved {
+  now: ChannelStream | undefined;
+}
+
+/**
+ * The position moved from `stream`'s offset to `offset`, conditional on neither having changed: the publication at
+ * its place, or what the failed condition found.
+ */
+async function movePosition(channel: string, stream: ChannelStream, offset: number, at: string | undefined): Promise<Positioned | Moved> {
+  const { epoch } = stream;
+  try {
+    const out = await dynamo.send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.channelStream(channel),
+        UpdateExpression: `SET #offset = :offset, #ttl = :ttl${at ? ', last_seq = :seq' : ''}`,
+        ConditionExpression: '#offset = :prev AND epoch = :epoch',
+        ExpressionAttributeNames: { '#offset': 'offset', '#ttl': 'ttl' },
+        ExpressionAttributeValues: { ':epoch': epoch, ':offset': offset, ':prev': stream.offset, ':ttl': ttl(), ...(at && { ':seq': at }) },
+        ReturnValues: 'ALL_NEW',
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
+    );
+    return { epoch, offset, stream: streamFromItem(out.Attributes ?? {}) };
+  } catch (err) {
+    if (!isConditionFailed(err)) throw err;
+    return { now: fromFailed(err) };
   }
 }
 
