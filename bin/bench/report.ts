@@ -15,10 +15,10 @@ export const out = (line: string): void => {
   if (!options.json) console.log(line);
 };
 
-export function reportRoundTrips({ round_trips: trips, capacity_units: units, reminder }: RoundTripFigures): void {
-  out('\nDynamoDB round trips (HTTP requests, SDK retries included) and consumed capacity units per request (median, bot settings cached)');
-  out(`${'endpoint'.padEnd(32)}${'round trips'.padStart(12)}${'capacity'.padStart(10)}`);
-  for (const k of Object.keys(trips)) out(`${k.padEnd(32)}${String(trips[k]).padStart(12)}${String(units[k]).padStart(10)}`);
+export function reportRoundTrips({ round_trips: trips, capacity_units: units, read_units: reads, write_units: writes, reminder }: RoundTripFigures): void {
+  out('\nDynamoDB round trips (HTTP requests, SDK retries included) and consumed capacity per request (median, bot settings cached): as Local reports it, and as AWS bills it');
+  out(`${'endpoint'.padEnd(32)}${'round trips'.padStart(12)}${'capacity'.padStart(10)}${'read units'.padStart(11)}${'write units'.padStart(12)}`);
+  for (const k of Object.keys(trips)) out(`${k.padEnd(32)}${String(trips[k]).padStart(12)}${String(units[k]).padStart(10)}${String(reads[k]).padStart(11)}${String(writes[k]).padStart(12)}`);
   out('\nUnread reminders (AWS units, median)');
   out(`${'step'.padEnd(32)}${'round trips'.padStart(12)}${'read units'.padStart(11)}${'write units'.padStart(12)}${'SQS'.padStart(5)}`);
   for (const [k, u] of [['dispatcher, per burst', reminder.dispatcher_per_burst], ['deliverer, per reminder', reminder.deliverer_per_reminder]] as const) {

@@ -7,12 +7,16 @@ import { PUBLISHER, UPLOAD_COMPLETER, WEBHOOK_DELIVERER, WEBHOOK_DISPATCHER } fr
 import { options } from './options';
 import { median, round } from './stats';
 import { pollUntil, request, type Api, type LiveSession } from './http';
-import { userCosts } from './users';
+import { userCosts, type Measured } from './users';
 
 /** Per endpoint (or per message / job for the stream consumers): median round trips and capacity units. */
 export interface RoundTripFigures {
   round_trips: Record<string, number>;
+  /** As DynamoDB Local reports them (reads and writes together). */
   capacity_units: Record<string, number>;
+  /** The same split as AWS bills them (meters.ts: with the corrections where DynamoDB Local differs). */
+  read_units: Record<string, number>;
+  write_units: Record<string, number>;
   /** What an unread reminder costs where it happens (AWS units), and a reply with reminders off. */
   reminder: {
     dispatcher_per_burst: CallUnits;
@@ -46,6 +50,8 @@ export async function roundTrips(
     await act(-1);
     const calls: number[] = [];
     const capacity: number[] = [];
+    const reads: number[] = [];
+    const writes: number[] = [];
     for (let i = 0; i < runs; i++) {
       seen.length = 0;
       await act(i);
@@ -54,15 +60,20 @@ export async function roundTrips(
       if (!inv) throw new Error(`${entry} was not invoked`);
       calls.push(inv.counters.calls ?? 0);
       capacity.push(inv.counters.capacity ?? 0);
+      reads.push(inv.counters.read_units ?? 0);
+      writes.push(inv.counters.write_units ?? 0);
     }
-    return { calls: median(calls), capacity: round(median(capacity), 2) };
+    return { calls: median(calls), capacity: round(median(capacity), 2), reads: round(median(reads), 2), writes: round(median(writes), 2) };
   };
   const entry = (id: string) => [...ROUTES, ...WS_ROUTES].find((r) => r.id === id)!.entry;
   const trips: Record<string, number> = {};
   const units: Record<string, number> = {};
-  const record = (key: string, m: { calls: number; capacity: number }) => {
+  const [readUnits, writeUnits]: Record<string, number>[] = [{}, {}];
+  const record = (key: string, m: Measured) => {
     trips[key] = m.calls;
     units[key] = m.capacity;
+    readUnits[key] = m.reads;
+    writeUnits[key] = m.writes;
   };
 
   let n = 0;
@@ -172,7 +183,7 @@ export async function roundTrips(
   // $disconnect's event, for its cold start (the sockets closed above).
   await pollUntil(() => firstEvents.has(entry('ws_disconnect')));
   uninstall();
-  return { figures: { round_trips: trips, capacity_units: units, reminder }, firstEvents };
+  return { figures: { round_trips: trips, capacity_units: units, read_units: readUnits, write_units: writeUnits, reminder }, firstEvents };
 }
 
 type Seen = Awaited<ReturnType<typeof installMeters>>['seen'];

@@ -7,14 +7,21 @@ import type { installMeters } from './meters';
 import { pollUntil, request, type Api, type LiveSession } from './http';
 
 type Seen = Awaited<ReturnType<typeof installMeters>>['seen'];
-type Measure = (entry: string, act: (i: number) => Promise<unknown>) => Promise<{ calls: number; capacity: number }>;
+/** One request's median DynamoDB round trips and units: as DynamoDB Local reports them, and as AWS bills reads and writes. */
+export interface Measured {
+  calls: number;
+  capacity: number;
+  reads: number;
+  writes: number;
+}
+type Measure = (entry: string, act: (i: number) => Promise<unknown>) => Promise<Measured>;
 
 /** What a user's erasure counts, recorded under each function's key. */
 export async function userCosts(
   apiUrl: string,
   demo: { client_key: string; secret_key: string },
   measure: Measure,
-  record: (key: string, m: { calls: number; capacity: number }) => void,
+  record: (key: string, m: Measured) => void,
   seen: Seen,
 ): Promise<void> {
   const entry = (id: string) => ROUTES.find((r) => r.id === id)!.entry;

@@ -72,6 +72,12 @@ test('the quick benchmark prints one JSON object with every figure, and writes i
   expect(rt.create_message).toBe(2);
   expect(rt.create_session_returning).toBeLessThanOrEqual(2);
   expect(rt.create_session_new).toBeLessThanOrEqual(3);
+  // Each request's units split as AWS bills them: the reads write nothing, an answer writes its message (under 1 KB).
+  expect([Object.keys(result.read_units), Object.keys(result.write_units)]).toEqual([Object.keys(rt), Object.keys(rt)]);
+  const reads = ['list_chats', 'list_messages', 'bot_list_chats', 'bot_list_messages', 'get_file', 'bot_find_user', 'bot_get_user', 'bot_get_task'];
+  expect(Object.fromEntries(reads.map((id) => [id, result.write_units[id]]))).toEqual(Object.fromEntries(reads.map((id) => [id, 0])));
+  for (const id of reads) expect({ [id]: result.read_units[id] > 0 }).toEqual({ [id]: true });
+  expect(result.write_units.answer_message).toBe(1);
   // The Bot API's chat list: a Query of each shard, sent together, then the page's chats and their users (a
   // BatchGetItem each); the legacy partition is not read once the table is at the current layout (its marker).
   expect(rt.bot_list_chats).toBe(DEFAULT_CHAT_LIST_SHARDS + 2);
