@@ -82,7 +82,8 @@ ${line('cost per hour, USD (list prices)', (s) => n(s.usdPerHour, 2))}
   each stream shard follows one partition.
 - **Stream consumers.** The publisher takes batches of ${CONSUMERS.publisherBatch} records and the webhook dispatcher of ${CONSUMERS.dispatcherBatch}, with a
   parallelization factor of ${CONSUMERS.parallelization} per shard (\`lib/consumers.ts\`), so a shard's records go through one batch at a time. The
-  records each is given are the exchange's, as the cost block counts them, times exchanges/s. A shard keeps up to
+  records each is given are the exchange's times exchanges/s plus a visit's times visits/s, as the cost block counts
+  them (\`exchange_functions\`, \`overhead_functions\`: what passes each consumer's filters). A shard keeps up to
   the bench's records/s per shard${
     results.stream
       ? ` (publisher ${n(results.stream.publisher.records_per_s_per_shard)}, dispatcher ${n(results.stream.dispatcher.records_per_s_per_shard)} at 256 MB; ${n(results.stream.publisher.records_per_s_per_shard_at_1_vcpu)} and ${n(results.stream.dispatcher.records_per_s_per_shard_at_1_vcpu)} at a whole vCPU)`

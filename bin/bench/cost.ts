@@ -36,6 +36,8 @@ export interface CostFigures {
   overhead_units: Units & { websocket_connection_minutes: number; cors_preflights: number };
   /** Per exchange, by function. */
   exchange_functions: Record<string, FunctionCost>;
+  /** Per conversation's overhead (its visit: session, chat, socket), by function: the stream records a visit gives the consumers among them. */
+  overhead_functions: Record<string, FunctionCost>;
   prices: Record<string, number | string>;
   usd_per_1m_exchanges: number;
   usd_per_1m_exchanges_by_unit: Record<UnitKey, number>;
@@ -125,7 +127,7 @@ export async function cost(apiUrl: string, receiver: WebhookReceiver): Promise<C
       const { bot, secretKey } = await createBot({ name: 'bench cost' });
       await updateBot(bot.id, { webhook_url: receiver.url });
       const [exchange, overhead, recoverableExchange, recoverableOverhead] = [zeroUnits(), zeroUnits(), zeroUnits(), zeroUnits()];
-      const functions: Record<string, FunctionCost> = {};
+      const [functions, visitFunctions]: Record<string, FunctionCost>[] = [{}, {}];
       const positions = { publications: 0, write_units: 0, read_units: 0 };
       let preflights = 0;
       /** Runs `act`, waits until the stack is quiet, and adds what happened meanwhile to `into`. */
@@ -186,7 +188,7 @@ export async function cost(apiUrl: string, receiver: WebhookReceiver): Promise<C
           await subscribed;
           // The reply comes before the frame's invocation ends (the subscribe hands over to live publications after it).
           await until(() => meters.seen.slice(sentAt).some((i) => i.entry === WS_DEFAULT), 'the subscribe to end');
-        });
+        }, recoverable ? undefined : visitFunctions);
         for (let e = 0; e < perConversation; e++) {
           await window(exchangeInto, async () => {
             const hooks = receiver.received.count;
@@ -205,7 +207,7 @@ export async function cost(apiUrl: string, receiver: WebhookReceiver): Promise<C
           const mark = meters.seen.length;
           ws.close();
           await until(() => meters.seen.slice(mark).some((i) => i.entry.includes('disconnect')), '$disconnect');
-        });
+        }, recoverable ? undefined : visitFunctions);
         preflights += preflighted.size;
         // Preflights: HTTP API requests answered by API Gateway itself (no Lambda), each with its access line.
         overheadInto.http_requests += preflighted.size;
@@ -245,6 +247,7 @@ export async function cost(apiUrl: string, receiver: WebhookReceiver): Promise<C
         exchange_units: exchangeUnits,
         overhead_units: overheadUnits,
         exchange_functions: perExchange,
+        overhead_functions: Object.fromEntries(Object.entries(visitFunctions).map(([id, f]) => [id, perEach(f as unknown as Record<string, number>, plainConversations) as unknown as FunctionCost])),
         prices: { as_of: PRICES.as_of, source: PRICES.source, region: PRICES.region, architecture: PRICES.architecture, ...prices },
         usd_per_1m_exchanges: usdPer1m,
         usd_per_1m_exchanges_by_unit: byUnit,

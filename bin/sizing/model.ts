@@ -12,6 +12,8 @@ export interface BenchResults {
     exchange_units: Record<string, number>;
     overhead_units: Record<string, number>;
     exchange_functions: Record<string, { invocations: number; billed_ms: number; stream_records?: number }>;
+    /** A conversation's overhead by function (results of a bench before it have none: no visit's records counted). */
+    overhead_functions?: Record<string, { stream_records?: number }>;
     usd_per_1m_exchanges: number;
     usd_per_1m_conversations_overhead: number;
   };
@@ -105,7 +107,9 @@ export function size(r: BenchResults, peak: Peak): Sizing {
   const partitions = Math.ceil(Math.max(warm.write / AWS_QUOTAS.dynamoPartitionWriteUnitsPerSecond.value, warm.read / AWS_QUOTAS.dynamoPartitionReadUnitsPerSecond.value));
   // Each consumer keeps up on a shard up to the bench's records/s (one batch at a time, parallelization 1): more
   // shards, made by more warm write throughput, are what lets the stream keep up beyond that.
-  const records = { publisher: E * (r.cost.exchange_functions.publisher?.stream_records ?? 0), dispatcher: E * (r.cost.exchange_functions.webhook_dispatcher?.stream_records ?? 0) };
+  // Each consumer's records: the exchanges' and the visits' (a session, a chat, a socket: whatever passes its filters).
+  const recordsOf = (id: string) => E * (r.cost.exchange_functions[id]?.stream_records ?? 0) + N * (r.cost.overhead_functions?.[id]?.stream_records ?? 0);
+  const records = { publisher: recordsOf(PUBLISHER.id), dispatcher: recordsOf(WEBHOOK_DISPATCHER.id) };
   const shardsFor = (perShard: (c: 'publisher' | 'dispatcher') => number) =>
     Math.max(...(['publisher', 'dispatcher'] as const).map((c) => Math.ceil((records[c] * HEADROOM) / Math.max(1, perShard(c)))));
   const consumerShards = r.stream && {

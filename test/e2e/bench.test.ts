@@ -169,6 +169,10 @@ test('the quick benchmark prints one JSON object with every figure, and writes i
   expect(result.targets['cost.usd_per_1m_exchanges']).toMatchObject({ value: cost.usd_per_1m_exchanges, target: '<= 14' });
   // What the stream's throughput at a whole vCPU would cost: the publisher's and the dispatcher's billed time at
   // 1,769 MB instead of their own memory, the rest of the exchange as it is.
+  // A visit by function (the sizing counts its stream records): each of its requests and frames once.
+  for (const id of ['create_session', 'list_chats', 'create_chat', 'list_messages', 'ws_connect', 'ws_default', 'ws_disconnect']) {
+    expect({ [id]: cost.overhead_functions[id]?.invocations }).toEqual({ [id]: 1 });
+  }
   const consumerGbSeconds = ['publisher', 'webhook_dispatcher'].map((id) => cost.exchange_functions[id]).reduce((gb, f) => gb + (f.billed_ms / 1000) * (1769 / 1024) - f.gb_seconds, 0);
   expect(cost.usd_per_1m_exchanges_consumers_at_1_vcpu).toBeGreaterThan(cost.usd_per_1m_exchanges);
   expect(cost.usd_per_1m_exchanges_consumers_at_1_vcpu).toBeCloseTo(cost.usd_per_1m_exchanges + consumerGbSeconds * Number(cost.prices.lambda_gb_seconds) * 1e6, 1);

@@ -40,3 +40,12 @@ test('the stream consumers: shards enough for twice the records/s at the bench\'
   // Without a stream block (an older bench), the table's partitions alone.
   expect(size({ ...results, stream: undefined }, peak).consumerShards).toBeUndefined();
 });
+
+test("a visit's stream records count too: visits/s times what a conversation's overhead gave each consumer", () => {
+  const peak = PEAKS[1];
+  const withVisits = { ...results, cost: { ...results.cost, overhead_functions: { publisher: { stream_records: 3 }, webhook_dispatcher: { stream_records: 1 } } } };
+  const without = size({ ...results, cost: { ...results.cost, overhead_functions: {} } }, peak);
+  const s = size(withVisits, peak);
+  expect(s.consumerRecordsPerSecond.publisher - without.consumerRecordsPerSecond.publisher).toBeCloseTo(3 * s.visitsPerSecond);
+  expect(s.consumerRecordsPerSecond.dispatcher - without.consumerRecordsPerSecond.dispatcher).toBeCloseTo(s.visitsPerSecond);
+});
