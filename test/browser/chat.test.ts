@@ -1,18 +1,17 @@
-// The chat page in real headless Chromium against the running local stack (with its echo bot).
+// The chat page in real headless Chromium against the running local stack (with its echo bot): sending, streamed
+// replies, history, files, the unread badge, reconnects, several chats and tabs. Its visitor id, origins and the
+// page without realtime: chat-visitor.test.ts.
 // Code inside page.evaluate runs in the page: it reads the page's globals through test/browser/page-globals.ts.
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { launchChromium } from '../support/browser';
-import { apiUrl, call, newBot } from '../support/api';
+import { call, newBot } from '../support/api';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo, tableName } from '../../lambdas/aws/dynamo';
-import { ROOT, stackEnv, startLocalProcess } from '../support/local-process';
-import { until, untilTime } from '../support/wait';
+import { ROOT } from '../support/local-process';
+import { until } from '../support/wait';
 import { present } from '../support/contract';
-import type { DemoBot } from '../../lib/local/stack';
 import type { PageGlobals } from './page-globals';
+import { chatPageHooks, demo, ready, sendText, storedExternalId } from './chat-page';
 
 /** The page as the streamed-reply test instruments it: each version of the bot's bubble, and whether typing showed. */
 type Instrumented = PageGlobals & { __seen: { typing: boolean; versions: string[] } };
@@ -20,51 +19,7 @@ type Instrumented = PageGlobals & { __seen: { typing: boolean; versions: string[
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
 const OUT = join(ROOT, 'test-output');
 
-let browser: Browser;
-const contexts: BrowserContext[] = [];
-beforeAll(async () => {
-  browser = await launchChromium();
-});
-afterAll(async () => {
-  await browser?.close();
-});
-afterEach(async () => {
-  for (const c of contexts.splice(0)) await c.close();
-});
-
-/** Uncaught errors of each page, checked by the tests that care. */
-const pageErrors = new WeakMap<Page, string[]>();
-// Callbacks passed to page.evaluate run in the browser, where `globalThis` is the window; this project's
-// type-check has no DOM library, hence the casts.
-
-/** A fresh visitor (own localStorage). */
-async function visitor(): Promise<BrowserContext> {
-  const ctx = await browser.newContext();
-  contexts.push(ctx);
-  return ctx;
-}
-
-async function openChat(ctx: BrowserContext, query = '', base = apiUrl()): Promise<Page> {
-  const page = await ctx.newPage();
-  const errors: string[] = [];
-  page.on('pageerror', (e) => errors.push(e.message));
-  pageErrors.set(page, errors);
-  await page.goto(`${base}/${query}`);
-  return page;
-}
-
-const ready = (page: Page) => page.waitForSelector('body[data-ready="true"]', { timeout: 15_000 });
-const box = (page: Page) => page.getByRole('textbox', { name: 'Message' });
-const demo = () => JSON.parse(readFileSync(join(process.env.DATA_DIR as string, 'demo-bot.json'), 'utf8')) as DemoBot;
-
-/** The external_id the page keeps in localStorage. */
-const storedExternalId = (page: Page) =>
-  page.evaluate(() => Object.entries((globalThis as unknown as PageGlobals).localStorage).find(([k]) => k.startsWith('chat.external_id:'))?.[1] as string | undefined);
-
-async function sendText(page: Page, text: string): Promise<void> {
-  await box(page).fill(text);
-  await box(page).press('Enter');
-}
+const { visitor, openChat, pageErrors } = chatPageHooks();
 
 test('send a message; the bot’s reply arrives over realtime without reload; a screenshot is kept', async () => {
   const page = await openChat(await visitor());
@@ -132,44 +87,6 @@ test('reload: same visitor (external_id kept in localStorage), same history in c
   expect(before).toEqual(['first', 'You said: first', 'second', 'You said: second']);
   const stored = await storedExternalId(page);
   expect(stored).toMatch(/^visitor_/);
-});
-
-test('the visitor id is kept per API address: a link naming another API is not sent it; the page carries a CSP', async () => {
-  const ctx = await visitor();
-  const page = await openChat(ctx);
-  await ready(page);
-  expect(await storedExternalId(page)).toMatch(/^visitor_/);
-  // Only the page's own script and style run there (the rest of this file shows the page works under it).
-  expect(await page.locator('meta[http-equiv="Content-Security-Policy"]').getAttribute('content')).toContain("script-src 'self'");
-  // The same page, linked with another API's address and this bot's client key: that API gets no visitor id.
-  const sessions: unknown[] = [];
-  const cors = { 'access-control-allow-origin': '*', 'access-control-allow-headers': 'content-type, authorization', 'access-control-allow-methods': 'GET, POST' };
-  await ctx.route('http://other-api.test/**', async (route) => {
-    const req = route.request();
-    if (req.method() === 'POST') sessions.push(req.postDataJSON());
-    if (req.method() === 'OPTIONS') await route.fulfill({ status: 204, headers: cors });
-    else await route.fulfill({ status: 503, contentType: 'application/json', headers: cors, body: '{"error":"down"}' });
-  });
-  await openChat(ctx, `?api=${encodeURIComponent('http://other-api.test')}&client_key=${demo().client_key}`);
-  await until(() => sessions.length > 0, 15_000, 'the other API to be asked for a session');
-  expect(sessions[0]).toEqual({ client_key: demo().client_key });
-});
-
-test('a visitor id stored before ids were kept per API address is used once, by the API the page names, and kept under it', async () => {
-  const ctx = await visitor();
-  const page = await openChat(ctx);
-  await ready(page);
-  const id = await storedExternalId(page);
-  // As an older page left it: under the client key alone.
-  await page.evaluate(([key, value]) => {
-    const ls = (globalThis as unknown as PageGlobals).localStorage;
-    ls.clear();
-    ls.setItem(key, value);
-  }, [`chat.external_id:${demo().client_key}`, id as string]);
-  await page.reload();
-  await ready(page);
-  const keys = await page.evaluate(() => Object.keys((globalThis as unknown as PageGlobals).localStorage));
-  expect([keys, await storedExternalId(page)]).toEqual([[`chat.external_id:${apiUrl()}:${demo().client_key}`], id]);
 });
 
 test('attach a PNG: it is uploaded, sent as a photo and rendered from its presigned URL', async () => {
@@ -304,47 +221,3 @@ test('a second tab of the same visitor shows a message sent from the first', asy
   await second.locator('.message.incoming', { hasText: 'from tab one' }).waitFor();
   await second.locator('.message.outcoming', { hasText: 'You said: from tab one' }).waitFor();
 });
-
-test('a bot whose allowed_origins does not list this page shows the 403 to the person', async () => {
-  const { bot } = await newBot({ allowed_origins: ['https://shop.example'] });
-  const page = await openChat(await visitor(), `?client_key=${bot.client_key}`);
-  const alert = page.getByRole('alert');
-  await alert.waitFor();
-  expect(await alert.textContent()).toMatch(/could not start.*not allowed for this bot.*\(403\)/i);
-  expect(pageErrors.get(page)).toEqual([]);
-});
-
-test('without realtime the page polls and still shows replies; it can be pointed at another stack by URL', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'chat-browser-'));
-  // Sessions of 4 s on this stack, so the page meets a real expired token and must renew it.
-  const stack = await startLocalProcess(await stackEnv(dir, { REALTIME: 'off', SESSION_TTL_SECONDS: '4' }));
-  try {
-    const other = JSON.parse(readFileSync(join(dir, 'demo-bot.json'), 'utf8')) as DemoBot;
-    // The page of the main stack, pointed at the realtime-less stack through its query string.
-    // The session's expiry as the stack gave it, seen on the way to the page.
-    const ctx = await visitor();
-    let expiresAt = '';
-    ctx.on('response', (r) => void (r.url().endsWith('/api/client/session') && r.json().then((b: { expires_at: string }) => (expiresAt = b.expires_at))));
-    const page = await openChat(ctx, `?api=${encodeURIComponent(stack.apiUrl)}&client_key=${other.client_key}`);
-    await ready(page);
-    expect(await page.locator('#status').textContent()).toBe('updates every few seconds');
-    await sendText(page, 'polling works');
-    await page.locator('.message.outcoming', { hasText: 'You said: polling works' }).waitFor({ timeout: 10_000 });
-    // Once the session expires, the next call gets a 401: the page renews it with the stored external_id
-    // and carries on in the same chat, with no error shown.
-    await until(() => expiresAt !== '', 15_000, 'the session response');
-    await untilTime(Date.parse(expiresAt) + 1000, 'the session to expire');
-    await sendText(page, 'after renewal');
-    await page.locator('.message.outcoming', { hasText: 'You said: after renewal' }).waitFor({ timeout: 10_000 });
-    expect(await page.locator('.message .text').allTextContents()).toEqual([
-      'polling works',
-      'You said: polling works',
-      'after renewal',
-      'You said: after renewal',
-    ]);
-    expect(await page.getByRole('alert').isHidden()).toBe(true);
-  } finally {
-    await stack.stop();
-    rmSync(dir, { recursive: true, force: true });
-  }
-}, 60_000);
