@@ -44,6 +44,10 @@ export const HEADROOM = 2;
 export const RECONNECT_SECONDS = 60;
 /** Lambda's smallest memory among the functions (lib/routes.ts): the overhead's GB-seconds counted at it err high. */
 const SMALLEST_GB = 0.25;
+/** The stream consumers, by their name in the bench's stream block: their function ids in the cost block. */
+const STREAM_CONSUMERS = { publisher: PUBLISHER.id, dispatcher: WEBHOOK_DISPATCHER.id } as const;
+type StreamConsumer = keyof typeof STREAM_CONSUMERS;
+const STREAM_CONSUMER_NAMES = Object.keys(STREAM_CONSUMERS) as StreamConsumer[];
 
 /** Rounded up to two significant digits (a setting, not a measurement). */
 export const roundUp = (n: number) => {
@@ -95,8 +99,8 @@ export function size(r: BenchResults, peak: Peak): Sizing {
   const stageRate = Math.max(DEFAULT_THROTTLE.rateLimit, roundUp(Math.max(http, ws) * HEADROOM));
   // The stream consumers, when the bench measured them, are counted below by their records (their billed time in
   // the cost block is one record's batch, not a busy shard's).
-  const CONSUMER_IDS = r.stream ? ['publisher', 'webhook_dispatcher'] : [];
-  const exchangeSeconds = Object.entries(r.cost.exchange_functions).reduce((s, [id, f]) => s + (CONSUMER_IDS.includes(id) ? 0 : f.billed_ms / 1000), 0);
+  const countedByRecords: string[] = r.stream ? Object.values(STREAM_CONSUMERS) : [];
+  const exchangeSeconds = Object.entries(r.cost.exchange_functions).reduce((s, [id, f]) => s + (countedByRecords.includes(id) ? 0 : f.billed_ms / 1000), 0);
   const wcu = E * ex.dynamodb_write_units + N * ov.dynamodb_write_units;
   const rcu = E * ex.dynamodb_read_units + N * ov.dynamodb_read_units;
   const warm = {
@@ -105,20 +109,20 @@ export function size(r: BenchResults, peak: Peak): Sizing {
   };
   // A stream shard follows a table partition; warm throughput makes at least this many partitions.
   const partitions = Math.ceil(Math.max(warm.write / AWS_QUOTAS.dynamoPartitionWriteUnitsPerSecond.value, warm.read / AWS_QUOTAS.dynamoPartitionReadUnitsPerSecond.value));
-  // Each consumer keeps up on a shard up to the bench's records/s (one batch at a time, parallelization 1): more
+  // Each consumer's records: the exchanges' and the visits' (a session, a chat, a socket: whatever passes its
+  // filters). It keeps up on a shard up to the bench's records/s (one batch at a time, parallelization 1): more
   // shards, made by more warm write throughput, are what lets the stream keep up beyond that.
-  // Each consumer's records: the exchanges' and the visits' (a session, a chat, a socket: whatever passes its filters).
   const recordsOf = (id: string) => E * (r.cost.exchange_functions[id]?.stream_records ?? 0) + N * (r.cost.overhead_functions?.[id]?.stream_records ?? 0);
-  const records = { publisher: recordsOf(PUBLISHER.id), dispatcher: recordsOf(WEBHOOK_DISPATCHER.id) };
-  const shardsFor = (perShard: (c: 'publisher' | 'dispatcher') => number) =>
-    Math.max(...(['publisher', 'dispatcher'] as const).map((c) => Math.ceil((records[c] * HEADROOM) / Math.max(1, perShard(c)))));
+  const records = { publisher: recordsOf(STREAM_CONSUMERS.publisher), dispatcher: recordsOf(STREAM_CONSUMERS.dispatcher) };
+  const shardsFor = (perShard: (c: StreamConsumer) => number) => Math.max(...STREAM_CONSUMER_NAMES.map((c) => Math.ceil((records[c] * HEADROOM) / Math.max(1, perShard(c)))));
   const consumerShards = r.stream && {
     asDeployed: shardsFor((c) => r.stream![c].records_per_s_per_shard),
     atOneVcpu: shardsFor((c) => r.stream![c].records_per_s_per_shard_at_1_vcpu),
   };
   const shards = Math.max(partitions, consumerShards?.asDeployed ?? 0);
   // A consumer busy on a shard is one execution: records/s ÷ what a shard takes, per consumer (Little's law).
-  const consumersBusy = r.stream ? records.publisher / Math.max(1, r.stream.publisher.records_per_s_per_shard) + records.dispatcher / Math.max(1, r.stream.dispatcher.records_per_s_per_shard) : 0;
+  const stream = r.stream;
+  const consumersBusy = stream ? STREAM_CONSUMER_NAMES.reduce((sum, c) => sum + records[c] / Math.max(1, stream[c].records_per_s_per_shard), 0) : 0;
   const concurrency = E * exchangeSeconds + (N * ov.lambda_gb_seconds) / SMALLEST_GB + consumersBusy;
   warm.write = Math.max(warm.write, roundUp(shards * AWS_QUOTAS.dynamoPartitionWriteUnitsPerSecond.value));
   const apiGateway = http + ws + callbacks;
