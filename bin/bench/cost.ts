@@ -98,6 +98,9 @@ const sumOf = (functions: Record<string, FunctionCost>, key: keyof FunctionCost)
 const addUnits = (a: Units, b: Units) => UNIT_KEYS.forEach((k) => (a[k] += b[k]));
 const perEach = <T extends Record<string, number>>(o: T, n: number, digits = 4): T =>
   Object.fromEntries(Object.entries(o).map(([k, v]) => [k, round(v / n, digits)])) as T;
+/** Each function's totals per exchange (or per conversation). */
+const perEachFunction = (functions: Record<string, FunctionCost>, n: number): Record<string, FunctionCost> =>
+  Object.fromEntries(Object.entries(functions).map(([id, f]) => [id, perEach(f as unknown as Record<string, number>, n) as unknown as FunctionCost]));
 
 /**
  * The default abuse limits during a phase (the tool stack turns them off): their counters are part of the bill.
@@ -237,7 +240,7 @@ export async function cost(apiUrl: string, receiver: WebhookReceiver): Promise<C
         history_ttl_hours: HISTORY_TTL_SECONDS / 3600,
         usd_per_1m_exchanges: round(((positions.write_units * prices.dynamodb_write_units + positions.read_units * prices.dynamodb_read_units) / nRecoverable) * 1e6, 4),
       };
-      const perExchange = Object.fromEntries(Object.entries(functions).map(([id, f]) => [id, perEach(f as unknown as Record<string, number>, n) as unknown as FunctionCost]));
+      const perExchange = perEachFunction(functions, n);
       const usdPer1m = round(usdOf(exchangeUnits, prices) * 1e6, 2);
       const consumers = [PUBLISHER.id, WEBHOOK_DISPATCHER.id].flatMap((id) => perExchange[id] ?? []);
       const byUnit = Object.fromEntries(UNIT_KEYS.map((k) => [k, round(exchangeUnits[k] * prices[k] * 1e6, 4)])) as Record<UnitKey, number>;
@@ -247,7 +250,7 @@ export async function cost(apiUrl: string, receiver: WebhookReceiver): Promise<C
         exchange_units: exchangeUnits,
         overhead_units: overheadUnits,
         exchange_functions: perExchange,
-        overhead_functions: Object.fromEntries(Object.entries(visitFunctions).map(([id, f]) => [id, perEach(f as unknown as Record<string, number>, plainConversations) as unknown as FunctionCost])),
+        overhead_functions: perEachFunction(visitFunctions, plainConversations),
         prices: { as_of: PRICES.as_of, source: PRICES.source, region: PRICES.region, architecture: PRICES.architecture, ...prices },
         usd_per_1m_exchanges: usdPer1m,
         usd_per_1m_exchanges_by_unit: byUnit,
